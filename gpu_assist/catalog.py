@@ -1,0 +1,302 @@
+"""Offer catalogs: the CSV files in `catalogs/` → one pandas DataFrame.
+
+Schema (one row per provider, region, zone, instance type and GPU configuration):
+
+    provider, region, zone, instance_type, gpu, gpu_count, gpu_memory_gib, vcpus, memory_gib,
+    interconnect, currency, on_demand_hourly, spot_hourly, reserved_1y_hourly, reserved_3y_hourly,
+    monthly, billing_granularity_s, source, as_of, verified, flags, source_detail
+
+Prices are per instance and hour (reserved: effective hourly, upfront spread over the term;
+monthly: per instance and month); blank means "not offered" or "not known". `flags` lists
+known data defects as `model:reason` (`spot:not-below-on-demand`, `all:zero-host-price`);
+quotes leave a flagged price out unless asked to include it.
+
+The loader and `catalog validate` share one set of checks, so a file that validates loads.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from .errors import CatalogError
+from .gpus import GpuTable, load_gpus
+from .request import PROVIDERS
+
+OFFER_COLUMNS = (
+    "provider", "region", "zone", "instance_type", "gpu", "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib",
+    "interconnect", "currency", "on_demand_hourly", "spot_hourly", "reserved_1y_hourly", "reserved_3y_hourly",
+    "monthly", "billing_granularity_s", "source", "as_of", "verified", "flags", "source_detail",
+)
+PRICE_COLUMNS = ("on_demand_hourly", "spot_hourly", "reserved_1y_hourly", "reserved_3y_hourly", "monthly")
+NUMBER_COLUMNS = ("gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "billing_granularity_s") + PRICE_COLUMNS
+KEY_COLUMNS = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count")
+FLAG_SCOPES = ("all", "on_demand", "spot", "reserved_1y", "reserved_3y", "monthly")
+INTERCONNECTS = ("nvlink", "pcie", "unknown")
+NON_OFFER_FILES = ("gpus.csv", "fx.csv")
+_DECIMALS_RE = re.compile(r"^\d+(\.\d{1,6})?$")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def default_catalog_dir() -> Path:
+    """`GPU_ASSIST_CATALOG_DIR`, else the catalogs shipped in the wheel, else the checkout's."""
+    configured = os.environ.get("GPU_ASSIST_CATALOG_DIR")
+    if configured:
+        return Path(configured)
+    packaged = Path(__file__).parent / "_catalogs"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "catalogs"
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One problem in a catalog file, located for a human to fix."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class FxRates:
+    """Units of each currency per 1 USD, with where and when the rates are from."""
+
+    per_usd: dict[str, Decimal]
+    as_of: str
+    source: str
+    verified: bool
+
+    def convert(self, amount: Decimal, from_currency: str, to_currency: str) -> Decimal:
+        if from_currency == to_currency:
+            return amount
+        return amount / self.per_usd[from_currency] * self.per_usd[to_currency]
+
+    def factor(self, from_currency: str, to_currency: str) -> float:
+        """The same conversion as a float, for ranking only."""
+        return float(self.per_usd[to_currency] / self.per_usd[from_currency])
+
+    def describe(self, currency: str) -> str:
+        rate = self.per_usd[currency]
+        label = "" if self.verified else ", unverified"
+        return f"{rate.normalize():f} {currency}/USD ({self.source} {self.as_of}{label})"
+
+
+FX_COLUMNS = ("base", "quote", "rate", "as_of", "source", "verified")
+
+
+def load_fx(path: Path) -> FxRates:
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as error:
+        raise CatalogError(f"cannot read {path}: {error.strerror}") from None
+    per_usd = {"USD": Decimal(1)}
+    as_of, sources, verified = [], [], True
+    for line, row in enumerate(rows, start=2):
+        if any(row.get(c) in (None, "") for c in FX_COLUMNS) or row["base"] != "USD":
+            raise CatalogError(f"{path}:{line}: expected base=USD and all of {', '.join(FX_COLUMNS)}")
+        try:
+            rate = Decimal(row["rate"])
+        except ArithmeticError:
+            raise CatalogError(f"{path}:{line}: bad rate '{row['rate']}'") from None
+        if not rate > 0:
+            raise CatalogError(f"{path}:{line}: rate must be positive")
+        per_usd[row["quote"]] = rate
+        as_of.append(row["as_of"])
+        sources.append(row["source"])
+        verified = verified and row["verified"] == "yes"
+    return FxRates(per_usd, min(as_of, default=""), "+".join(dict.fromkeys(sources)), verified)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Everything the pure core needs to price: offers, GPU specs and FX rates."""
+
+    offers: "pandas.DataFrame"  # noqa: F821 - pandas is imported lazily
+    gpus: GpuTable
+    fx: FxRates
+    directory: Path
+
+    def __repr__(self) -> str:
+        return f"Catalog({len(self.offers)} offers, {len(self.gpus.specs)} GPUs, from {self.directory})"
+
+
+def offer_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*.csv") if p.name not in NON_OFFER_FILES)
+
+
+def check_offers(frame, path: str, gpus: GpuTable, currencies: set[str]) -> list[Defect]:
+    """Every defect in one offers file (as read with all columns as strings)."""
+    missing = [c for c in OFFER_COLUMNS if c not in frame.columns]
+    if missing:
+        return [Defect(path, 1, f"missing columns: {', '.join(missing)}")]
+    defects: list[Defect] = []
+
+    def report(mask, message) -> None:
+        for index in frame.index[mask][:50]:
+            value = message(frame.loc[index]) if callable(message) else message
+            defects.append(Defect(path, int(index) + 2, value))
+
+    report(~frame.provider.isin(PROVIDERS), lambda r: f"unknown provider '{r.provider}' (known: {', '.join(PROVIDERS)})")
+    report(frame.instance_type.str.strip() == "", "empty instance_type")
+    report(frame.region.str.strip() == "", "empty region")
+    known = set(gpus.specs)
+    report(~frame.gpu.isin(known), lambda r: f"unknown GPU '{r.gpu}' ({gpus.suggest(r.gpu)}; add it to gpus.csv)")
+    for column in NUMBER_COLUMNS:
+        values = frame[column].str.strip()
+        required = column in ("gpu_count", "billing_granularity_s")
+        bad = ~values.str.match(_DECIMALS_RE) & ((values != "") | required)
+        report(bad, lambda r, c=column: f"{c}: '{r[c]}' is not a non-negative number with at most 6 decimals")
+    counts = frame.gpu_count.where(frame.gpu_count.str.match(_DECIMALS_RE), "1").astype(float)
+    report(counts <= 0, "gpu_count must be above 0")
+    no_price = (frame[list(PRICE_COLUMNS)].apply(lambda col: col.str.strip()) == "").all(axis=1)
+    report(no_price, "no price in any pricing model")
+    report(~frame.currency.isin(currencies), lambda r: f"currency '{r.currency}' has no rate in fx.csv")
+    report(~frame.interconnect.isin(INTERCONNECTS), lambda r: f"interconnect '{r.interconnect}' (use nvlink, pcie, unknown)")
+    report(~frame.verified.isin(("yes", "no")), lambda r: f"verified must be yes or no, not '{r.verified}'")
+    report(frame.source.str.strip() == "", "empty source")
+    bad_date = ~frame.as_of.str.match(_DATE_RE) & ~((frame.as_of == "") & (frame.verified == "no"))
+    report(bad_date, lambda r: f"as_of '{r.as_of}' is not YYYY-MM-DD (blank only for verified=no)")
+    scopes = frame["flags"].str.split(";").map(lambda parts: [p.split(":")[0] for p in parts if p])
+    report(scopes.map(lambda s: any(x not in FLAG_SCOPES for x in s)).astype(bool),
+           lambda r: f"flags '{r['flags']}': each flag is scope:reason, scope one of {', '.join(FLAG_SCOPES)}")
+    duplicated = frame.duplicated(list(KEY_COLUMNS), keep="first")
+    report(duplicated, lambda r: "duplicate offer " + "/".join(str(r[c]) for c in KEY_COLUMNS))
+    return sorted(defects, key=lambda d: d.line)
+
+
+def read_offer_file(path: Path):
+    import pandas as pd
+
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise CatalogError(f"{path}:1: cannot read as CSV ({str(error).splitlines()[0]})") from None
+
+
+def validate_directory(directory: Path) -> list[Defect]:
+    """All defects in a catalog directory: GPU table, FX table and every offers file."""
+    directory = Path(directory)
+    try:
+        gpus = load_gpus(directory / "gpus.csv")
+        fx = load_fx(directory / "fx.csv")
+    except CatalogError as error:
+        return [Defect(str(directory), 0, error.message)]
+    files = offer_files(directory)
+    if not files:
+        return [Defect(str(directory), 0, "no offer files (*.csv besides gpus.csv and fx.csv)")]
+    known_sources = sources_in(directory / "SOURCES.md")
+    defects: list[Defect] = []
+    for path in files:
+        try:
+            frame = read_offer_file(path)
+        except CatalogError as error:
+            defects.append(Defect(str(path), 1, error.message))
+            continue
+        defects.extend(check_offers(frame, str(path), gpus, set(fx.per_usd)))
+        if "source" in frame.columns:
+            unknown = ~frame.source.isin(known_sources)
+            for index in frame.index[unknown][:20]:
+                defects.append(Defect(str(path), int(index) + 2,
+                                      f"source '{frame.source[index]}' is not described in SOURCES.md"))
+    return defects
+
+
+def sources_in(sources_md: Path) -> set[str]:
+    """Source keys: the first column of SOURCES.md's table rows, in backticks."""
+    try:
+        text = sources_md.read_text(encoding="utf-8")
+    except OSError:
+        return set()
+    return set(re.findall(r"^\|\s*`([^`]+)`", text, flags=re.MULTILINE))
+
+
+def default_cache_dir() -> Path | None:
+    """Where validated catalogs are kept between runs (`GPU_ASSIST_CACHE_DIR=off` disables it)."""
+    configured = os.environ.get("GPU_ASSIST_CACHE_DIR")
+    if configured:
+        return None if configured == "off" else Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gpu-assist"
+
+
+_CACHE_SCHEMA = "offers-v1"
+
+
+def _cache_key(directory: Path, files: list[Path]) -> str:
+    """Content hash of every catalog file: any edit, added or removed file gives a new key."""
+    digest = hashlib.sha256(_CACHE_SCHEMA.encode())
+    for path in [directory / "gpus.csv", directory / "fx.csv", *files]:
+        digest.update(path.name.encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def load_catalog(directory: Path | None = None, *, cache_dir: Path | None | str = "default") -> Catalog:
+    """Load and check every file; the first defects found raise CatalogError with file and line.
+
+    A catalog that passed the checks is kept as a pickle keyed by the files' content hash, so
+    later runs skip parsing and checking; pass `cache_dir=None` to always read the CSVs.
+    """
+    import pandas as pd
+
+    directory = Path(directory) if directory else default_catalog_dir()
+    if not directory.is_dir():
+        raise CatalogError(f"catalog directory {directory} does not exist",
+                           hint="set GPU_ASSIST_CATALOG_DIR or run from a checkout")
+    gpus = load_gpus(directory / "gpus.csv")
+    fx = load_fx(directory / "fx.csv")
+    files = offer_files(directory)
+    if not files:
+        raise CatalogError(f"no offer files in {directory}")
+    cache_dir = default_cache_dir() if cache_dir == "default" else cache_dir
+    cached = Path(cache_dir) / f"catalog-{_cache_key(directory, files)}.pkl" if cache_dir else None
+    if cached is not None and cached.is_file():
+        try:
+            return Catalog(offers=pd.read_pickle(cached), gpus=gpus, fx=fx, directory=directory)
+        except Exception:  # noqa: BLE001 - a damaged cache is rebuilt, never fatal
+            cached.unlink(missing_ok=True)
+    frames = []
+    for path in files:
+        frame = read_offer_file(path)
+        defects = check_offers(frame, str(path), gpus, set(fx.per_usd))
+        if defects:
+            shown = "; ".join(str(d) for d in defects[:3])
+            more = f" (and {len(defects) - 3} more; run `gpu-assist catalog validate`)" if len(defects) > 3 else ""
+            raise CatalogError(shown + more)
+        frames.append(frame)
+    offers = pd.concat(frames, ignore_index=True)
+    for column in NUMBER_COLUMNS:
+        offers[column] = pd.to_numeric(offers[column].replace("", None), errors="raise").astype(float)
+    offers["verified"] = offers["verified"] == "yes"
+    if cached is not None:
+        _write_cache(offers, cached)
+    return Catalog(offers=offers, gpus=gpus, fx=fx, directory=directory)
+
+
+def _write_cache(offers, path: Path) -> None:
+    """Best effort, atomic: a reader never sees half a file; a read-only home just means no cache."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_suffix(f".{os.getpid()}.tmp")
+        offers.to_pickle(temp)
+        os.replace(temp, path)
+    except OSError:
+        pass
+
+
+def days_old(as_of: str, today: dt.date) -> int | None:
+    """Age of a price in days, None when its date is unknown."""
+    if not as_of:
+        return None
+    return (today - dt.date.fromisoformat(as_of)).days

@@ -1,0 +1,44 @@
+"""Summaries of a loaded catalog: which GPUs are offered where, and how fresh each provider's prices are."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from .catalog import Catalog, days_old
+
+
+def gpu_summary(catalog: Catalog):
+    """One row per known GPU: specs, providers offering it, offers, cheapest verified, unflagged on-demand per GPU-hour (USD)."""
+    import pandas as pd
+
+    offers = catalog.offers[catalog.offers.gpu_count >= 1]
+    trusted = offers[offers.verified & (offers["flags"] == "")]
+    usd = trusted.on_demand_hourly * trusted.currency.map(lambda c: catalog.fx.factor(c, "USD"))
+    per_gpu = (usd / trusted.gpu_count).groupby(trusted.gpu).min()
+    providers = offers.groupby("gpu").provider.agg(lambda p: ",".join(sorted(set(p))))
+    count = offers.groupby("gpu").size()
+    rows = []
+    for spec in catalog.gpus:
+        rows.append({
+            "gpu": spec.name, "memory_gib": spec.memory_gib, "architecture": spec.architecture,
+            "bf16_tflops": spec.bf16_tflops if spec.bf16_tflops is not None else "",
+            "offers": int(count.get(spec.name, 0)), "providers": providers.get(spec.name, ""),
+            "min_verified_on_demand_per_gpu_hour_usd": "" if pd.isna(per_gpu.get(spec.name)) else round(per_gpu[spec.name], 4),
+        })
+    return pd.DataFrame(rows)
+
+
+def provider_status(catalog: Catalog, today: dt.date):
+    """One row per provider: offers, newest and oldest as_of, flagged and unverified rows."""
+    import pandas as pd
+
+    rows = []
+    for provider, group in catalog.offers.groupby("provider"):
+        dates = sorted(d for d in group.as_of if d)
+        rows.append({
+            "provider": provider, "offers": len(group),
+            "newest_as_of": dates[-1] if dates else "unknown", "oldest_as_of": dates[0] if dates else "unknown",
+            "oldest_age_days": days_old(dates[0], today) if dates else "",
+            "flagged": int((group["flags"] != "").sum()), "unverified": int((~group.verified).sum()),
+        })
+    return pd.DataFrame(rows)

@@ -1,0 +1,152 @@
+"""`gpu-assist …`: the command-line face. Errors exit 2 with one line, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import os
+import sys
+from pathlib import Path
+
+from .errors import GpuAssistError
+
+EXIT_USER_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad arguments as one line, like every other user error."""
+
+    def error(self, message: str):
+        raise GpuAssistError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gpu-assist", description="GPU prices, plans and utilization across clouds.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    q = commands.add_parser("quote", help="price a GPU job: gpu-assist quote 8xA100 72h")
+    q.add_argument("words", nargs="+", help="the request, e.g. 8xA100 72h spot region=us-east-1")
+    q.add_argument("--top", type=int, help="show the N cheapest options")
+    q.add_argument("--provider", action="append", default=[], help="aws, gcp, azure, lambda, aliyun, tencent, huawei")
+    q.add_argument("--region", action="append", default=[], help="a region or a group (us, eu, asia, cn)")
+    q.add_argument("--pricing", help="on-demand,spot,reserved-1y,reserved-3y,monthly")
+    q.add_argument("--currency", help="USD or CNY")
+    q.add_argument("--all-regions", action="store_true", help="every region, not only the cheapest per offer")
+    q.add_argument("--include-flagged", action="store_true", help="include prices with known data defects")
+    q.add_argument("--verified-only", action="store_true", help="leave out unverified list prices")
+    q.add_argument("--format", choices=("text", "json"), default="text")
+
+    c = commands.add_parser("catalog", help="validate, list and import catalogs")
+    cat = c.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
+    v = cat.add_parser("validate", help="report every defect with file and line")
+    v.add_argument("directory", nargs="?", type=Path)
+    g = cat.add_parser("list-gpus", help="the GPUs known and where they are offered")
+    g.add_argument("--format", choices=("text", "json"), default="text")
+    s = cat.add_parser("status", help="offers, age and flagged rows per provider")
+    s.add_argument("--format", choices=("text", "json"), default="text")
+    i = cat.add_parser("import-skypilot", help="convert SkyPilot catalog extracts into catalogs/")
+    i.add_argument("path", type=Path, help="directory with aws_gpu.csv, gcp_gpu.csv, azure_gpu.csv, lambda_gpu.csv")
+    i.add_argument("--as-of", required=True, help="date of the extract, YYYY-MM-DD")
+    i.add_argument("--catalog-dir", type=Path)
+    f = cat.add_parser("import-fx", help="write fx.csv from the ECB reference rates")
+    f.add_argument("--catalog-dir", type=Path)
+    return parser
+
+
+def _quote_text(args) -> str:
+    words = list(args.words)
+    for provider in args.provider:
+        words.append(f"provider={provider}")
+    for region in args.region:
+        words.append(f"region={region}")
+    if args.pricing:
+        words.append(f"pricing={args.pricing}")
+    if args.currency:
+        words.append(f"currency={args.currency}")
+    if args.top:
+        words.append(f"top={args.top}")
+    words += [f"--{flag}" for flag in ("all-regions", "include-flagged", "verified-only")
+              if getattr(args, flag.replace("-", "_"))]
+    return "quote " + " ".join(words)
+
+
+def _quote(args) -> int:
+    from .commands import Context, parse_command, run
+    from .render import json as render_json, text as render_text
+
+    context = Context()
+    command = parse_command(_quote_text(args), context.catalog.gpus)
+    if args.format == "text" and command.top is None:
+        command = dataclasses.replace(command, top=15)
+    result = run(command, context)
+    print(render_json.render_quote(result) if args.format == "json" else render_text.render_quote(result))
+    return 0
+
+
+def _catalog(args) -> int:
+    from .catalog import default_catalog_dir
+
+    directory = getattr(args, "catalog_dir", None) or getattr(args, "directory", None) or default_catalog_dir()
+    if args.catalog_command == "validate":
+        from .catalog import validate_directory
+
+        defects = validate_directory(directory)
+        for defect in defects:
+            print(defect)
+        print(f"{directory}: {len(defects)} defects" if defects else f"{directory}: OK")
+        return 1 if defects else 0
+    if args.catalog_command == "import-skypilot":
+        from .gpus import load_gpus
+        from .importers.skypilot import FILES, SkyPilotSource
+        from .sources import refresh
+
+        dt.date.fromisoformat(args.as_of)
+        gpus = load_gpus(directory / "gpus.csv")
+        for provider in FILES:
+            print(refresh(SkyPilotSource(provider, args.path, gpus, args.as_of), directory).summary())
+        return 0
+    if args.catalog_command == "import-fx":
+        from .importers.ecb import write_fx
+
+        print(write_fx(directory / "fx.csv"))
+        return 0
+    from .catalog import load_catalog
+    from .catalog_report import gpu_summary, provider_status
+
+    catalog = load_catalog(directory)
+    frame = gpu_summary(catalog) if args.catalog_command == "list-gpus" else provider_status(catalog, dt.date.today())
+    if args.format == "json":
+        print(json.dumps(frame.to_dict(orient="records"), ensure_ascii=False, indent=2, default=str))
+    else:
+        from .render.text import table
+
+        print(table(list(frame.columns), [[str(v) for v in row] for row in frame.itertuples(index=False)]))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _build_parser().parse_args(argv)
+        if args.command == "quote":
+            return _quote(args)
+        return _catalog(args)
+    except GpuAssistError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except ValueError as error:  # e.g. a malformed --as-of date
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - the last line of defence against tracebacks
+        if os.environ.get("GPU_ASSIST_DEBUG"):
+            raise
+        print(f"internal error: {type(error).__name__}: {error} (set GPU_ASSIST_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

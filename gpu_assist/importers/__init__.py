@@ -1,0 +1,1 @@
+"""Converters from other catalogs' formats into gpu-assist's offer schema."""

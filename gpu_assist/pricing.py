@@ -1,0 +1,250 @@
+"""Quotes: every way to get `count` GPUs for a duration, per offer and pricing model. Pure.
+
+For each offer of the requested GPU (after provider/region filters) and each pricing model
+with a known, unflagged price:
+
+- instances   = ceil(count / gpu_count); GPUs beyond `count` are noted as idle;
+- on-demand, spot: billed_s = ceil(duration_s / billing_granularity_s) × billing_granularity_s,
+  total = instances × hourly × billed_s / 3600;
+- reserved-1y/3y: the term must be bought whole: total = instances × effective hourly × 8760 × years,
+  with break-even hours per month vs on-demand = reserved hourly × 730 / on-demand hourly;
+- monthly: months = ceil(duration / 730 h), total = instances × monthly × months; shown only when
+  it beats on-demand for the duration, the offer has no on-demand price, or monthly was asked for.
+
+Totals are converted to the quote currency with the catalog's FX rate. Ranking uses floats;
+every figure handed out is an exact `Decimal` built from the catalog's decimal prices.
+Unless `all_regions`, only the cheapest region/zone per provider × instance type × model is kept.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+
+from .catalog import Catalog, days_old
+from .regions import matches
+from .request import HOUR_S, MONTH_S, PRICING_MODELS, Request
+
+HOURS_PER_YEAR = 8760
+HOURS_PER_MONTH = 730
+STALE_AFTER_DAYS = 30
+_COLUMN = {"on-demand": "on_demand_hourly", "spot": "spot_hourly", "reserved-1y": "reserved_1y_hourly",
+           "reserved-3y": "reserved_3y_hourly", "monthly": "monthly"}
+_FLAG_SCOPE = {"on-demand": "on_demand", "spot": "spot", "reserved-1y": "reserved_1y",
+               "reserved-3y": "reserved_3y", "monthly": "monthly"}
+_TERM_YEARS = {"reserved-1y": 1, "reserved-3y": 3}
+_MICRO = Decimal("0.000001")
+
+
+def exact(value: float) -> Decimal:
+    """The catalog's decimal price back from its float (catalog prices have at most 6 decimals)."""
+    return Decimal(round(value * 1_000_000)) * _MICRO
+
+
+@dataclass(frozen=True)
+class QuoteOption:
+    """One way to buy the request: an offer × a pricing model, priced for the whole job."""
+
+    provider: str
+    region: str
+    zone: str
+    instance_type: str
+    instances: int
+    gpu: str
+    gpu_count: int
+    gpu_memory_gib: float
+    pricing_model: str
+    hourly: Decimal  # per instance-hour in `currency` (reserved: effective; monthly: per 730 h)
+    total: Decimal
+    currency: str
+    billed_hours: Decimal
+    per_gpu_hour: Decimal  # total / (requested GPUs × requested hours)
+    savings_vs_on_demand: Decimal | None  # fraction of the same offer's on-demand total
+    interconnect: str
+    price_currency: str
+    source: str
+    as_of: str
+    verified: bool
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The answer to a request: options cheapest first, and what the reader must know about them."""
+
+    request: Request
+    options: tuple[QuoteOption, ...]
+    currency: str
+    offers_considered: int
+    flagged_excluded: int
+    notices: tuple[str, ...] = field(default=())
+
+    def __repr__(self) -> str:
+        return f"Quote({self.request.describe()}: {len(self.options)} options)"
+
+    def cheapest(self, **where) -> QuoteOption | None:
+        """The first option whose attributes equal `where` (e.g. provider='aws', pricing_model='spot')."""
+        return next((o for o in self.options if all(getattr(o, k) == v for k, v in where.items())), None)
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([o.to_dict() for o in self.options])
+
+
+def _billed_seconds(duration_s: int, granularity_s):
+    return (-(-duration_s // granularity_s)) * granularity_s
+
+
+def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str = "USD", top: int | None = None,
+          all_regions: bool = False, include_flagged: bool = False, verified_only: bool = False) -> Quote:
+    """Price `request` against `catalog`. `today` dates the staleness check; nothing is read from the clock."""
+    import numpy as np
+    import pandas as pd
+
+    currency = request.currency or currency
+    offers = catalog.offers
+    offers = offers[(offers.gpu == request.gpu) & (offers.gpu_count >= 1)]
+    if request.providers:
+        offers = offers[offers.provider.isin(request.providers)]
+    if request.regions:
+        keep = [matches(p, r, request.regions) for p, r in zip(offers.provider, offers.region)]
+        offers = offers[np.array(keep, dtype=bool)] if len(offers) else offers
+    if verified_only:
+        offers = offers[offers.verified]
+    models = request.pricing_models or PRICING_MODELS
+    explicit_monthly = "monthly" in request.pricing_models
+
+    instances = np.ceil(request.count / offers.gpu_count.to_numpy()).astype(int)
+    billed_s = _billed_seconds(request.duration_s, offers.billing_granularity_s.to_numpy())
+    months = math.ceil(request.duration_s / MONTH_S)
+    to_target = offers.currency.map(lambda c: catalog.fx.factor(c, currency)).to_numpy(dtype=float)
+    on_demand_total = instances * offers.on_demand_hourly.to_numpy() * billed_s / HOUR_S * to_target
+
+    parts, flagged_excluded = [], 0
+    for model in models:
+        price = offers[_COLUMN[model]].to_numpy()
+        scope = _FLAG_SCOPE[model]
+        flagged = offers["flags"].str.contains(rf"(?:^|;)(?:all|{scope}):", regex=True).to_numpy()
+        available = ~np.isnan(price)
+        flagged_excluded += int((available & flagged).sum()) if not include_flagged else 0
+        keep = available & (include_flagged | ~flagged)
+        if model in ("on-demand", "spot"):
+            hours = billed_s / HOUR_S
+        elif model in _TERM_YEARS:
+            hours = np.full(len(offers), float(HOURS_PER_YEAR * _TERM_YEARS[model]))
+        else:
+            hours = np.full(len(offers), float(months * HOURS_PER_MONTH))
+        total = instances * price * (months if model == "monthly" else hours) * to_target
+        if model == "monthly" and not explicit_monthly:
+            keep &= np.isnan(on_demand_total) | (total < on_demand_total)
+        part = offers.assign(pricing_model=model, instances=instances, price=price, hours=hours,
+                             total_rank=total, on_demand_rank=on_demand_total)[keep]
+        parts.append(part)
+    table = pd.concat(parts, ignore_index=True) if parts else offers.iloc[0:0]
+    considered = len(table)
+    if len(table) and not all_regions:
+        table = table.sort_values(["total_rank", "instances", "region", "zone"], kind="stable")
+        table = table.drop_duplicates(["provider", "instance_type", "gpu_count", "pricing_model"], keep="first")
+    elif len(table):
+        # Outside spot, a price does not depend on the zone: one row per region.
+        spot = table.pricing_model == "spot"
+        table = pd.concat([table[spot], table[~spot].assign(zone="").drop_duplicates(
+            ["provider", "region", "instance_type", "gpu_count", "pricing_model"])])
+    table = table.sort_values(["total_rank", "instances", "provider", "region", "zone"], kind="stable")
+    if top is not None:
+        table = table.head(top)
+
+    options = tuple(_option(row, request, catalog, currency, today) for row in table.itertuples(index=False))
+    return Quote(request=request, options=options, currency=currency, offers_considered=considered,
+                 flagged_excluded=flagged_excluded, notices=_notices(request, catalog, offers, options, currency,
+                                                                     models, flagged_excluded))
+
+
+def _option(row, request: Request, catalog: Catalog, currency: str, today: dt.date) -> QuoteOption:
+    model = row.pricing_model
+    price = catalog.fx.convert(exact(row.price), row.currency, currency)
+    instances = int(row.instances)
+    gpu_count = int(row.gpu_count)
+    if model == "monthly":
+        months = math.ceil(request.duration_s / MONTH_S)
+        billed_hours = Decimal(months * HOURS_PER_MONTH)
+        total = price * instances * months
+        hourly = price / HOURS_PER_MONTH
+    else:
+        billed_hours = Decimal(str(row.hours)) if model in _TERM_YEARS else \
+            Decimal(int(_billed_seconds(request.duration_s, int(row.billing_granularity_s)))) / HOUR_S
+        total = price * instances * billed_hours
+        hourly = price
+    on_demand = None if math.isnan(row.on_demand_hourly) else catalog.fx.convert(
+        exact(row.on_demand_hourly), row.currency, currency)
+    savings = None
+    if on_demand and model in _TERM_YEARS:  # a term is sold as a discount on the hourly rate
+        savings = 1 - hourly / on_demand
+    elif on_demand is not None and model != "on-demand":
+        od_hours = Decimal(int(_billed_seconds(request.duration_s, int(row.billing_granularity_s)))) / HOUR_S
+        od_total = on_demand * instances * od_hours
+        savings = (od_total - total) / od_total if od_total else None
+    notes = _notes(row, request, model, instances, gpu_count, hourly, on_demand, today, catalog, currency)
+    return QuoteOption(
+        provider=row.provider, region=row.region, zone=row.zone if model == "spot" else "",
+        instance_type=row.instance_type, instances=instances, gpu=row.gpu, gpu_count=gpu_count,
+        gpu_memory_gib=float(row.gpu_memory_gib), pricing_model=model, hourly=hourly, total=total,
+        currency=currency, billed_hours=billed_hours,
+        per_gpu_hour=total / (Decimal(request.count) * Decimal(request.duration_s) / HOUR_S),
+        savings_vs_on_demand=savings, interconnect=row.interconnect, price_currency=row.currency,
+        source=row.source, as_of=row.as_of, verified=bool(row.verified), notes=tuple(notes),
+    )
+
+
+def _notes(row, request, model, instances, gpu_count, hourly, on_demand, today, catalog, currency) -> list[str]:
+    notes = []
+    idle = instances * gpu_count - request.count
+    if idle:
+        notes.append(f"{idle} of {instances * gpu_count} GPUs idle")
+    if instances > 1:
+        notes.append(f"spans {instances} hosts (network, not NVLink, between them)")
+    elif request.count > 1 and row.interconnect == "pcie":
+        notes.append("GPUs linked over PCIe only (no NVLink)")
+    if model == "spot":
+        notes.append("spot: may be interrupted; checkpoint your job")
+    if model in _TERM_YEARS:
+        years = _TERM_YEARS[model]
+        notes.append(f"commits to a {years}-year term ({HOURS_PER_YEAR * years} h) for a {request.hours:g} h job")
+        if on_demand:
+            break_even = hourly * HOURS_PER_MONTH / on_demand
+            notes.append(f"breaks even vs on-demand at {break_even:.0f} h/month of use")
+    if model == "monthly":
+        notes.append("monthly subscription: billed per whole month (730 h)")
+    if row.flags:
+        notes.append(f"catalog flags: {row.flags} (included on request)")
+    if not row.verified:
+        notes.append(f"unverified list price ({row.source})")
+    age = days_old(row.as_of, today)
+    if age is None:
+        notes.append("price date unknown")
+    elif age > STALE_AFTER_DAYS:
+        notes.append(f"stale: price as of {row.as_of} ({age} days old)")
+    if row.currency != currency:
+        notes.append(f"converted from {row.currency} at {catalog.fx.describe(row.currency if row.currency != 'USD' else currency)}")
+    return notes
+
+
+def _notices(request, catalog, offers, options, currency, models, flagged_excluded) -> tuple[str, ...]:
+    notices = list(request.assumptions)
+    if not len(offers):
+        notices.append(f"no offers of {request.gpu} match the filters")
+    for model in models:
+        if model in _TERM_YEARS and (not len(offers) or offers[_COLUMN[model]].isna().all()):
+            notices.append(f"{model}: reserved price unknown (no source in the catalogs gives one)")
+    if flagged_excluded:
+        notices.append(f"{flagged_excluded} prices with known data defects left out (--include-flagged shows them)")
+    unverified = sum(1 for o in options if not o.verified)
+    if unverified:
+        notices.append(f"{unverified} of {len(options)} options are unverified list prices")
+    return tuple(notices)

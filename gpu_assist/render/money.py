@@ -1,0 +1,27 @@
+"""Money and ratios as people read them; rounding happens here and nowhere else."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_EVEN, Decimal
+
+_SYMBOL = {"USD": "$", "CNY": "¥"}
+
+
+def format_money(amount: Decimal, currency: str, *, places: int = 2) -> str:
+    """`$2,167.04`, `¥14,400.00`; sub-cent hourly rates keep more places when asked."""
+    quantum = Decimal(1).scaleb(-places)
+    rounded = amount.quantize(quantum, rounding=ROUND_HALF_EVEN)
+    return f"{_SYMBOL.get(currency, currency + ' ')}{rounded:,.{places}f}"
+
+
+def format_percent(fraction: Decimal | None) -> str:
+    if fraction is None:
+        return ""
+    return f"{(fraction * 100).quantize(Decimal(1), rounding=ROUND_HALF_EVEN):f}%"
+
+
+def round_money(amount: Decimal | None, places: int) -> float | None:
+    """A JSON number: rounded half-even at `places`."""
+    if amount is None:
+        return None
+    return float(amount.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN))

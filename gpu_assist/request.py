@@ -1,0 +1,287 @@
+"""Free text → `Request`: the quote grammar shared by the CLI, Slack and Jupyter.
+
+Accepted, case-insensitive, in any order:
+
+- GPUs and count: `8xA100`, `8x A100`, `8 x a100-80gb`, `A100:8`, `h100*8`, `2×H100`,
+  `8 A100s`, `8卡A100`, `8张A100`; a bare `A100` means one GPU.
+- memory selector: `A100-80GB`, or `A100 80GB`.
+- duration: number + unit, `90m`, `72h`, `3d`, `1w`, `2mo`, `72 hours`, `72小时`, `3天`, `1周`, `1个月`;
+  a month is 730 hours (8760 / 12), as the clouds' monthly estimates use. No duration means 1 hour.
+- pricing models: `on-demand`, `spot`, `reserved` (both terms), `reserved-1y`, `reserved-3y`, `monthly`
+  (also 按需, 竞价, 预留, 包月).
+- filters: a provider name (`aws`, `gcp`, `azure`, `lambda`, `aliyun`, `tencent`, `huawei`),
+  `region=us-east-1,us-west-2` (or a group: `region=us`, `eu`, `asia`, `cn`), `provider=aws,gcp`,
+  `pricing=spot,on-demand`, `currency=CNY`.
+
+Anything else raises `ParseError` naming the token, with a suggestion and an example.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from .errors import ParseError
+from .gpus import GpuTable
+
+EXAMPLE = "8xA100 72h"
+
+PRICING_MODELS = ("on-demand", "spot", "reserved-1y", "reserved-3y", "monthly")
+PROVIDERS = ("aws", "gcp", "azure", "lambda", "aliyun", "tencent", "huawei")
+CURRENCIES = ("USD", "CNY")
+
+HOUR_S = 3600
+MONTH_S = 730 * HOUR_S
+MAX_GPUS = 100_000
+MAX_DURATION_S = 5 * 8760 * HOUR_S
+
+_PROVIDER_WORDS = {
+    "aws": "aws", "amazon": "aws", "ec2": "aws",
+    "gcp": "gcp", "google": "gcp", "gce": "gcp",
+    "azure": "azure", "microsoft": "azure",
+    "lambda": "lambda", "lambdalabs": "lambda",
+    "aliyun": "aliyun", "alibaba": "aliyun", "alicloud": "aliyun", "阿里云": "aliyun",
+    "tencent": "tencent", "qcloud": "tencent", "腾讯云": "tencent",
+    "huawei": "huawei", "huaweicloud": "huawei", "华为云": "huawei",
+}
+_PRICING_WORDS = {
+    "on-demand": ("on-demand",), "ondemand": ("on-demand",), "od": ("on-demand",), "按需": ("on-demand",),
+    "按量": ("on-demand",), "spot": ("spot",), "preemptible": ("spot",), "竞价": ("spot",),
+    "reserved": ("reserved-1y", "reserved-3y"), "预留": ("reserved-1y", "reserved-3y"),
+    "reserved-1y": ("reserved-1y",), "ri-1y": ("reserved-1y",), "reserved-3y": ("reserved-3y",),
+    "ri-3y": ("reserved-3y",), "monthly": ("monthly",), "subscription": ("monthly",), "包月": ("monthly",),
+    "包年包月": ("monthly",),
+}
+_FILLER = {"for", "of", "gpu", "gpus", "with", "using", "on", "x", "个", "的", "用"}
+_UNITS_S = {
+    "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+    "h": HOUR_S, "hr": HOUR_S, "hrs": HOUR_S, "hour": HOUR_S, "hours": HOUR_S,
+    "d": 24 * HOUR_S, "day": 24 * HOUR_S, "days": 24 * HOUR_S,
+    "w": 168 * HOUR_S, "wk": 168 * HOUR_S, "wks": 168 * HOUR_S, "week": 168 * HOUR_S, "weeks": 168 * HOUR_S,
+    "mo": MONTH_S, "mon": MONTH_S, "month": MONTH_S, "months": MONTH_S,
+}
+# Chinese units become the ASCII ones before tokenising; longest first so 分钟 wins over 分.
+_CHINESE = [("个小时", "h "), ("小时", "h "), ("分钟", "m "), ("个月", "mo "), ("星期", "w "), ("周", "w "),
+            ("天", "d "), ("月", "mo "), ("卡", " x "), ("张", " x "), ("块", " x "), ("台", " x ")]
+_NUMBER = r"\d+(?:\.\d+)?"
+_DURATION_RE = re.compile(rf"^({_NUMBER})({'|'.join(sorted(_UNITS_S, key=len, reverse=True))})$")
+_MEMORY_RE = re.compile(r"^(\d+)(?:gb|g|gib)$")
+_COUNT_FIRST_RE = re.compile(r"^(\d+)x(.+)$")
+_COUNT_LAST_RE = re.compile(r"^(.+?)[x:](\d+)$")
+_INT_RE = re.compile(r"^\d+$")
+_REQUEST_KEYS = ("region", "provider", "pricing", "currency")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to price: `count` GPUs of one kind for `duration_s`, with optional filters."""
+
+    gpu: str
+    count: int = 1
+    duration_s: int = HOUR_S
+    pricing_models: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    providers: tuple[str, ...] = ()
+    currency: str | None = None
+    assumptions: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def hours(self) -> float:
+        return self.duration_s / HOUR_S
+
+    def describe(self) -> str:
+        return f"{self.count}x{self.gpu} for {format_duration(self.duration_s)}"
+
+
+def format_duration(seconds: int) -> str:
+    """Hours where exact (72h, 168h), else minutes (90m), else seconds."""
+    for unit, size in (("h", HOUR_S), ("m", 60)):
+        if seconds % size == 0 and seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def normalise(text: str) -> str:
+    """NFKC (full-width → ASCII), Chinese units to ASCII, multiplication signs to 'x'. Case is kept
+    so that messages quote the user's own words; matching is case-insensitive."""
+    text = unicodedata.normalize("NFKC", text)
+    for chinese, ascii_ in _CHINESE:
+        text = text.replace(chinese, ascii_)
+    return text.replace("×", "x").replace("✕", "x").replace("*", "x")
+
+
+def tokens_of(text: str) -> list[str]:
+    """Whitespace-separated words; a comma between words separates too, one inside `key=a,b` does not."""
+    words = []
+    for word in normalise(text).split():
+        words.extend([word] if "=" in word else [part for part in word.split(",") if part])
+    return words
+
+
+def _split_list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+class _Builder:
+    """Collects the parts of a request while tokens are read."""
+
+    def __init__(self, gpus: GpuTable):
+        self.gpus = gpus
+        self.gpu: str | None = None
+        self.count: int | None = None
+        self.memory_gib: float | None = None
+        self.duration_s: int | None = None
+        self.pricing: list[str] = []
+        self.regions: list[str] = []
+        self.providers: list[str] = []
+        self.currency: str | None = None
+
+    def set_gpu(self, name: str, token: str) -> None:
+        if self.gpu is not None and self.gpu != name:
+            raise ParseError(f"two GPUs named ('{self.gpu}' and '{token}')", hint="quote one GPU type at a time",
+                             example=EXAMPLE)
+        self.gpu = name
+
+    def set_count(self, count: int, token: str) -> None:
+        if self.count is not None and self.count != count:
+            raise ParseError(f"two GPU counts given ({self.count} and '{token}')", example=EXAMPLE)
+        if not 1 <= count <= MAX_GPUS:
+            raise ParseError(f"GPU count must be between 1 and {MAX_GPUS}, got {count}", example=EXAMPLE)
+        self.count = count
+
+    def set_duration(self, amount: str, unit: str, token: str) -> None:
+        if self.duration_s is not None:
+            raise ParseError(f"two durations given (second: '{token}')", example=EXAMPLE)
+        seconds = float(amount) * _UNITS_S[unit]
+        if not 60 <= seconds <= MAX_DURATION_S:
+            raise ParseError(f"duration '{token}' is out of range", hint="use 1 minute to 5 years",
+                             example=EXAMPLE)
+        self.duration_s = int(math.ceil(seconds))
+
+    def gpu_name(self, token: str) -> str | None:
+        """Canonical name when `token` names a GPU (plural 's' allowed)."""
+        spec = self.gpus.find(token)
+        if spec is None and token.endswith("s"):
+            spec = self.gpus.find(token[:-1])
+        return spec.name if spec else None
+
+    def looks_like_gpu(self, token: str) -> bool:
+        return bool(re.match(r"^[a-z]+[-]?\d", token)) and not _DURATION_RE.match(token)
+
+    def set_option(self, key: str, value: str, token: str) -> None:
+        if key not in _REQUEST_KEYS:
+            raise ParseError(f"unknown option '{key}'", hint="known: " + ", ".join(f"{k}=" for k in _REQUEST_KEYS),
+                             example="8xA100 72h region=us-east-1")
+        values = _split_list(value)
+        if not values:
+            raise ParseError(f"'{token}' has no value", example="8xA100 72h region=us-east-1")
+        if key == "region":
+            self.regions.extend(v.lower() for v in values)
+        elif key == "provider":
+            for word in values:
+                if word.lower() not in _PROVIDER_WORDS:
+                    raise ParseError(f"unknown provider '{word}'", hint="known: " + ", ".join(PROVIDERS),
+                                     example="8xA100 72h provider=aws")
+                self.providers.append(_PROVIDER_WORDS[word.lower()])
+        elif key == "pricing":
+            for word in values:
+                if word.lower() not in _PRICING_WORDS:
+                    raise ParseError(f"unknown pricing model '{word}'", hint="known: " + ", ".join(PRICING_MODELS),
+                                     example="8xA100 72h pricing=spot,on-demand")
+                self.pricing.extend(_PRICING_WORDS[word.lower()])
+        else:
+            code = value.strip().upper()
+            if code not in CURRENCIES:
+                raise ParseError(f"unknown currency '{value}'", hint="known: " + ", ".join(CURRENCIES),
+                                 example="8xA100 72h currency=CNY")
+            self.currency = code
+
+
+def parse_request(text: str, gpus: GpuTable) -> Request:
+    """Read a quote request; raises ParseError (and only ParseError) on anything it cannot read."""
+    if not isinstance(text, str):
+        raise ParseError("a request must be text", example=EXAMPLE)
+    tokens = tokens_of(text)
+    if not tokens:
+        raise ParseError("empty request", hint="name a GPU, a count and a duration", example=EXAMPLE)
+    build = _Builder(gpus)
+    i = 0
+    while i < len(tokens):
+        original = tokens[i]
+        token = original.lower()
+        following = tokens[i + 1].lower() if i + 1 < len(tokens) else None
+        i += 1
+        if "=" in token:
+            key, _, value = original.partition("=")
+            build.set_option(key.lower(), value, original)
+            continue
+        if token in _PRICING_WORDS:
+            build.pricing.extend(_PRICING_WORDS[token])
+            continue
+        if token in _PROVIDER_WORDS:
+            build.providers.append(_PROVIDER_WORDS[token])
+            continue
+        if token.upper() in CURRENCIES:
+            build.currency = token.upper()
+            continue
+        if token in _FILLER:
+            continue
+        match = _DURATION_RE.match(token)
+        if match:
+            build.set_duration(match.group(1), match.group(2), token)
+            continue
+        match = _MEMORY_RE.match(token)
+        if match:
+            build.memory_gib = float(match.group(1))
+            continue
+        name = build.gpu_name(token)
+        if name:
+            build.set_gpu(name, token)
+            continue
+        if _INT_RE.match(token):
+            if following is not None and following in _UNITS_S:  # "72 hours"
+                build.set_duration(token, following, f"{token} {following}")
+                i += 1
+            else:  # "8 A100s", "8 x A100"
+                build.set_count(int(token), token)
+            continue
+        match = _COUNT_FIRST_RE.match(token)
+        if match:  # "8xa100", "8x" followed by the GPU
+            build.set_count(int(match.group(1)), token)
+            name = build.gpu_name(match.group(2))
+            if name is None:
+                bad = original[len(match.group(1)) + 1:]
+                raise ParseError(f"unknown GPU '{bad}'", hint=gpus.suggest(bad), example=EXAMPLE)
+            build.set_gpu(name, match.group(2))
+            continue
+        if token.endswith("x") and _INT_RE.match(token[:-1]):
+            build.set_count(int(token[:-1]), token)
+            continue
+        match = _COUNT_LAST_RE.match(token)
+        if match and build.gpu_name(match.group(1)):  # "a100:8", "h100x8"
+            build.set_gpu(build.gpu_name(match.group(1)), match.group(1))
+            build.set_count(int(match.group(2)), token)
+            continue
+        if build.looks_like_gpu(token) or (build.gpu is None and gpus.suggest(token).startswith("did you")):
+            raise ParseError(f"unknown GPU '{original}'", hint=gpus.suggest(token), example=EXAMPLE)
+        raise ParseError(f"didn't understand '{original}'",
+                         hint="a request is GPUs, a duration and optional filters", example=EXAMPLE)
+
+    if build.gpu is None:
+        raise ParseError("no GPU named", hint="say which GPU and how many", example=EXAMPLE)
+    assumptions = []
+    gpu = gpus.resolve(build.gpu, memory_gib=build.memory_gib).name
+    if build.duration_s is None:
+        assumptions.append("no duration given: quoting 1 hour")
+    return Request(
+        gpu=gpu,
+        count=build.count or 1,
+        duration_s=build.duration_s or HOUR_S,
+        pricing_models=tuple(dict.fromkeys(build.pricing)),
+        regions=tuple(dict.fromkeys(build.regions)),
+        providers=tuple(dict.fromkeys(build.providers)),
+        currency=build.currency,
+        assumptions=tuple(assumptions),
+    )

@@ -1,0 +1,105 @@
+"""Price sources: how rows get into `catalogs/`, and how a better source replaces a worse one.
+
+A `PriceSource` yields offer rows (dicts with the columns of `catalog.OFFER_COLUMNS`) for one
+provider. `refresh()` writes them to `<catalog>/<provider>.csv` only after they pass the same
+checks the loader applies, through a temporary file and an atomic rename, so a source that
+fails half-way leaves the previous file in use.
+
+Shipped sources: `SkyPilotSource` (AWS, GCP, Azure, Lambda from SkyPilot's public catalog CSVs).
+To replace the unverified Alibaba/Tencent/Huawei rows with verified ones, implement `PriceSource`
+over that cloud's price-inquiry API (see README, "Price sources") and call `refresh()`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Protocol
+
+from .catalog import KEY_COLUMNS, OFFER_COLUMNS, check_offers, load_fx
+from .errors import CatalogError
+from .gpus import load_gpus
+
+
+class PriceSource(Protocol):
+    """Anything that can produce a provider's offer rows."""
+
+    provider: str
+    source: str  # key of this source in catalogs/SOURCES.md
+
+    def rows(self) -> Iterable[dict]:
+        """Offer rows, each a dict over OFFER_COLUMNS (missing keys are written blank)."""
+
+
+@dataclass
+class RefreshReport:
+    provider: str
+    path: Path
+    rows_written: int
+    skipped: dict[str, int] = field(default_factory=dict)
+    flagged: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        parts = [f"{self.provider}: {self.rows_written} offers → {self.path}"]
+        if self.flagged:
+            parts.append("flagged " + ", ".join(f"{k} {v}" for k, v in sorted(self.flagged.items())))
+        if self.skipped:
+            parts.append("skipped " + ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items())))
+        return "; ".join(parts)
+
+
+def rows_to_csv(rows: list[dict]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(OFFER_COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    for row in sorted(rows, key=lambda r: tuple(str(r.get(c, "")) for c in ("gpu", "instance_type", "region", "zone"))):
+        writer.writerow({c: row.get(c, "") for c in OFFER_COLUMNS})
+    return buffer.getvalue()
+
+
+def write_offers_atomically(rows: list[dict], path: Path, catalog_dir: Path) -> None:
+    """Check `rows` as the loader would, then replace `path` in one rename; on any defect, leave it."""
+    import pandas as pd
+
+    text = rows_to_csv(rows)
+    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    gpus = load_gpus(catalog_dir / "gpus.csv")
+    fx = load_fx(catalog_dir / "fx.csv")
+    defects = check_offers(frame, str(path), gpus, set(fx.per_usd))
+    if defects:
+        raise CatalogError(f"new rows for {path.name} do not validate, previous file kept: "
+                           + "; ".join(str(d) for d in defects[:3]))
+    handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as temp:
+            temp.write(text)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def refresh(source: PriceSource, catalog_dir: Path) -> RefreshReport:
+    """Fetch all rows of `source`, deduplicate exact repeats, and write them atomically."""
+    rows = list(source.rows())
+    unique: dict[tuple, dict] = {}
+    duplicates = 0
+    for row in rows:
+        key = tuple(str(row.get(c, "")) for c in KEY_COLUMNS)
+        if key in unique:
+            duplicates += 1
+            continue
+        unique[key] = row
+    path = Path(catalog_dir) / f"{source.provider}.csv"
+    write_offers_atomically(list(unique.values()), path, Path(catalog_dir))
+    report = RefreshReport(source.provider, path, len(unique), dict(getattr(source, "skipped", {})))
+    if duplicates:
+        report.skipped["exact duplicate"] = report.skipped.get("exact duplicate", 0) + duplicates
+    for row in unique.values():
+        for flag in filter(None, str(row.get("flags", "")).split(";")):
+            report.flagged[flag] = report.flagged.get(flag, 0) + 1
+    return report

@@ -1,0 +1,83 @@
+"""Catalog files: the bundled ones validate; defects are reported with file and line; the cache is safe."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import CATALOGS, offer
+from gpu_assist.catalog import OFFER_COLUMNS, load_catalog, validate_directory
+from gpu_assist.errors import CatalogError
+from gpu_assist.sources import rows_to_csv
+
+
+def test_bundled_catalogs_validate_and_cover_seven_providers(catalog):
+    assert validate_directory(CATALOGS) == []
+    assert set(catalog.offers.provider) == {"aws", "gcp", "azure", "lambda", "aliyun", "tencent", "huawei"}
+    assert list(catalog.offers.columns) == list(OFFER_COLUMNS)
+    unverified = catalog.offers[~catalog.offers.verified]
+    assert set(unverified.provider) == {"aliyun", "tencent", "huawei"}
+    assert (unverified.source_detail.str.len() > 0).all()
+
+
+def test_every_defect_is_reported_with_file_and_line(make_catalog):
+    directory = make_catalog(
+        offer(),
+        offer(instance_type="x", gpu="A1000"),
+        offer(instance_type="y", on_demand_hourly="12,5"),
+        offer(instance_type="z", on_demand_hourly="", spot_hourly=""),
+        offer(),  # duplicate of the first row
+        offer(instance_type="w", source="made-up", as_of="yesterday", flags="cheap"),
+        load=False,
+    )
+    messages = [str(d) for d in validate_directory(directory)]
+    path = str(directory / "aws.csv")
+    # rows_to_csv sorts by gpu, instance_type, region, zone; find each row's line from the file itself.
+    lines = (directory / "aws.csv").read_text().splitlines()
+    line_of = {name: next(i for i, text in enumerate(lines, 1) if f",{name}," in text) for name in "xyzw"}
+    assert f"{path}:{line_of['x']}: unknown GPU 'A1000' (did you mean A100?; add it to gpus.csv)" in messages
+    assert f"{path}:{line_of['y']}: on_demand_hourly: '12,5' is not a non-negative number with at most 6 decimals" \
+        in messages
+    assert f"{path}:{line_of['z']}: no price in any pricing model" in messages
+    assert any(m.startswith(f"{path}:") and "duplicate offer aws/us-east-1//p4d.24xlarge/A100/8" in m for m in messages)
+    assert f"{path}:{line_of['w']}: as_of 'yesterday' is not YYYY-MM-DD (blank only for verified=no)" in messages
+    assert any(f"{path}:{line_of['w']}: flags 'cheap'" in m for m in messages)
+    assert f"{path}:{line_of['w']}: source 'made-up' is not described in SOURCES.md" in messages
+
+
+def test_loading_a_defective_catalog_raises_catalog_error_naming_the_line(make_catalog):
+    directory = make_catalog(offer(gpu_count="eight"), load=False)
+    with pytest.raises(CatalogError, match=r"aws\.csv:2: gpu_count: 'eight'"):
+        load_catalog(directory, cache_dir=None)
+
+
+def test_missing_columns_and_unreadable_files(make_catalog, tmp_path):
+    directory = make_catalog(offer(), load=False)
+    (directory / "aws.csv").write_text("provider,region\naws,us-east-1\n")
+    assert "missing columns" in str(validate_directory(directory)[0])
+    (directory / "aws.csv").write_bytes(b"\xff\xfe\x00bad")
+    with pytest.raises(CatalogError, match="aws.csv:1: cannot read as CSV"):
+        load_catalog(directory, cache_dir=None)
+    with pytest.raises(CatalogError, match="does not exist"):
+        load_catalog(tmp_path / "nowhere", cache_dir=None)
+
+
+def test_cache_is_used_and_follows_edits(make_catalog, tmp_path):
+    directory = make_catalog(offer(on_demand_hourly="32"), load=False)
+    cache = tmp_path / "cache"
+    first = load_catalog(directory, cache_dir=cache)
+    assert len(list(cache.glob("catalog-*.pkl"))) == 1
+    assert load_catalog(directory, cache_dir=cache).offers.equals(first.offers)
+    (directory / "aws.csv").write_text(rows_to_csv([offer(on_demand_hourly="31")]))
+    assert load_catalog(directory, cache_dir=cache).offers.on_demand_hourly.tolist() == [31.0]
+    for stale in cache.glob("*.pkl"):
+        stale.write_bytes(b"not a pickle")
+    assert load_catalog(directory, cache_dir=cache).offers.on_demand_hourly.tolist() == [31.0]
+
+
+def test_a_defective_file_is_never_served_from_cache(make_catalog, tmp_path):
+    directory = make_catalog(offer(), load=False)
+    cache = tmp_path / "cache"
+    load_catalog(directory, cache_dir=cache)
+    (directory / "aws.csv").write_text(rows_to_csv([offer(gpu="nope")]))
+    with pytest.raises(CatalogError, match="unknown GPU 'nope'"):
+        load_catalog(directory, cache_dir=cache)

@@ -1,0 +1,101 @@
+"""The CLI and the command grammar: same numbers as the core, one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import TODAY
+from gpu_assist.cli import main
+from gpu_assist.commands import Context, HelpCommand, QuoteCommand, parse_command, run
+from gpu_assist.errors import ParseError
+from gpu_assist.pricing import quote
+from gpu_assist.request import parse_request
+
+
+@pytest.fixture
+def context(catalog):
+    return Context(catalog_loader=lambda: catalog, today=lambda: TODAY, currency="USD")
+
+
+def test_command_text_and_core_give_the_same_options(catalog, context):
+    command = parse_command("quote 8xA100 72h spot top=3 all-regions", catalog.gpus)
+    assert isinstance(command, QuoteCommand) and command.top == 3 and command.all_regions
+    via_command = run(command, context)
+    direct = quote(parse_request("8xA100 72h spot", catalog.gpus), catalog, today=TODAY, top=3, all_regions=True)
+    assert via_command.options == direct.options
+
+
+def test_help_and_unknown_commands(catalog):
+    assert isinstance(parse_command("help", catalog.gpus), HelpCommand)
+    assert isinstance(parse_command("", catalog.gpus), HelpCommand)
+    with pytest.raises(ParseError, match="unknown command 'qoute'"):
+        parse_command("qoute 8xA100", catalog.gpus)
+    with pytest.raises(ParseError, match="top must be a number"):
+        parse_command("quote 8xA100 top=zero", catalog.gpus)
+
+
+def test_json_lists_options_with_the_documented_fields(capsys):
+    assert main(["quote", "8xA100", "72h", "--format", "json", "--top", "5"]) == 0
+    options = json.loads(capsys.readouterr().out)
+    assert len(options) == 5
+    required = {"provider", "region", "zone", "instance_type", "instances", "gpu", "gpu_count", "gpu_memory_gib",
+                "pricing_model", "hourly", "total", "currency", "billed_hours", "source", "as_of", "verified", "notes"}
+    assert required <= set(options[0])
+    assert [o["total"] for o in options] == sorted(o["total"] for o in options)
+
+
+def test_flags_become_the_same_filters_as_words(capsys):
+    assert main(["quote", "8xA100", "72h", "--provider", "aws", "--pricing", "on-demand", "--format", "json"]) == 0
+    by_flags = json.loads(capsys.readouterr().out)
+    assert main(["quote", "8xA100", "72h", "aws", "on-demand", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == by_flags
+    assert {o["provider"] for o in by_flags} == {"aws"} and {o["pricing_model"] for o in by_flags} == {"on-demand"}
+
+
+def test_text_table_shows_the_cheapest_first_and_notices(capsys):
+    assert main(["quote", "3xA100", "72h", "aws", "on-demand"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("3xA100 for 72h")
+    assert "p4d.24xlarge" in out and "5 of 8 GPUs idle" in out
+    assert "note: reserved-1y: reserved price unknown" not in out  # not asked for
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["quote", "8xA1000", "72h"], "error: unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h"),
+    (["quote", "8xA100", "72h", "--currency", "EUR"], "error: unknown currency 'EUR'"),
+    (["quote"], "error: gpu-assist quote: the following arguments are required: words"),
+    (["frobnicate"], "error: gpu-assist: argument command: invalid choice: 'frobnicate'"),
+])
+def test_bad_input_exits_2_with_one_line(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_catalog_commands(capsys, tmp_path):
+    assert main(["catalog", "validate"]) == 0
+    assert capsys.readouterr().out.strip().endswith(": OK")
+    assert main(["catalog", "list-gpus", "--format", "json"]) == 0
+    gpus = {g["gpu"]: g for g in json.loads(capsys.readouterr().out)}
+    assert "aws" in gpus["A100"]["providers"] and gpus["A100"]["offers"] > 100
+    assert main(["catalog", "status", "--format", "json"]) == 0
+    status = {s["provider"]: s for s in json.loads(capsys.readouterr().out)}
+    assert status["tencent"]["unverified"] == status["tencent"]["offers"]
+    (tmp_path / "gpus.csv").write_text("name\nA100\n")
+    assert main(["catalog", "validate", str(tmp_path)]) == 1
+    assert "missing columns" in capsys.readouterr().out
+
+
+def test_the_installed_console_script_runs_end_to_end():
+    done = subprocess.run([sys.executable, "-m", "gpu_assist", "quote", "8xA100", "72h", "--top", "3"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "8xA100 for 72h — 3 options" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "gpu_assist", "quote", "banana"], capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

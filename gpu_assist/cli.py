@@ -38,6 +38,18 @@ def _build_parser() -> argparse.ArgumentParser:
     q.add_argument("--verified-only", action="store_true", help="leave out unverified list prices")
     q.add_argument("--format", choices=("text", "json"), default="text")
 
+    r = commands.add_parser("recommend", help="plan a workload: gpu-assist recommend train 7B tokens=20B deadline=72h")
+    r.add_argument("words", nargs="+", help="the workload, e.g. finetune 70B lora budget=$2000")
+    r.add_argument("--top", type=int, help="show the N cheapest feasible plans (default 10)")
+    r.add_argument("--explain", action="store_true", help="print every formula and assumption used")
+    r.add_argument("--format", choices=("text", "json"), default="text")
+
+    t = commands.add_parser("tco", help="buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY")
+    t.add_argument("words", nargs="+")
+    t.add_argument("--format", choices=("text", "json"), default="text")
+
+    commands.add_parser("help", help="examples of every command")
+
     c = commands.add_parser("catalog", help="validate, list and import catalogs")
     cat = c.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
     v = cat.add_parser("validate", help="report every defect with file and line")
@@ -55,33 +67,33 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _quote_text(args) -> str:
-    words = list(args.words)
-    for provider in args.provider:
+def _command_text(args) -> str:
+    """The CLI's arguments as the shared command grammar, so every face runs the same words."""
+    words = list(getattr(args, "words", []))
+    for provider in getattr(args, "provider", []):
         words.append(f"provider={provider}")
-    for region in args.region:
+    for region in getattr(args, "region", []):
         words.append(f"region={region}")
-    if args.pricing:
-        words.append(f"pricing={args.pricing}")
-    if args.currency:
-        words.append(f"currency={args.currency}")
-    if args.top:
-        words.append(f"top={args.top}")
-    words += [f"--{flag}" for flag in ("all-regions", "include-flagged", "verified-only")
-              if getattr(args, flag.replace("-", "_"))]
-    return "quote " + " ".join(words)
+    for key in ("pricing", "currency", "top"):
+        if getattr(args, key, None):
+            words.append(f"{key}={getattr(args, key)}")
+    words += [f"--{flag}" for flag in ("all-regions", "include-flagged", "verified-only", "explain")
+              if getattr(args, flag.replace("-", "_"), False)]
+    return f"{args.command} " + " ".join(words)
 
 
-def _quote(args) -> int:
-    from .commands import Context, parse_command, run
+def _command(args) -> int:
+    from .commands import Context, QuoteCommand, RecommendCommand, parse_command, run
     from .render import json as render_json, text as render_text
 
     context = Context()
-    command = parse_command(_quote_text(args), context.catalog.gpus)
-    if args.format == "text" and command.top is None:
+    command = parse_command(_command_text(args), context.catalog.gpus)
+    if isinstance(command, QuoteCommand) and args.format == "text" and command.top is None:
         command = dataclasses.replace(command, top=15)
     result = run(command, context)
-    print(render_json.render_quote(result) if args.format == "json" else render_text.render_quote(result))
+    explain = isinstance(command, RecommendCommand) and command.explain
+    renderer = render_json if getattr(args, "format", "text") == "json" else render_text
+    print(renderer.render(result, explain=explain))
     return 0
 
 
@@ -129,9 +141,9 @@ def _catalog(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _build_parser().parse_args(argv)
-        if args.command == "quote":
-            return _quote(args)
-        return _catalog(args)
+        if args.command == "catalog":
+            return _catalog(args)
+        return _command(args)
     except GpuAssistError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USER_ERROR

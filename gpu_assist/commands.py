@@ -15,7 +15,10 @@ from typing import Callable
 from .catalog import Catalog, load_catalog
 from .errors import ParseError
 from .pricing import Quote, quote
+from .recommend import Recommendation, recommend
 from .request import Request, normalise, parse_request
+from .tco import TcoInput, TcoResult, parse_tco, total_cost_of_ownership
+from .workload import Workload, parse_workload
 
 HELP = """\
 gpu-assist — GPU prices across clouds, for the whole job.
@@ -26,10 +29,19 @@ gpu-assist — GPU prices across clouds, for the whole job.
   quote 2×H100 1w provider=aws,gcp       some providers only
   quote 8卡A100 72小时 currency=CNY         Chinese works too; prices in CNY
   quote 8xH100 1mo pricing=reserved-1y,monthly top=5 all-regions include-flagged verified-only
+
+  recommend train 7B tokens=20B deadline=72h budget=$5000     cheapest plan that meets the deadline
+  recommend finetune 70B lora                                 which GPUs fit, priced per hour
+  recommend serve 70B fp8 users=50                            serving for a month, tokens/s per user
+  recommend train 175B bf16 deadline=2w region=cn             only Chinese regions
+  recommend train 7B gpu_hours=576@A100 own=2xRTX3090 mfu=0.35 explain
+
+  tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo cloud=12
+
   help                                   this text
 """
 
-_FLAG_OPTIONS = ("all-regions", "include-flagged", "verified-only")
+_FLAG_OPTIONS = ("all-regions", "include-flagged", "verified-only", "explain")
 
 
 @dataclass(frozen=True)
@@ -42,11 +54,24 @@ class QuoteCommand:
 
 
 @dataclass(frozen=True)
+class RecommendCommand:
+    workload: Workload
+    top: int = 10
+    explain: bool = False
+
+
+@dataclass(frozen=True)
+class TcoCommand:
+    inputs: TcoInput
+
+
+@dataclass(frozen=True)
 class HelpCommand:
     text: str = HELP
 
 
-Command = QuoteCommand | HelpCommand
+Command = QuoteCommand | RecommendCommand | TcoCommand | HelpCommand
+Result = Quote | Recommendation | TcoResult | HelpCommand
 
 
 @dataclass
@@ -103,13 +128,25 @@ def parse_command(text: str, gpus) -> Command:
             include_flagged=options.get("include-flagged", False),
             verified_only=options.get("verified-only", False),
         )
-    raise ParseError(f"unknown command '{verb}'", hint="commands: quote, help", example="quote 8xA100 72h")
+    if verb == "recommend":
+        rest, options = _take_options(rest)
+        return RecommendCommand(workload=parse_workload(" ".join(rest), gpus), top=options.get("top", 10),
+                                explain=options.get("explain", False))
+    if verb == "tco":
+        return TcoCommand(parse_tco(" ".join(rest), gpus))
+    raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, help",
+                     example="quote 8xA100 72h")
 
 
-def run(command: Command, context: Context) -> Quote | HelpCommand:
+def run(command: Command, context: Context) -> Result:
     """Execute a parsed command against the context; results are rendered by `render/`."""
     if isinstance(command, QuoteCommand):
         return quote(command.request, context.catalog, today=context.today(), currency=context.currency,
                      top=command.top, all_regions=command.all_regions, include_flagged=command.include_flagged,
                      verified_only=command.verified_only)
+    if isinstance(command, RecommendCommand):
+        return recommend(command.workload, context.catalog, today=context.today(), currency=context.currency,
+                         top=command.top)
+    if isinstance(command, TcoCommand):
+        return total_cost_of_ownership(command.inputs, context.catalog)
     return command

@@ -97,57 +97,70 @@ class Quote:
         return pd.DataFrame([o.to_dict() for o in self.options])
 
 
-def _billed_seconds(duration_s: int, granularity_s):
+def _billed_seconds(duration_s, granularity_s):
     return (-(-duration_s // granularity_s)) * granularity_s
 
 
-def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str = "USD", top: int | None = None,
-          all_regions: bool = False, include_flagged: bool = False, verified_only: bool = False) -> Quote:
-    """Price `request` against `catalog`. `today` dates the staleness check; nothing is read from the clock."""
+def select_offers(catalog: Catalog, gpu: str, *, providers=(), regions=(), verified_only: bool = False):
+    """The catalog's whole-GPU offers of `gpu` that pass the provider, region and verified filters."""
+    import numpy as np
+
+    offers = catalog.offers
+    offers = offers[(offers.gpu == gpu) & (offers.gpu_count >= 1)]
+    if providers:
+        offers = offers[offers.provider.isin(providers)]
+    if regions and len(offers):
+        offers = offers[np.array([matches(p, r, regions) for p, r in zip(offers.provider, offers.region)], dtype=bool)]
+    if verified_only:
+        offers = offers[offers.verified]
+    return offers
+
+
+def price_table(offers, *, instances, duration_s, models, fx, currency: str, include_flagged: bool = False,
+                explicit_monthly: bool = False):
+    """Every (offer, pricing model) with a usable price, for per-offer `instances` and `duration_s` arrays.
+
+    Returns (long table with pricing_model, instances, duration_s, price, total_rank, on_demand_rank; number of
+    prices left out for known defects). `total_rank` is a float for sorting only.
+    """
     import numpy as np
     import pandas as pd
 
-    currency = request.currency or currency
-    offers = catalog.offers
-    offers = offers[(offers.gpu == request.gpu) & (offers.gpu_count >= 1)]
-    if request.providers:
-        offers = offers[offers.provider.isin(request.providers)]
-    if request.regions:
-        keep = [matches(p, r, request.regions) for p, r in zip(offers.provider, offers.region)]
-        offers = offers[np.array(keep, dtype=bool)] if len(offers) else offers
-    if verified_only:
-        offers = offers[offers.verified]
-    models = request.pricing_models or PRICING_MODELS
-    explicit_monthly = "monthly" in request.pricing_models
-
-    instances = np.ceil(request.count / offers.gpu_count.to_numpy()).astype(int)
-    billed_s = _billed_seconds(request.duration_s, offers.billing_granularity_s.to_numpy())
-    months = math.ceil(request.duration_s / MONTH_S)
-    to_target = offers.currency.map(lambda c: catalog.fx.factor(c, currency)).to_numpy(dtype=float)
+    instances = np.asarray(instances, dtype=int)
+    duration_s = np.asarray(duration_s, dtype=np.int64)
+    billed_s = _billed_seconds(duration_s, offers.billing_granularity_s.to_numpy().astype(np.int64))
+    months = -(-duration_s // MONTH_S)
+    to_target = offers.currency.map(lambda c: fx.factor(c, currency)).to_numpy(dtype=float)
     on_demand_total = instances * offers.on_demand_hourly.to_numpy() * billed_s / HOUR_S * to_target
 
     parts, flagged_excluded = [], 0
     for model in models:
         price = offers[_COLUMN[model]].to_numpy()
-        scope = _FLAG_SCOPE[model]
-        flagged = offers["flags"].str.contains(rf"(?:^|;)(?:all|{scope}):", regex=True).to_numpy()
+        flagged = offers["flags"].str.contains(rf"(?:^|;)(?:all|{_FLAG_SCOPE[model]}):", regex=True).to_numpy()
         available = ~np.isnan(price)
-        flagged_excluded += int((available & flagged).sum()) if not include_flagged else 0
+        if not include_flagged:
+            flagged_excluded += int((available & flagged).sum())
         keep = available & (include_flagged | ~flagged)
-        if model in ("on-demand", "spot"):
-            hours = billed_s / HOUR_S
-        elif model in _TERM_YEARS:
-            hours = np.full(len(offers), float(HOURS_PER_YEAR * _TERM_YEARS[model]))
+        if model in _TERM_YEARS:
+            units = np.full(len(offers), float(HOURS_PER_YEAR * _TERM_YEARS[model]))
+        elif model == "monthly":
+            units = months.astype(float)
         else:
-            hours = np.full(len(offers), float(months * HOURS_PER_MONTH))
-        total = instances * price * (months if model == "monthly" else hours) * to_target
+            units = billed_s / HOUR_S
+        total = instances * price * units * to_target
         if model == "monthly" and not explicit_monthly:
             keep &= np.isnan(on_demand_total) | (total < on_demand_total)
-        part = offers.assign(pricing_model=model, instances=instances, price=price, hours=hours,
-                             total_rank=total, on_demand_rank=on_demand_total)[keep]
-        parts.append(part)
-    table = pd.concat(parts, ignore_index=True) if parts else offers.iloc[0:0]
-    considered = len(table)
+        parts.append(offers.assign(pricing_model=model, instances=instances, duration_s=duration_s, price=price,
+                                   total_rank=total, on_demand_rank=on_demand_total)[keep])
+    table = pd.concat(parts) if parts else offers.iloc[0:0]  # keeps the offers' index: callers map rows back
+    return table, flagged_excluded
+
+
+def cheapest_per_offer(table, *, all_regions: bool):
+    """The cheapest region/zone per provider × instance type × model, or (all_regions) one row per region,
+    spot keeping its zones; sorted cheapest first, fewer hosts first on ties."""
+    import pandas as pd
+
     if len(table) and not all_regions:
         table = table.sort_values(["total_rank", "instances", "region", "zone"], kind="stable")
         table = table.drop_duplicates(["provider", "instance_type", "gpu_count", "pricing_model"], keep="first")
@@ -156,29 +169,48 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
         spot = table.pricing_model == "spot"
         table = pd.concat([table[spot], table[~spot].assign(zone="").drop_duplicates(
             ["provider", "region", "instance_type", "gpu_count", "pricing_model"])])
-    table = table.sort_values(["total_rank", "instances", "provider", "region", "zone"], kind="stable")
+    return table.sort_values(["total_rank", "instances", "provider", "region", "zone"], kind="stable")
+
+
+def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str = "USD", top: int | None = None,
+          all_regions: bool = False, include_flagged: bool = False, verified_only: bool = False) -> Quote:
+    """Price `request` against `catalog`. `today` dates the staleness check; nothing is read from the clock."""
+    import numpy as np
+
+    currency = request.currency or currency
+    offers = select_offers(catalog, request.gpu, providers=request.providers, regions=request.regions,
+                           verified_only=verified_only)
+    models = request.pricing_models or PRICING_MODELS
+    table, flagged_excluded = price_table(
+        offers, instances=np.ceil(request.count / offers.gpu_count.to_numpy()), duration_s=request.duration_s,
+        models=models, fx=catalog.fx, currency=currency, include_flagged=include_flagged,
+        explicit_monthly="monthly" in request.pricing_models)
+    considered = len(table)
+    table = cheapest_per_offer(table, all_regions=all_regions)
     if top is not None:
         table = table.head(top)
-
-    options = tuple(_option(row, request, catalog, currency, today) for row in table.itertuples(index=False))
+    options = tuple(to_option(row, request.count, catalog, currency, today) for row in table.itertuples(index=False))
     return Quote(request=request, options=options, currency=currency, offers_considered=considered,
-                 flagged_excluded=flagged_excluded, notices=_notices(request, catalog, offers, options, currency,
-                                                                     models, flagged_excluded))
+                 flagged_excluded=flagged_excluded, notices=_notices(request, offers, options, models,
+                                                                     flagged_excluded))
 
 
-def _option(row, request: Request, catalog: Catalog, currency: str, today: dt.date) -> QuoteOption:
+def to_option(row, gpus_requested: int, catalog: Catalog, currency: str, today: dt.date) -> QuoteOption:
+    """One row of `price_table` as an exact QuoteOption (Decimal money, notes for the reader)."""
     model = row.pricing_model
+    duration_s = int(row.duration_s)
     price = catalog.fx.convert(exact(row.price), row.currency, currency)
     instances = int(row.instances)
     gpu_count = int(row.gpu_count)
+    billed_s = int(_billed_seconds(duration_s, int(row.billing_granularity_s)))
     if model == "monthly":
-        months = math.ceil(request.duration_s / MONTH_S)
+        months = -(-duration_s // MONTH_S)
         billed_hours = Decimal(months * HOURS_PER_MONTH)
         total = price * instances * months
         hourly = price / HOURS_PER_MONTH
     else:
-        billed_hours = Decimal(str(row.hours)) if model in _TERM_YEARS else \
-            Decimal(int(_billed_seconds(request.duration_s, int(row.billing_granularity_s)))) / HOUR_S
+        billed_hours = Decimal(HOURS_PER_YEAR * _TERM_YEARS[model]) if model in _TERM_YEARS else \
+            Decimal(billed_s) / HOUR_S
         total = price * instances * billed_hours
         hourly = price
     on_demand = None if math.isnan(row.on_demand_hourly) else catalog.fx.convert(
@@ -187,35 +219,36 @@ def _option(row, request: Request, catalog: Catalog, currency: str, today: dt.da
     if on_demand and model in _TERM_YEARS:  # a term is sold as a discount on the hourly rate
         savings = 1 - hourly / on_demand
     elif on_demand is not None and model != "on-demand":
-        od_hours = Decimal(int(_billed_seconds(request.duration_s, int(row.billing_granularity_s)))) / HOUR_S
-        od_total = on_demand * instances * od_hours
+        od_total = on_demand * instances * Decimal(billed_s) / HOUR_S
         savings = (od_total - total) / od_total if od_total else None
-    notes = _notes(row, request, model, instances, gpu_count, hourly, on_demand, today, catalog, currency)
+    notes = _notes(row, gpus_requested, duration_s, model, instances, gpu_count, hourly, on_demand, today, catalog,
+                   currency)
     return QuoteOption(
         provider=row.provider, region=row.region, zone=row.zone if model == "spot" else "",
         instance_type=row.instance_type, instances=instances, gpu=row.gpu, gpu_count=gpu_count,
         gpu_memory_gib=float(row.gpu_memory_gib), pricing_model=model, hourly=hourly, total=total,
         currency=currency, billed_hours=billed_hours,
-        per_gpu_hour=total / (Decimal(request.count) * Decimal(request.duration_s) / HOUR_S),
+        per_gpu_hour=total / (Decimal(gpus_requested) * Decimal(duration_s) / HOUR_S),
         savings_vs_on_demand=savings, interconnect=row.interconnect, price_currency=row.currency,
         source=row.source, as_of=row.as_of, verified=bool(row.verified), notes=tuple(notes),
     )
 
 
-def _notes(row, request, model, instances, gpu_count, hourly, on_demand, today, catalog, currency) -> list[str]:
+def _notes(row, gpus_requested, duration_s, model, instances, gpu_count, hourly, on_demand, today, catalog,
+           currency) -> list[str]:
     notes = []
-    idle = instances * gpu_count - request.count
+    idle = instances * gpu_count - gpus_requested
     if idle:
         notes.append(f"{idle} of {instances * gpu_count} GPUs idle")
     if instances > 1:
         notes.append(f"spans {instances} hosts (network, not NVLink, between them)")
-    elif request.count > 1 and row.interconnect == "pcie":
+    elif gpus_requested > 1 and row.interconnect == "pcie":
         notes.append("GPUs linked over PCIe only (no NVLink)")
     if model == "spot":
         notes.append("spot: may be interrupted; checkpoint your job")
     if model in _TERM_YEARS:
         years = _TERM_YEARS[model]
-        notes.append(f"commits to a {years}-year term ({HOURS_PER_YEAR * years} h) for a {request.hours:g} h job")
+        notes.append(f"commits to a {years}-year term ({HOURS_PER_YEAR * years} h) for a {duration_s / HOUR_S:g} h job")
         if on_demand:
             break_even = hourly * HOURS_PER_MONTH / on_demand
             notes.append(f"breaks even vs on-demand at {break_even:.0f} h/month of use")
@@ -235,7 +268,7 @@ def _notes(row, request, model, instances, gpu_count, hourly, on_demand, today, 
     return notes
 
 
-def _notices(request, catalog, offers, options, currency, models, flagged_excluded) -> tuple[str, ...]:
+def _notices(request, offers, options, models, flagged_excluded) -> tuple[str, ...]:
     notices = list(request.assumptions)
     if not len(offers):
         notices.append(f"no offers of {request.gpu} match the filters")

@@ -37,7 +37,7 @@ MONTH_S = 730 * HOUR_S
 MAX_GPUS = 100_000
 MAX_DURATION_S = 5 * 8760 * HOUR_S
 
-_PROVIDER_WORDS = {
+PROVIDER_WORDS = {
     "aws": "aws", "amazon": "aws", "ec2": "aws",
     "gcp": "gcp", "google": "gcp", "gce": "gcp",
     "azure": "azure", "microsoft": "azure",
@@ -120,6 +120,19 @@ def tokens_of(text: str) -> list[str]:
     return words
 
 
+def parse_duration(text: str, *, example: str = EXAMPLE, token: str | None = None) -> int:
+    """`72h`, `3d`, `90m`, `2mo`, `72小时` → seconds (1 minute to 5 years), else ParseError."""
+    match = _DURATION_RE.match(normalise(text).strip().lower())
+    if not match:
+        raise ParseError(f"'{token or text}' is not a duration", hint="use a number and m, h, d, w or mo",
+                         example=example)
+    seconds = float(match.group(1)) * _UNITS_S[match.group(2)]
+    if not 60 <= seconds <= MAX_DURATION_S:
+        raise ParseError(f"duration '{token or text}' is out of range", hint="use 1 minute to 5 years",
+                         example=example)
+    return int(math.ceil(seconds))
+
+
 def _split_list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
@@ -154,11 +167,7 @@ class _Builder:
     def set_duration(self, amount: str, unit: str, token: str) -> None:
         if self.duration_s is not None:
             raise ParseError(f"two durations given (second: '{token}')", example=EXAMPLE)
-        seconds = float(amount) * _UNITS_S[unit]
-        if not 60 <= seconds <= MAX_DURATION_S:
-            raise ParseError(f"duration '{token}' is out of range", hint="use 1 minute to 5 years",
-                             example=EXAMPLE)
-        self.duration_s = int(math.ceil(seconds))
+        self.duration_s = parse_duration(amount + unit, example=EXAMPLE, token=token)
 
     def gpu_name(self, token: str) -> str | None:
         """Canonical name when `token` names a GPU (plural 's' allowed)."""
@@ -181,10 +190,10 @@ class _Builder:
             self.regions.extend(v.lower() for v in values)
         elif key == "provider":
             for word in values:
-                if word.lower() not in _PROVIDER_WORDS:
+                if word.lower() not in PROVIDER_WORDS:
                     raise ParseError(f"unknown provider '{word}'", hint="known: " + ", ".join(PROVIDERS),
                                      example="8xA100 72h provider=aws")
-                self.providers.append(_PROVIDER_WORDS[word.lower()])
+                self.providers.append(PROVIDER_WORDS[word.lower()])
         elif key == "pricing":
             for word in values:
                 if word.lower() not in _PRICING_WORDS:
@@ -220,8 +229,8 @@ def parse_request(text: str, gpus: GpuTable) -> Request:
         if token in _PRICING_WORDS:
             build.pricing.extend(_PRICING_WORDS[token])
             continue
-        if token in _PROVIDER_WORDS:
-            build.providers.append(_PROVIDER_WORDS[token])
+        if token in PROVIDER_WORDS:
+            build.providers.append(PROVIDER_WORDS[token])
             continue
         if token.upper() in CURRENCIES:
             build.currency = token.upper()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 from ..pricing import Quote
 from .money import round_money
@@ -23,3 +24,61 @@ def quote_options(result: Quote) -> list[dict]:
 
 def render_quote(result: Quote) -> str:
     return json.dumps(quote_options(result), ensure_ascii=False, indent=2)
+
+
+def _plain(value):
+    """Decimals as rounded numbers, tuples as lists, dataclasses as dicts, for json.dumps."""
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return round_money(value, 6)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def recommendation(result) -> dict:
+    assumptions = list(result.assumptions)
+    plans = []
+    for plan in result.plans:
+        item = _plain(plan.to_dict())
+        item["total"] = round_money(plan.total, 2)
+        item["assumptions"] = assumptions
+        plans.append(item)
+    return {
+        "workload": _plain(asdict(result.workload)),
+        "currency": result.currency,
+        "memory_bytes": _plain(result.memory.parts),
+        "plans": plans,
+        "rejected": [_plain(p.to_dict()) for p in result.rejected],
+        "reasoning": list(result.reasoning),
+        "assumptions": assumptions,
+    }
+
+
+def tco(result) -> dict:
+    item = _plain(asdict(result))
+    item["break_even_utilisation"] = round_money(result.break_even_utilisation, 4)
+    item["cheaper"] = result.cheaper
+    return item
+
+
+def render(result, **_options) -> str:
+    """Any command result as JSON text."""
+    from ..commands import HelpCommand
+    from ..recommend import Recommendation
+    from ..tco import TcoResult
+
+    if isinstance(result, Quote):
+        payload = quote_options(result)
+    elif isinstance(result, Recommendation):
+        payload = recommendation(result)
+    elif isinstance(result, TcoResult):
+        payload = tco(result)
+    elif isinstance(result, HelpCommand):
+        payload = {"help": result.text}
+    else:
+        raise TypeError(f"no JSON renderer for {type(result).__name__}")
+    return json.dumps(payload, ensure_ascii=False, indent=2)

@@ -39,3 +39,94 @@ def render_quote(result: Quote) -> str:
     for notice in result.notices:
         lines.append(f"note: {notice}")
     return "\n".join(lines)
+
+
+def _hours(hours: float | None) -> str:
+    if hours is None:
+        return "?"
+    return f"{hours:,.1f}" if hours < 100 else f"{hours:,.0f}"
+
+
+def _yes_no(value: bool | None) -> str:
+    return {True: "yes", False: "NO", None: "-"}[value]
+
+
+def _plan_row(rank: int, plan) -> list[str]:
+    where = plan.zone or plan.region
+    return [str(rank), f"{plan.gpu_count}x{plan.gpu}", plan.provider, where, plan.instance_type,
+            str(plan.instances), plan.strategy, _hours(plan.hours), format_money(plan.total, plan.currency),
+            _yes_no(plan.meets_deadline), _yes_no(plan.within_budget), "*" if plan.pareto else "",
+            "; ".join(plan.reasons[:3])]
+
+
+def render_recommendation(result, *, explain: bool = False) -> str:
+    workload = result.workload
+    timed = any(plan.hours is not None for plan in result.plans)
+    lines = [f"{workload.describe()} — {len(result.plans)} feasible plans, cheapest first ({result.currency})"]
+    if result.plans and not timed and workload.kind != "serve":
+        lines.append("job length unknown: totals are per hour, ranked by cost per unit of throughput")
+    headers = ["#", "GPUs", "provider", "region/zone", "instance", "n", "strategy", "hours", "total", "deadline",
+               "budget", "pareto", "why / notes"]
+    if result.plans:
+        lines.append(table(headers, [_plan_row(i, p) for i, p in enumerate(result.plans, 1)], right={0, 5, 7, 8}))
+    else:
+        lines.append("no plan meets every constraint; the closest per GPU are below")
+    if result.rejected:
+        lines.append("not chosen:")
+        for plan in result.rejected[:8]:
+            lines.append(f"  {plan.gpu_count}x{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
+                         f"{plan.reasons[0] if plan.reasons else 'infeasible'}")
+    lines.append("reasoning:")
+    lines += [f"  {line}" for line in result.reasoning]
+    lines.append("assumptions (override with name=value):")
+    lines += [f"  {line}" for line in result.assumptions]
+    if explain:
+        from .. import recommend
+
+        lines.append("")
+        lines.append(recommend.__doc__.strip())
+    return "\n".join(lines)
+
+
+def render_tco(result) -> str:
+    i = result.inputs
+    c = i.currency
+
+    def money(amount):
+        return format_money(amount, c)
+
+    rows = [
+        ["hardware", f"{i.gpus} × {money(i.hardware_per_gpu)}", money(i.hardware_per_gpu * i.gpus)],
+        ["facility / year", "", money(i.facility_per_year)],
+        ["power / year", "", money(i.power_per_year)],
+        ["operations / year", "", money(i.ops_per_year)],
+        ["own, first year", "", money(result.own_first_year)],
+        [f"own, per year over {i.years} years", "", money(result.own_per_year)],
+        ["cloud rate / GPU-hour", result.cloud_rate_source, money(result.cloud_rate_per_gpu_hour)],
+        [f"cloud / year at {i.hours_per_month:g} h/month", "", money(result.cloud_per_year)],
+    ]
+    lines = [f"buy {i.gpus}x{i.gpu} or rent? ({c})", table(["item", "basis", "amount"], rows, right={2})]
+    lines.append(f"break-even: {result.break_even_hours_per_month:,.0f} h/month "
+                 f"({result.break_even_utilisation:.0%} utilisation) over {i.years} years; "
+                 f"{result.break_even_hours_per_month_first_year:,.0f} h/month to pay back in the first year")
+    if result.break_even_hours_per_month > 730:
+        lines.append("owning never pays back here: even at 100% utilisation, renting costs less")
+    lines.append(f"at {i.hours_per_month:g} h/month, {result.cheaper} is cheaper")
+    return "\n".join(lines)
+
+
+def render(result, *, explain: bool = False) -> str:
+    """Any command result as text."""
+    from ..commands import HelpCommand
+    from ..recommend import Recommendation
+    from ..tco import TcoResult
+
+    if isinstance(result, Quote):
+        return render_quote(result)
+    if isinstance(result, Recommendation):
+        return render_recommendation(result, explain=explain)
+    if isinstance(result, TcoResult):
+        return render_tco(result)
+    if isinstance(result, HelpCommand):
+        return result.text
+    raise TypeError(f"no text renderer for {type(result).__name__}")

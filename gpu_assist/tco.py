@@ -1,0 +1,144 @@
+"""Buy or rent: the total cost of owning GPUs against renting them, and the break-even utilisation. Pure.
+
+    own, first year      = hardware per GPU × GPUs + facility + power + operations   (per year, for the lot)
+    own, per year (amortised over `years`) = hardware × GPUs / years + facility + power + operations
+    cloud, per year      = rate per GPU-hour × GPUs × hours per month × 12
+    break-even           = own per year / (rate × GPUs × 12) hours per month; ÷ 730 → utilisation
+
+The cloud rate is the user's (`cloud=12`) or the cheapest verified, unflagged on-demand price per GPU-hour
+of that GPU in the catalog.
+
+    tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from .catalog import Catalog
+from .errors import ParseError
+from .pricing import exact
+from .request import parse_request
+from .workload import parse_amount
+
+HOURS_PER_MONTH = 730
+EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
+
+
+@dataclass(frozen=True)
+class TcoInput:
+    gpu: str
+    gpus: int
+    hardware_per_gpu: Decimal
+    facility_per_year: Decimal = Decimal(0)
+    power_per_year: Decimal = Decimal(0)
+    ops_per_year: Decimal = Decimal(0)
+    years: int = 3
+    hours_per_month: Decimal = Decimal(HOURS_PER_MONTH)
+    currency: str = "USD"
+    cloud_rate_per_gpu_hour: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class TcoResult:
+    inputs: TcoInput
+    own_first_year: Decimal
+    own_per_year: Decimal
+    cloud_rate_per_gpu_hour: Decimal
+    cloud_rate_source: str
+    cloud_per_year: Decimal
+    break_even_hours_per_month_first_year: Decimal
+    break_even_hours_per_month: Decimal
+
+    @property
+    def break_even_utilisation(self) -> Decimal:
+        return self.break_even_hours_per_month / HOURS_PER_MONTH
+
+    @property
+    def cheaper(self) -> str:
+        return "own" if self.own_per_year < self.cloud_per_year else "cloud"
+
+
+def cheapest_cloud_rate(catalog: Catalog, gpu: str, currency: str) -> tuple[Decimal, str] | None:
+    """Cheapest verified, unflagged on-demand price per GPU-hour of `gpu`, and where it is."""
+    offers = catalog.offers
+    offers = offers[(offers.gpu == gpu) & (offers.gpu_count >= 1) & offers.verified & (offers["flags"] == "")
+                    & offers.on_demand_hourly.notna()]
+    if not len(offers):
+        return None
+    per_gpu = offers.on_demand_hourly / offers.gpu_count * offers.currency.map(
+        lambda c: catalog.fx.factor(c, currency))
+    row = offers.loc[per_gpu.idxmin()]
+    rate = catalog.fx.convert(exact(row.on_demand_hourly), row.currency, currency) / int(row.gpu_count)
+    return rate, f"{row.provider} {row.instance_type} {row.region} on-demand ({row.source}, {row.as_of})"
+
+
+def total_cost_of_ownership(inputs: TcoInput, catalog: Catalog) -> TcoResult:
+    if inputs.cloud_rate_per_gpu_hour is not None:
+        rate, source = inputs.cloud_rate_per_gpu_hour, "given"
+    else:
+        found = cheapest_cloud_rate(catalog, inputs.gpu, inputs.currency)
+        if found is None:
+            raise ParseError(f"no verified on-demand price for {inputs.gpu} in the catalog",
+                             hint="give the cloud rate per GPU-hour", example=EXAMPLE + " cloud=12")
+        rate, source = found
+    running = inputs.facility_per_year + inputs.power_per_year + inputs.ops_per_year
+    hardware = inputs.hardware_per_gpu * inputs.gpus
+    first_year = hardware + running
+    per_year = hardware / inputs.years + running
+    cloud_hourly = rate * inputs.gpus
+    return TcoResult(
+        inputs=inputs, own_first_year=first_year, own_per_year=per_year, cloud_rate_per_gpu_hour=rate,
+        cloud_rate_source=source, cloud_per_year=cloud_hourly * inputs.hours_per_month * 12,
+        break_even_hours_per_month_first_year=first_year / (cloud_hourly * 12),
+        break_even_hours_per_month=per_year / (cloud_hourly * 12),
+    )
+
+
+def parse_tco(text: str, gpus) -> TcoInput:
+    words = text.split() if isinstance(text, str) else []
+    if words and words[0].lower() == "tco":
+        words = words[1:]
+    gpu_words, values = [], {}
+    for word in words:
+        if "=" not in word:
+            gpu_words.append(word)
+            continue
+        key, _, value = word.lower().partition("=")
+        if not value:
+            raise ParseError(f"'{word}' has no value", example=EXAMPLE)
+        if key in ("hardware", "facility", "power", "ops", "cloud"):
+            amount, currency = parse_amount(value.removesuffix("/yr").removesuffix("/year"), example=EXAMPLE)
+            values[key] = amount
+            if currency:
+                values.setdefault("currency", currency)
+        elif key == "currency":
+            if value.upper() not in ("USD", "CNY"):
+                raise ParseError(f"unknown currency '{value}'", hint="known: USD, CNY", example=EXAMPLE)
+            values["currency"] = value.upper()
+        elif key == "years":
+            if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 20:
+                raise ParseError(f"years must be 1 to 20, not '{value}'", example=EXAMPLE)
+            values["years"] = int(value)
+        elif key in ("usage", "hours"):
+            match = re.match(r"^(\d+(?:\.\d+)?)(?:h)?(?:/mo(?:nth)?)?$", value)
+            if not match or Decimal(match.group(1)) > HOURS_PER_MONTH:
+                raise ParseError(f"usage '{value}' is not hours per month (0 to 730)", example=EXAMPLE)
+            values["hours_per_month"] = Decimal(match.group(1))
+        else:
+            raise ParseError(f"unknown option '{key}'",
+                             hint="known: hardware, facility, power, ops, cloud, currency, years, usage",
+                             example=EXAMPLE)
+    if not gpu_words:
+        raise ParseError("say which GPUs you would buy", example=EXAMPLE)
+    request = parse_request(" ".join(gpu_words), gpus)
+    if "hardware" not in values:
+        raise ParseError("give the hardware price per GPU (hardware=…)", example=EXAMPLE)
+    return TcoInput(gpu=request.gpu, gpus=request.count, hardware_per_gpu=values["hardware"],
+                    facility_per_year=values.get("facility", Decimal(0)), power_per_year=values.get("power", Decimal(0)),
+                    ops_per_year=values.get("ops", Decimal(0)), years=values.get("years", 3),
+                    hours_per_month=values.get("hours_per_month", Decimal(HOURS_PER_MONTH)),
+                    currency=values.get("currency", request.currency or "USD"),
+                    cloud_rate_per_gpu_hour=values.get("cloud"))

@@ -1,0 +1,264 @@
+"""Free text → `Workload`: what the recommender is asked to plan for.
+
+    recommend train 7B tokens=20B deadline=72h budget=$5000
+    recommend finetune 70B lora
+    recommend serve 70B fp8 users=50 context=8k
+    recommend train 175B bf16 deadline=2w region=cn
+    recommend train 7B gpu_hours=576@A100 own=2xRTX3090 interruptible=no gpus=A100,H100 mfu=0.35
+
+Kinds: `train` (full), `finetune` (`full`, `lora`, `qlora`), `serve`. Sizes: `350M`, `7B`, `1.5T`.
+Precisions: fp32, bf16, fp16, fp8, int8, int4. Amounts: `$5000`, `5000usd`, `¥30000`, `30k元`, `30000cny`.
+Every assumption the estimates use (MFU, overheads, interruption rate…) can be set with `name=value`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields, replace
+from decimal import Decimal, InvalidOperation
+
+from .errors import ParseError
+from .gpus import GpuTable
+from .request import PROVIDERS, PROVIDER_WORDS, normalise, parse_duration
+
+KINDS = ("train", "finetune", "serve")
+METHODS = ("full", "lora", "qlora")
+PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
+TRAINING_PRECISIONS = ("fp32", "bf16", "fp16", "fp8")
+EXAMPLE = "recommend train 7B tokens=20B deadline=72h budget=$5000"
+_KIND_WORDS = {"train": "train", "training": "train", "pretrain": "train", "训练": "train",
+               "finetune": "finetune", "fine-tune": "finetune", "ft": "finetune", "微调": "finetune",
+               "serve": "serve", "serving": "serve", "inference": "serve", "infer": "serve", "推理": "serve"}
+_SCALE = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "万": 1e4, "亿": 1e8}
+_SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?)([kmbt])$")
+_AMOUNT_RE = re.compile(r"^([$¥])?(\d+(?:\.\d+)?)([km万]?)(usd|cny|rmb|元)?$")
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """Every constant the estimates use; each is printed with the result and can be overridden."""
+
+    mfu: float = 0.4                      # model FLOPs utilisation of peak dense tensor throughput
+    multi_host_efficiency: float = 0.9    # scaling efficiency once a job spans more than one host
+    runtime_overhead: float = 0.2         # activations, buffers, fragmentation, as a fraction of model states
+    usable_memory: float = 0.9            # fraction of GPU memory a framework can use
+    interruption_rate_per_h: float = 0.05  # spot interruptions per instance-hour
+    checkpoint_interval_h: float = 0.5
+    checkpoint_write_h: float = 2 / 60
+    restart_h: float = 10 / 60
+    spot_share: float = 0.8               # spot part of a mixed spot + on-demand fleet
+    lora_fraction: float = 0.01           # LoRA adapter parameters relative to the model
+    kv_group: int = 8                     # attention heads per KV head (grouped-query attention)
+    context_tokens: int = 4096
+    target_tokens_per_s: float = 20.0     # decode speed each serving user should get
+    bandwidth_efficiency: float = 0.6     # achieved fraction of peak memory bandwidth when decoding
+    max_instances: int = 128
+
+
+@dataclass(frozen=True)
+class Workload:
+    kind: str
+    params: float
+    precision: str = "bf16"
+    method: str = "full"
+    tokens: float | None = None
+    reference_gpu_hours: float | None = None
+    reference_gpu: str | None = None
+    users: int = 1
+    deadline_s: int | None = None
+    budget: Decimal | None = None
+    currency: str | None = None
+    interruptible: bool | None = None
+    regions: tuple[str, ...] = ()
+    providers: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()
+    own: tuple[tuple[str, int], ...] = ()
+    serve_hours: float = 730.0
+    assumptions: Assumptions = Assumptions()
+
+    @property
+    def may_interrupt(self) -> bool:
+        """Spot is considered for training unless the user says no; for serving only if they say yes."""
+        return self.interruptible if self.interruptible is not None else self.kind != "serve"
+
+    def describe(self) -> str:
+        size = format_count(self.params)
+        what = {"train": "train", "finetune": f"fine-tune ({self.method})", "serve": "serve"}[self.kind]
+        return f"{what} {size} {self.precision}"
+
+
+def format_count(value: float) -> str:
+    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if value >= scale:
+            return f"{value / scale:g}{suffix}"
+    return f"{value:g}"
+
+
+def parse_count(text: str, what: str, example: str = EXAMPLE) -> float:
+    """`7B`, `1.5T`, `20B`, `350M`, `2万` → a number."""
+    match = re.match(r"^(\d+(?:\.\d+)?)([kmbgt万亿]?)$", text.strip().lower())
+    if not match:
+        raise ParseError(f"{what} '{text}' is not a number like 7B or 350M", example=example)
+    return float(match.group(1)) * _SCALE[match.group(2)]
+
+
+def parse_amount(text: str, example: str = EXAMPLE) -> tuple[Decimal, str | None]:
+    """`$5000`, `5k`, `¥30000`, `30000cny`, `3万元` → (amount, currency or None)."""
+    match = _AMOUNT_RE.match(text.strip().lower())
+    if not match:
+        raise ParseError(f"'{text}' is not an amount", hint="write it like $5000, 5k, ¥30000 or 30000cny",
+                         example=example)
+    symbol, number, scale, code = match.groups()
+    try:
+        amount = Decimal(number) * Decimal(str(_SCALE[scale]))
+    except InvalidOperation:
+        raise ParseError(f"'{text}' is not an amount", example=example) from None
+    currency = {"$": "USD", "¥": "CNY"}.get(symbol or "") or {"usd": "USD", "cny": "CNY", "rmb": "CNY",
+                                                               "元": "CNY"}.get(code or "")
+    return amount.normalize(), currency
+
+
+def _bool(value: str, key: str) -> bool:
+    if value in ("yes", "y", "true", "1", "是"):
+        return True
+    if value in ("no", "n", "false", "0", "否"):
+        return False
+    raise ParseError(f"{key} must be yes or no, not '{value}'", example="recommend train 7B interruptible=no")
+
+
+def _own(value: str, gpus: GpuTable) -> tuple[tuple[str, int], ...]:
+    owned = []
+    for part in filter(None, value.split(",")):
+        match = re.match(r"^(\d+)x(.+)$", part, flags=re.IGNORECASE)
+        count, name = (int(match.group(1)), match.group(2)) if match else (1, part)
+        owned.append((gpus.resolve(name).name, count))
+    return tuple(owned)
+
+
+_ASSUMPTION_KEYS = {f.name: f.type for f in fields(Assumptions)}
+_ASSUMPTION_ALIASES = {"context": "context_tokens", "interruption_rate": "interruption_rate_per_h",
+                       "checkpoint": "checkpoint_interval_h", "scaling": "multi_host_efficiency",
+                       "overhead": "runtime_overhead", "tokens_per_s": "target_tokens_per_s"}
+
+
+def parse_workload(text: str, gpus: GpuTable) -> Workload:
+    """Read a workload; raises ParseError (only) naming what it could not read."""
+    words = normalise(text).split() if isinstance(text, str) else []
+    if words and words[0].lower() == "recommend":
+        words = words[1:]
+    if not words:
+        raise ParseError("empty workload", hint="say what to run: train, finetune or serve, and the model size",
+                         example=EXAMPLE)
+    values: dict = {}
+    overrides: dict = {}
+    for original in words:
+        word = original.lower()
+        if "=" in word:
+            key, _, value = original.partition("=")
+            _set_option(key.lower(), value, original, values, overrides, gpus)
+        elif word in _KIND_WORDS:
+            values["kind"] = _KIND_WORDS[word]
+        elif word in METHODS:
+            values["method"] = word
+        elif word in PRECISIONS:
+            values["precision"] = word
+        elif _SIZE_RE.match(word):
+            values["params"] = parse_count(word, "model size")
+        elif word in PROVIDER_WORDS:
+            values.setdefault("providers", []).append(PROVIDER_WORDS[word])
+        else:
+            raise ParseError(f"didn't understand '{original}'",
+                             hint="a workload is a kind (train, finetune, serve), a size (7B) and key=value options",
+                             example=EXAMPLE)
+    if "kind" not in values:
+        raise ParseError("say what to do: train, finetune or serve", example=EXAMPLE)
+    if "params" not in values:
+        raise ParseError("give the model size in parameters, e.g. 7B or 70B", example=EXAMPLE)
+    if values["params"] < 1e6 or values["params"] > 1e14:
+        raise ParseError(f"model size {format_count(values['params'])} is out of range (1M to 100T)", example=EXAMPLE)
+    if values.get("method", "full") != "full" and values["kind"] != "finetune":
+        raise ParseError(f"{values['method']} applies to finetune", example="recommend finetune 70B lora")
+    precision = values.get("precision", "bf16")
+    if values["kind"] != "serve" and precision not in TRAINING_PRECISIONS and values.get("method") != "qlora":
+        raise ParseError(f"training in {precision} is not supported",
+                         hint="train in fp32, bf16, fp16 or fp8 (or finetune with qlora)", example=EXAMPLE)
+    for key in ("providers",):
+        if key in values:
+            values[key] = tuple(dict.fromkeys(values[key]))
+    assumptions = replace(Assumptions(), **overrides)
+    return Workload(assumptions=assumptions, **values)
+
+
+def _set_option(key: str, raw: str, original: str, values: dict, overrides: dict, gpus: GpuTable) -> None:
+    """One `key=value`; `raw` keeps the user's case for names and messages, `value` is lower-cased."""
+    value = raw.lower()
+    if not value:
+        raise ParseError(f"'{original}' has no value", example=EXAMPLE)
+    if key == "tokens":
+        values["tokens"] = parse_count(value, "tokens")
+    elif key in ("gpu_hours", "gpu-hours"):
+        hours, _, reference = value.partition("@")
+        values["reference_gpu_hours"] = parse_count(hours, "gpu_hours", "recommend train 7B gpu_hours=576@A100")
+        if not reference:
+            raise ParseError("gpu_hours needs the GPU they were measured on", example="gpu_hours=576@A100")
+        values["reference_gpu"] = gpus.resolve(reference).name
+    elif key == "deadline":
+        values["deadline_s"] = parse_duration(value, example="recommend train 7B tokens=20B deadline=72h")
+    elif key in ("duration", "for"):
+        values["serve_hours"] = parse_duration(value, example="recommend serve 70B duration=1mo") / 3600
+    elif key == "budget":
+        amount, currency = parse_amount(value)
+        values["budget"] = amount
+        if currency:
+            values.setdefault("currency", currency)
+    elif key == "currency":
+        if value.upper() not in ("USD", "CNY"):
+            raise ParseError(f"unknown currency '{raw}'", hint="known: USD, CNY", example=EXAMPLE)
+        values["currency"] = value.upper()
+    elif key == "users":
+        values["users"] = int(parse_count(value, "users"))
+        if values["users"] < 1:
+            raise ParseError("users must be at least 1", example="recommend serve 70B users=50")
+    elif key == "interruptible":
+        values["interruptible"] = _bool(value, key)
+    elif key == "region":
+        values["regions"] = tuple(v for v in value.split(",") if v)
+    elif key == "provider":
+        unknown = [p for p in value.split(",") if p and p not in PROVIDER_WORDS]
+        if unknown:
+            raise ParseError(f"unknown provider '{unknown[0]}'", hint="known: " + ", ".join(PROVIDERS),
+                             example="recommend train 7B provider=aws")
+        values["providers"] = tuple(PROVIDER_WORDS[p] for p in value.split(",") if p)
+    elif key == "gpus":
+        values["gpus"] = tuple(gpus.resolve(name).name for name in raw.split(",") if name)
+    elif key == "own":
+        values["own"] = _own(raw, gpus)
+    elif key == "method":
+        if value not in METHODS:
+            raise ParseError(f"unknown method '{raw}'", hint="known: full, lora, qlora", example=EXAMPLE)
+        values["method"] = value
+    elif key in ("precision", "dtype"):
+        if value not in PRECISIONS:
+            raise ParseError(f"unknown precision '{raw}'", hint="known: " + ", ".join(PRECISIONS), example=EXAMPLE)
+        values["precision"] = value
+    elif key in _ASSUMPTION_KEYS or key in _ASSUMPTION_ALIASES:
+        name = _ASSUMPTION_ALIASES.get(key, key)
+        if name in ("checkpoint_interval_h",) and not value.replace(".", "", 1).isdigit():
+            overrides[name] = parse_duration(value, example="checkpoint=30m") / 3600
+        elif name == "context_tokens":
+            overrides[name] = int(parse_count(value, "context"))
+        else:
+            try:
+                number = float(value)
+            except ValueError:
+                raise ParseError(f"{key} must be a number, not '{value}'", example="mfu=0.35") from None
+            if not number > 0 or number != number or number == float("inf"):
+                raise ParseError(f"{key} must be a positive number, not '{value}'", example="mfu=0.35")
+            if name in ("mfu", "multi_host_efficiency", "usable_memory", "spot_share", "bandwidth_efficiency") \
+                    and number > 1:
+                raise ParseError(f"{key} is a fraction between 0 and 1, not '{value}'", example="mfu=0.35")
+            overrides[name] = int(number) if _ASSUMPTION_KEYS[name] in (int, "int") else number
+    else:
+        known = "tokens, gpu_hours, deadline, budget, currency, users, duration, interruptible, region, provider, " \
+                "gpus, own, method, precision, " + ", ".join(sorted(_ASSUMPTION_KEYS))
+        raise ParseError(f"unknown option '{key}'", hint=f"known: {known}", example=EXAMPLE)

@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from .errors import GpuAssistError
@@ -48,6 +49,16 @@ def _build_parser() -> argparse.ArgumentParser:
     t.add_argument("words", nargs="+")
     t.add_argument("--format", choices=("text", "json"), default="text")
 
+    u = commands.add_parser("util", help="GPU utilization: this machine (NVML), or the fleet (--fleet, CloudWatch)")
+    u.add_argument("--fleet", action="store_true", help="gpu-assist's AWS instances, from CloudWatch")
+    u.add_argument("--region", help="AWS region of the fleet")
+    u.add_argument("--window", help="averaging window for idle detection (default 30m)")
+    u.add_argument("--threshold", help="idle below this average GPU utilisation, percent (default 10)")
+    u.add_argument("--instance", action="append", default=[], help="these instance ids instead of the tagged ones")
+    u.add_argument("--watch", action="store_true", help="refresh every --interval seconds until Ctrl-C")
+    u.add_argument("--interval", type=float, default=1.0)
+    u.add_argument("--format", choices=("text", "json"), default="text")
+
     commands.add_parser("help", help="examples of every command")
 
     c = commands.add_parser("catalog", help="validate, list and import catalogs")
@@ -70,6 +81,11 @@ def _build_parser() -> argparse.ArgumentParser:
 def _command_text(args) -> str:
     """The CLI's arguments as the shared command grammar, so every face runs the same words."""
     words = list(getattr(args, "words", []))
+    if args.command == "util":
+        words += ["fleet"] if args.fleet else []
+        words += [f"{key}={getattr(args, key)}" for key in ("region", "window", "threshold") if getattr(args, key)]
+        words += args.instance
+        return "util " + " ".join(words)
     for provider in getattr(args, "provider", []):
         words.append(f"provider={provider}")
     for region in getattr(args, "region", []):
@@ -90,11 +106,15 @@ def _command(args) -> int:
     command = parse_command(_command_text(args), context.catalog.gpus)
     if isinstance(command, QuoteCommand) and args.format == "text" and command.top is None:
         command = dataclasses.replace(command, top=15)
-    result = run(command, context)
     explain = isinstance(command, RecommendCommand) and command.explain
     renderer = render_json if getattr(args, "format", "text") == "json" else render_text
-    print(renderer.render(result, explain=explain))
-    return 0
+    while True:
+        result = run(command, context)
+        if not getattr(args, "watch", False):
+            print(renderer.render(result, explain=explain))
+            return 0
+        print("\x1b[H\x1b[2J" + renderer.render(result), flush=True)  # clear the screen, redraw
+        time.sleep(max(0.1, args.interval))
 
 
 def _catalog(args) -> int:

@@ -14,10 +14,12 @@ from typing import Callable
 
 from .catalog import Catalog, load_catalog
 from .errors import ParseError
+from .fleet import FleetReport
 from .pricing import Quote, quote
 from .recommend import Recommendation, recommend
 from .request import Request, normalise, parse_request
 from .tco import TcoInput, TcoResult, parse_tco, total_cost_of_ownership
+from .utilization import Snapshot
 from .workload import Workload, parse_workload
 
 HELP = """\
@@ -37,6 +39,9 @@ gpu-assist — GPU prices across clouds, for the whole job.
   recommend train 7B gpu_hours=576@A100 own=2xRTX3090 mfu=0.35 explain
 
   tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo cloud=12
+
+  util                                   the GPUs on this machine (NVML)
+  util fleet region=us-east-1 window=30m threshold=10     gpu-assist's cloud instances; idle ones called out
 
   help                                   this text
 """
@@ -66,22 +71,60 @@ class TcoCommand:
 
 
 @dataclass(frozen=True)
+class UtilCommand:
+    fleet: bool = False
+    region: str | None = None
+    window_s: int = 1800
+    threshold_pct: float = 10.0
+    instance_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class HelpCommand:
     text: str = HELP
 
 
-Command = QuoteCommand | RecommendCommand | TcoCommand | HelpCommand
-Result = Quote | Recommendation | TcoResult | HelpCommand
+Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | HelpCommand
+Result = Quote | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _nvml_sampler():
+    from .utilization import NvmlSampler
+
+    return NvmlSampler()
+
+
+def _aws_client(service: str, region: str | None):
+    from .aws import client
+
+    return client(service, region)
 
 
 @dataclass
 class Context:
-    """What commands need from outside: the catalog (loaded once, lazily), today's date, defaults."""
+    """What commands need from outside: the catalog (loaded once, lazily), clocks, NVML and AWS, defaults.
+
+    Faces build one per process (or per test) and pass it to `run`; the core never reaches for these itself.
+    """
 
     catalog_loader: Callable[[], Catalog] = load_catalog
     today: Callable[[], dt.date] = dt.date.today
+    now: Callable[[], dt.datetime] = _utc_now
+    sampler_factory: Callable[[], object] = _nvml_sampler
+    aws_client: Callable[[str, str | None], object] = _aws_client
     currency: str = field(default_factory=lambda: os.environ.get("GPU_ASSIST_CURRENCY", "USD").upper())
     _catalog: Catalog | None = None
+    _sampler: object | None = None
+
+    @property
+    def sampler(self):
+        if self._sampler is None:
+            self._sampler = self.sampler_factory()
+        return self._sampler
 
     @property
     def catalog(self) -> Catalog:
@@ -134,8 +177,41 @@ def parse_command(text: str, gpus) -> Command:
                                 explain=options.get("explain", False))
     if verb == "tco":
         return TcoCommand(parse_tco(" ".join(rest), gpus))
+    if verb == "util":
+        return _parse_util(rest)
     raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, help",
                      example="quote 8xA100 72h")
+
+
+def _parse_util(words: list[str]) -> UtilCommand:
+    from .request import parse_duration
+
+    values: dict = {}
+    ids = []
+    for word in words:
+        lowered = word.lower()
+        key, _, value = lowered.partition("=")
+        if lowered in ("fleet", "--fleet", "cloud", "aws"):
+            values["fleet"] = True
+        elif lowered.startswith("i-"):
+            values["fleet"] = True
+            ids.append(lowered)
+        elif key == "region" and value:
+            values.update(fleet=True, region=value)
+        elif key == "window" and value:
+            values["window_s"] = parse_duration(value, example="util fleet window=30m")
+        elif key == "threshold" and value:
+            try:
+                values["threshold_pct"] = float(value.rstrip("%"))
+            except ValueError:
+                raise ParseError(f"threshold must be a percentage, not '{value}'",
+                                 example="util fleet threshold=10") from None
+            if not 0 < values["threshold_pct"] <= 100:
+                raise ParseError("threshold must be between 0 and 100", example="util fleet threshold=10")
+        else:
+            raise ParseError(f"didn't understand '{word}'", hint="util [fleet] [region=…] [window=30m] "
+                             "[threshold=10] [i-…]", example="util fleet region=us-east-1")
+    return UtilCommand(instance_ids=tuple(ids), **values)
 
 
 def run(command: Command, context: Context) -> Result:
@@ -149,4 +225,15 @@ def run(command: Command, context: Context) -> Result:
                          top=command.top)
     if isinstance(command, TcoCommand):
         return total_cost_of_ownership(command.inputs, context.catalog)
+    if isinstance(command, UtilCommand):
+        if not command.fleet:
+            return context.sampler.sample()
+        from .aws import DEFAULT_REGION
+        from .fleet import fleet_usage
+
+        region = command.region or os.environ.get("AWS_REGION") or DEFAULT_REGION
+        return fleet_usage(context.aws_client("ec2", region), context.aws_client("cloudwatch", region),
+                           context.catalog, region=region, now=context.now(), window_s=command.window_s,
+                           threshold_pct=command.threshold_pct, instance_ids=list(command.instance_ids) or None,
+                           currency=context.currency)
     return command

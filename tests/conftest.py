@@ -1,20 +1,16 @@
-"""Shared fixtures: the bundled catalog, and small hand-made catalogs for exact arithmetic."""
+"""Shared fixtures: the bundled catalog, small hand-made catalogs, a real moto server over HTTP."""
 
 from __future__ import annotations
 
-import datetime as dt
 import shutil
-from pathlib import Path
+import socket
+import urllib.request
 
 import pytest
 
-from gpu_assist.catalog import OFFER_COLUMNS, load_catalog
+from gpu_assist.catalog import load_catalog
 from gpu_assist.sources import rows_to_csv
-
-REPO = Path(__file__).resolve().parent.parent
-CATALOGS = REPO / "catalogs"
-SHARED = REPO.parent / "shared"
-TODAY = dt.date(2026, 12, 2)
+from support import CATALOGS
 
 
 @pytest.fixture(scope="session")
@@ -25,16 +21,6 @@ def catalog():
 @pytest.fixture(scope="session")
 def gpus(catalog):
     return catalog.gpus
-
-
-def offer(**values) -> dict:
-    """One offer row with plausible defaults; tests override what they assert on."""
-    row = {c: "" for c in OFFER_COLUMNS}
-    row.update(provider="aws", region="us-east-1", instance_type="p4d.24xlarge", gpu="A100", gpu_count="8",
-               gpu_memory_gib="40", interconnect="nvlink", currency="USD", on_demand_hourly="32",
-               billing_granularity_s="1", source="skypilot-aws", as_of="2026-12-01", verified="yes")
-    row.update({k: str(v) for k, v in values.items()})
-    return row
 
 
 @pytest.fixture
@@ -54,3 +40,33 @@ def make_catalog(tmp_path):
         return load_catalog(directory, cache_dir=None) if load else directory
 
     return build
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def moto_server():
+    """moto's real HTTP server (`moto[server]`), not its in-process decorators."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def aws(moto_server, monkeypatch):
+    """Environment for boto3 to talk to the moto server; each test starts from a reset server."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    urllib.request.urlopen(urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST"), timeout=10)
+    return moto_server

@@ -68,10 +68,18 @@ def tco(result) -> dict:
 def render(result, **_options) -> str:
     """Any command result as JSON text."""
     from ..commands import HelpCommand
+    from ..fleet import FleetReport
     from ..recommend import Recommendation
     from ..tco import TcoResult
+    from ..utilization import Snapshot
 
-    if isinstance(result, Quote):
+    if isinstance(result, Snapshot):
+        payload = _plain(result.to_dict())
+    elif isinstance(result, FleetReport):
+        payload = _plain(asdict(result))
+        payload["idle"] = [i.instance_id for i in result.idle]
+        payload["wasted_per_hour"] = round_money(result.wasted_per_hour, 4)
+    elif isinstance(result, Quote):
         payload = quote_options(result)
     elif isinstance(result, Recommendation):
         payload = recommendation(result)

@@ -115,12 +115,67 @@ def render_tco(result) -> str:
     return "\n".join(lines)
 
 
+def _number(value, unit: str = "", places: int = 0) -> str:
+    return "n/a" if value is None else f"{value:,.{places}f}{unit}"
+
+
+def render_snapshot(snapshot) -> str:
+    if not snapshot.gpus:
+        return f"no GPUs: {snapshot.reason}"
+    rows, processes = [], []
+    for gpu in snapshot.gpus:
+        memory = "n/a" if gpu.memory_used_mib is None else \
+            f"{gpu.memory_used_mib / 1024:,.1f}/{(gpu.memory_total_mib or 0) / 1024:,.0f} GiB"
+        power = "n/a" if gpu.power_w is None else \
+            f"{gpu.power_w:,.0f}/{_number(gpu.power_limit_w)} W"
+        rows.append([str(gpu.index), gpu.name or "?", _number(gpu.utilization_gpu_pct, "%"), memory,
+                     _number(gpu.temperature_c, "°C"), power, _number(gpu.sm_clock_mhz, " MHz"),
+                     str(len(gpu.processes)), "; ".join(gpu.errors)])
+        for p in gpu.processes:
+            processes.append([str(gpu.index), str(p.pid), p.name or "(hidden)",
+                              _number(None if p.used_memory_mib is None else p.used_memory_mib / 1024, " GiB", 1)])
+    lines = [f"{len(snapshot.gpus)} GPUs (driver {snapshot.driver_version or '?'})",
+             table(["#", "GPU", "util", "memory", "temp", "power", "SM clock", "procs", "errors"], rows,
+                   right={0, 2, 4, 6, 7})]
+    if processes:
+        lines.append(table(["GPU", "pid", "process", "GPU memory"], processes, right={1, 3}))
+    lines += [f"error: {e}" for e in snapshot.errors]
+    return "\n".join(lines)
+
+
+def render_fleet(report) -> str:
+    window = format_duration(report.window_s)
+    if not report.instances:
+        return f"no running gpu-assist instances in {report.region}"
+    rows = []
+    for i in report.instances:
+        rows.append([i.instance_id, i.instance_type, i.zone, i.lifecycle, str(i.gpus_reporting),
+                     _number(i.gpu_utilization_avg_pct, "%", 1),
+                     "IDLE" if i.idle else "", "" if i.hourly_cost is None else format_money(i.hourly_cost, i.currency),
+                     i.request_id or "", i.note])
+    lines = [f"{len(report.instances)} GPU instances in {report.region}, GPU use averaged over {window}",
+             table(["instance", "type", "zone", "market", "GPUs", "avg util", "idle", "per hour", "request", "note"],
+                   rows, right={4, 5, 7})]
+    if report.idle:
+        currency = report.idle[0].currency
+        lines.append(f"{len(report.idle)} idle (< {report.threshold_pct:g}% for {window}): "
+                     f"{format_money(report.wasted_per_hour, currency)}/hour wasted. Stop with: "
+                     + ", ".join(f"stop {i.instance_id}" for i in report.idle))
+    return "\n".join(lines)
+
+
 def render(result, *, explain: bool = False) -> str:
     """Any command result as text."""
     from ..commands import HelpCommand
+    from ..fleet import FleetReport
     from ..recommend import Recommendation
     from ..tco import TcoResult
+    from ..utilization import Snapshot
 
+    if isinstance(result, Snapshot):
+        return render_snapshot(result)
+    if isinstance(result, FleetReport):
+        return render_fleet(result)
     if isinstance(result, Quote):
         return render_quote(result)
     if isinstance(result, Recommendation):

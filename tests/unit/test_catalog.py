@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CATALOGS, offer
+from support import CATALOGS, offer
 from gpu_assist.catalog import OFFER_COLUMNS, load_catalog, validate_directory
 from gpu_assist.errors import CatalogError
 from gpu_assist.sources import rows_to_csv

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import TODAY
+from support import TODAY
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, HelpCommand, QuoteCommand, parse_command, run
 from gpu_assist.errors import ParseError

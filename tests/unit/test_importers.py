@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from conftest import CATALOGS, SHARED, offer
+from support import CATALOGS, SHARED, offer
 from gpu_assist.catalog import load_catalog, validate_directory
 from gpu_assist.errors import CatalogError
 from gpu_assist.gpus import load_gpus

@@ -6,7 +6,7 @@ import csv
 import math
 from decimal import Decimal
 
-from conftest import CATALOGS, SHARED, TODAY, offer
+from support import CATALOGS, SHARED, TODAY, offer
 from gpu_assist.pricing import quote
 from gpu_assist.request import parse_request
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from conftest import TODAY, offer
+from support import TODAY, offer
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, RecommendCommand, parse_command, run
 from gpu_assist.errors import ParseError

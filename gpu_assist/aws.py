@@ -1,0 +1,39 @@
+"""boto3 clients, configured once: botocore's standard retry mode, the default credential chain,
+and `AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC endpoints."""
+
+from __future__ import annotations
+
+import os
+
+from .errors import ProvisionError
+
+DEFAULT_REGION = "us-east-1"
+
+
+def client(service: str, region: str | None = None):
+    import boto3
+    from botocore.config import Config
+
+    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
+    config = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
+    return boto3.session.Session().client(service, region_name=region, config=config)
+
+
+def explain(error: Exception, doing: str) -> ProvisionError:
+    """A botocore failure as a message a user can act on; no secrets (botocore puts none in these)."""
+    from botocore.exceptions import (ClientError, EndpointConnectionError, NoCredentialsError,
+                                     NoRegionError, PartialCredentialsError)
+
+    if isinstance(error, (NoCredentialsError, PartialCredentialsError)):
+        return ProvisionError(f"no AWS credentials while {doing}",
+                              hint="set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+    if isinstance(error, EndpointConnectionError):
+        return ProvisionError(f"cannot reach AWS while {doing} ({error.kwargs.get('endpoint_url', 'endpoint')})",
+                              hint="check the network, AWS_REGION and AWS_ENDPOINT_URL")
+    if isinstance(error, NoRegionError):
+        return ProvisionError(f"no AWS region while {doing}", hint="set AWS_REGION")
+    if isinstance(error, ClientError):
+        code = error.response.get("Error", {}).get("Code", "Error")
+        message = error.response.get("Error", {}).get("Message", "")
+        return ProvisionError(f"AWS said {code} while {doing}: {message}")
+    return ProvisionError(f"AWS call failed while {doing}: {type(error).__name__}")

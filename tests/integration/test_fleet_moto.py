@@ -1,0 +1,103 @@
+"""Idle detection through the real code path: boto3 → moto server over HTTP → CloudWatch metrics we put."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from gpu_assist import aws as aws_clients
+from gpu_assist.cli import main
+from gpu_assist.errors import ProvisionError
+from gpu_assist.fleet import MEMORY_USED, NAMESPACE, REQUEST_TAG, UTILIZATION, fleet_usage
+
+IMAGE = "ami-12c6146b"  # one of moto's built-in AMIs
+
+
+def _launch(ec2, instance_type: str, request_id: str | None) -> str:
+    tags = [{"ResourceType": "instance", "Tags": [{"Key": REQUEST_TAG, "Value": request_id}]}] if request_id else []
+    reservation = ec2.run_instances(ImageId=IMAGE, InstanceType=instance_type, MinCount=1, MaxCount=1,
+                                    TagSpecifications=tags)
+    return reservation["Instances"][0]["InstanceId"]
+
+
+def _put_gpu_metrics(cloudwatch, instance_id: str, gpus: int, utilization: float, now: dt.datetime,
+                     minutes: int = 30) -> None:
+    data = []
+    for minute in range(minutes):
+        stamp = now - dt.timedelta(minutes=minute, seconds=30)
+        for index in range(gpus):
+            dims = [{"Name": "InstanceId", "Value": instance_id}, {"Name": "index", "Value": str(index)},
+                    {"Name": "name", "Value": "NVIDIA A100-SXM4-40GB"}]
+            data.append({"MetricName": UTILIZATION, "Dimensions": dims, "Timestamp": stamp, "Value": utilization,
+                         "Unit": "Percent"})
+            data.append({"MetricName": MEMORY_USED, "Dimensions": dims, "Timestamp": stamp, "Value": 1024.0,
+                         "Unit": "Megabytes"})
+    for offset in range(0, len(data), 500):
+        cloudwatch.put_metric_data(Namespace=NAMESPACE, MetricData=data[offset:offset + 500])
+
+
+@pytest.fixture
+def fleet(aws):
+    ec2, cloudwatch = aws_clients.client("ec2"), aws_clients.client("cloudwatch")
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    busy = _launch(ec2, "p4d.24xlarge", "req-busy")
+    idle = _launch(ec2, "p4d.24xlarge", "req-idle")
+    silent = _launch(ec2, "p4d.24xlarge", "req-silent")
+    untagged = _launch(ec2, "p4d.24xlarge", None)
+    _put_gpu_metrics(cloudwatch, busy, 8, 90.0, now)
+    _put_gpu_metrics(cloudwatch, idle, 8, 2.0, now)
+    _put_gpu_metrics(cloudwatch, untagged, 8, 0.0, now)
+    return {"ec2": ec2, "cloudwatch": cloudwatch, "now": now, "busy": busy, "idle": idle, "silent": silent,
+            "untagged": untagged}
+
+
+def test_only_the_idle_instance_is_reported_with_its_wasted_cost(fleet, catalog):
+    report = fleet_usage(fleet["ec2"], fleet["cloudwatch"], catalog, region="us-east-1", now=fleet["now"])
+    by_id = {i.instance_id: i for i in report.instances}
+    assert set(by_id) == {fleet["busy"], fleet["idle"], fleet["silent"]}  # only gpu-assist's own instances
+    assert [i.instance_id for i in report.idle] == [fleet["idle"]]
+    idle, busy = by_id[fleet["idle"]], by_id[fleet["busy"]]
+    assert idle.gpu_utilization_avg_pct == pytest.approx(2.0) and idle.gpus_reporting == 8
+    assert idle.request_id == "req-idle" and idle.coverage == 1.0
+    assert busy.gpu_utilization_avg_pct == pytest.approx(90.0) and not busy.idle
+    offers = catalog.offers
+    expected = offers[(offers.instance_type == "p4d.24xlarge") & (offers.region == "us-east-1")].on_demand_hourly.min()
+    assert float(idle.hourly_cost) == pytest.approx(expected)
+    assert report.wasted_per_hour == idle.hourly_cost
+    silent = by_id[fleet["silent"]]
+    assert not silent.idle and "install the CloudWatch agent" in silent.note
+
+
+def test_named_instances_and_a_short_window(fleet, catalog):
+    report = fleet_usage(fleet["ec2"], fleet["cloudwatch"], catalog, region="us-east-1", now=fleet["now"],
+                         instance_ids=[fleet["untagged"]], window_s=600)
+    (usage,) = report.instances
+    assert usage.idle and usage.request_id is None
+
+
+def test_partial_coverage_is_not_called_idle(aws, catalog):
+    ec2, cloudwatch = aws_clients.client("ec2"), aws_clients.client("cloudwatch")
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    fresh = _launch(ec2, "p4d.24xlarge", "req-fresh")
+    _put_gpu_metrics(cloudwatch, fresh, 8, 0.0, now, minutes=5)
+    (usage,) = fleet_usage(ec2, cloudwatch, catalog, region="us-east-1", now=now).instances
+    assert not usage.idle and "too little to call it idle" in usage.note
+
+
+def test_cli_fleet_json_and_errors(fleet, capsys, monkeypatch):
+    assert main(["util", "--fleet", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [i["instance_id"] for i in report["instances"] if i["idle"]] == [fleet["idle"]]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens there
+    assert main(["util", "--fleet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot reach AWS while reading the GPU fleet") and "Traceback" not in err
+
+
+def test_aws_errors_become_provision_errors(aws, catalog):
+    ec2, cloudwatch = aws_clients.client("ec2"), aws_clients.client("cloudwatch")
+    with pytest.raises(ProvisionError, match="AWS said InvalidInstanceID"):
+        fleet_usage(ec2, cloudwatch, catalog, region="us-east-1", now=dt.datetime.now(dt.timezone.utc),
+                    instance_ids=["i-0000000000000000f"])

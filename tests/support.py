@@ -1,0 +1,23 @@
+"""Constants and row builders the tests share (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from gpu_assist.catalog import OFFER_COLUMNS
+
+REPO = Path(__file__).resolve().parent.parent
+CATALOGS = REPO / "catalogs"
+SHARED = REPO.parent / "shared"
+TODAY = dt.date(2026, 12, 2)
+
+
+def offer(**values) -> dict:
+    """One offer row with plausible defaults; tests override what they assert on."""
+    row = {c: "" for c in OFFER_COLUMNS}
+    row.update(provider="aws", region="us-east-1", instance_type="p4d.24xlarge", gpu="A100", gpu_count="8",
+               gpu_memory_gib="40", interconnect="nvlink", currency="USD", on_demand_hourly="32",
+               billing_granularity_s="1", source="skypilot-aws", as_of="2026-12-01", verified="yes")
+    row.update({k: str(v) for k, v in values.items()})
+    return row

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= ../shared/catalog-data
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test bench install catalogs validate clean
+.PHONY: demo test bench install system-deps catalogs validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,15 @@ install: $(STAMP)
 demo: install
 	$(BIN)/gpu-assist quote 8xA100 72h
 
-test: install
+# Debian packages the tests start themselves: PostgreSQL (multi-replica tests).
+system-deps:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; \
+		else echo "note: PostgreSQL is not installed and this is not root: its tests will be skipped"; fi; \
+	fi
+
+test: install system-deps
 	$(BIN)/python -m pytest -q
 
 bench: install

@@ -59,6 +59,25 @@ def _build_parser() -> argparse.ArgumentParser:
     u.add_argument("--interval", type=float, default=1.0)
     u.add_argument("--format", choices=("text", "json"), default="text")
 
+    for verb, help_text in (("launch", "ask to launch: gpu-assist launch 8xA100 72h spot --as alice"),
+                            ("stop", "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice")):
+        p = commands.add_parser(verb, help=help_text)
+        p.add_argument("words", nargs="+")
+        p.add_argument("--as", dest="actor", help="who asks (default GPU_ASSIST_USER, else your login)")
+        p.add_argument("--format", choices=("text", "json"), default="text")
+    for verb in ("approve", "reject"):
+        p = commands.add_parser(verb, help=f"{verb} a pending request as an approver")
+        p.add_argument("request_id")
+        p.add_argument("--as", dest="actor")
+        p.add_argument("--reason", default="")
+        p.add_argument("--format", choices=("text", "json"), default="text")
+    q = commands.add_parser("requests", help="recent requests, or one with its audit trail: requests show r-…")
+    q.add_argument("words", nargs="*", help="list | show ID")
+    q.add_argument("--format", choices=("text", "json"), default="text")
+    commands.add_parser("reconcile", help="finish requests a crash left half-done (no second launch)")
+    commands.add_parser("reap", help="stop launches whose approved duration is over")
+    commands.add_parser("expire", help="expire pending requests past their deadline")
+
     commands.add_parser("help", help="examples of every command")
 
     c = commands.add_parser("catalog", help="validate, list and import catalogs")
@@ -81,6 +100,8 @@ def _build_parser() -> argparse.ArgumentParser:
 def _command_text(args) -> str:
     """The CLI's arguments as the shared command grammar, so every face runs the same words."""
     words = list(getattr(args, "words", []))
+    if args.command == "requests" and words[:1] in (["list"], ["show"]):
+        words = words[1:]
     if args.command == "util":
         words += ["fleet"] if args.fleet else []
         words += [f"{key}={getattr(args, key)}" for key in ("region", "window", "threshold") if getattr(args, key)]
@@ -109,7 +130,7 @@ def _command(args) -> int:
     explain = isinstance(command, RecommendCommand) and command.explain
     renderer = render_json if getattr(args, "format", "text") == "json" else render_text
     while True:
-        result = run(command, context)
+        result = run(command, context, actor=_actor(args))
         if not getattr(args, "watch", False):
             print(renderer.render(result, explain=explain))
             return 0
@@ -158,11 +179,37 @@ def _catalog(args) -> int:
     return 0
 
 
+def _actor(args) -> str:
+    import getpass
+
+    return getattr(args, "actor", None) or os.environ.get("GPU_ASSIST_USER") or getpass.getuser()
+
+
+def _lifecycle(args) -> int:
+    """approve, reject, reconcile, reap, expire: the request lifecycle's own verbs."""
+    from .commands import Context
+    from .render import json as render_json, text as render_text
+
+    approvals = Context().approvals
+    if args.command in ("approve", "reject"):
+        actor = _actor(args)
+        record = approvals.approve(args.request_id, actor) if args.command == "approve" else \
+            approvals.reject(args.request_id, actor, args.reason)
+        renderer = render_json if args.format == "json" else render_text
+        print(renderer.render(record))
+        return 0
+    done = {"reconcile": approvals.reconcile, "reap": approvals.reap, "expire": approvals.expire_due}[args.command]()
+    print(f"{args.command}: {len(done)} requests" + (f" ({', '.join(done)})" if done else ""))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _build_parser().parse_args(argv)
         if args.command == "catalog":
             return _catalog(args)
+        if args.command in ("approve", "reject", "reconcile", "reap", "expire"):
+            return _lifecycle(args)
         return _command(args)
     except GpuAssistError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -42,6 +43,11 @@ gpu-assist — GPU prices across clouds, for the whole job.
 
   util                                   the GPUs on this machine (NVML)
   util fleet region=us-east-1 window=30m threshold=10     gpu-assist's cloud instances; idle ones called out
+
+  launch 8xA100 72h spot region=us-east-1    ask to launch the cheapest allowed AWS offer; an approver decides
+  launch aws:p4d.24xlarge:us-east-1:on-demand 72h    a quote row, by its option id
+  stop i-0123456789abcdef0               ask to stop an instance gpu-assist launched
+  requests                               recent requests; `requests r-…` shows one with its audit trail
 
   help                                   this text
 """
@@ -80,12 +86,37 @@ class UtilCommand:
 
 
 @dataclass(frozen=True)
+class LaunchCommand:
+    text: str
+
+
+@dataclass(frozen=True)
+class StopCommand:
+    instance_ids: tuple[str, ...]
+    region: str | None = None
+
+
+@dataclass(frozen=True)
+class RequestsCommand:
+    request_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RequestDetail:
+    """One request with its audit trail, as `requests r-…` shows it."""
+
+    record: object
+    trail: tuple
+
+
+@dataclass(frozen=True)
 class HelpCommand:
     text: str = HELP
 
 
-Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | HelpCommand
-Result = Quote | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand
+Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
+    RequestsCommand | HelpCommand
+Result = Quote | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | object
 
 
 def _utc_now() -> dt.datetime:
@@ -104,6 +135,16 @@ def _aws_client(service: str, region: str | None):
     return client(service, region)
 
 
+def _default_approvals(context: "Context"):
+    from .approvals import Approvals
+    from .policy import load_policy
+    from .provision.aws import AwsProvisioner
+    from .store import Store
+
+    policy = load_policy()
+    return Approvals(Store(), policy, AwsProvisioner(policy), context.catalog)
+
+
 @dataclass
 class Context:
     """What commands need from outside: the catalog (loaded once, lazily), clocks, NVML and AWS, defaults.
@@ -116,9 +157,19 @@ class Context:
     now: Callable[[], dt.datetime] = _utc_now
     sampler_factory: Callable[[], object] = _nvml_sampler
     aws_client: Callable[[str, str | None], object] = _aws_client
+    approvals_factory: Callable[["Context"], object] | None = None
     currency: str = field(default_factory=lambda: os.environ.get("GPU_ASSIST_CURRENCY", "USD").upper())
     _catalog: Catalog | None = None
     _sampler: object | None = None
+    _approvals: object | None = None
+
+    @property
+    def approvals(self):
+        """The request lifecycle over the configured store, policy and AWS (built on first use)."""
+        if self._approvals is None:
+            factory = self.approvals_factory or _default_approvals
+            self._approvals = factory(self)
+        return self._approvals
 
     @property
     def sampler(self):
@@ -179,6 +230,22 @@ def parse_command(text: str, gpus) -> Command:
         return TcoCommand(parse_tco(" ".join(rest), gpus))
     if verb == "util":
         return _parse_util(rest)
+    if verb == "launch":
+        if not rest:
+            raise ParseError("say what to launch", example="launch 8xA100 72h spot region=us-east-1")
+        return LaunchCommand(" ".join(rest))
+    if verb == "stop":
+        ids = tuple(w.lower() for w in rest if not w.lower().startswith("region="))
+        region = next((w.split("=", 1)[1] for w in rest if w.lower().startswith("region=")), None)
+        bad = [i for i in ids if not re.match(r"^i-[0-9a-f]{8,17}$", i)]
+        if not ids or bad:
+            raise ParseError(f"'{bad[0]}' is not an instance id" if bad else "name the instances to stop",
+                             example="stop i-0123456789abcdef0")
+        return StopCommand(ids, region)
+    if verb == "requests":
+        if len(rest) > 1 or (rest and not re.match(r"^r-[0-9a-f]{12}$", rest[0].lower())):
+            raise ParseError("requests takes nothing or one request id", example="requests r-0123456789ab")
+        return RequestsCommand(rest[0].lower() if rest else None)
     raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, help",
                      example="quote 8xA100 72h")
 
@@ -214,8 +281,25 @@ def _parse_util(words: list[str]) -> UtilCommand:
     return UtilCommand(instance_ids=tuple(ids), **values)
 
 
-def run(command: Command, context: Context) -> Result:
-    """Execute a parsed command against the context; results are rendered by `render/`."""
+def run(command: Command, context: Context, *, actor: str | None = None) -> Result:
+    """Execute a parsed command against the context; results are rendered by `render/`.
+
+    `actor` is who asks: a Slack user id, or the CLI's user. Requests record it; approvals check it.
+    """
+    if isinstance(command, (LaunchCommand, StopCommand)) and not actor:
+        raise ParseError("who is asking? (the CLI takes --as USER or GPU_ASSIST_USER)")
+    if isinstance(command, LaunchCommand):
+        return context.approvals.submit_launch(actor, command.text)
+    if isinstance(command, StopCommand):
+        return context.approvals.submit_stop(actor, list(command.instance_ids), command.region)
+    if isinstance(command, RequestsCommand):
+        store = context.approvals.store
+        if command.request_id is None:
+            return tuple(store.list(limit=20))
+        record = store.get(command.request_id)
+        if record is None:
+            raise ParseError(f"no request {command.request_id}", example="requests")
+        return RequestDetail(record, tuple(store.audit_trail(record.id)))
     if isinstance(command, QuoteCommand):
         return quote(command.request, context.catalog, today=context.today(), currency=context.currency,
                      top=command.top, all_regions=command.all_regions, include_flagged=command.include_flagged,

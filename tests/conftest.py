@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import glob
+import os
 import shutil
 import socket
+import subprocess
+import tempfile
 import urllib.request
 
 import pytest
@@ -70,3 +74,43 @@ def aws(moto_server, monkeypatch):
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     urllib.request.urlopen(urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST"), timeout=10)
     return moto_server
+
+
+def _as_postgres(command: list[str]) -> list[str]:
+    """Debian's PostgreSQL refuses to run as root: run its tools as the postgres user."""
+    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A private PostgreSQL server on a free local port, torn down after the session."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        pytest.skip("PostgreSQL server binaries not found; `make test` installs Debian's postgresql")
+    bin_dir = os.path.dirname(found[-1])
+    base = tempfile.mkdtemp(prefix="gpu-assist-pg-")
+    if os.geteuid() == 0:
+        shutil.chown(base, "postgres", "postgres")
+    data, port = os.path.join(base, "data"), free_port()
+    subprocess.run(_as_postgres([f"{bin_dir}/initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]),
+                   check=True, capture_output=True)
+    options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+    subprocess.run(_as_postgres([f"{bin_dir}/pg_ctl", "-D", data, "-o", options, "-l", f"{base}/log", "-w", "start"]),
+                   check=True, capture_output=True)
+    yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+    subprocess.run(_as_postgres([f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "stop"]), capture_output=True)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_store(postgres_url):
+    """A Store on the shared server, emptied for each test (the audit trigger is dropped to allow that)."""
+    import sqlalchemy
+
+    from gpu_assist.store import Store
+
+    engine = sqlalchemy.create_engine(postgres_url)
+    with engine.begin() as connection:
+        connection.execute(sqlalchemy.text("DROP TABLE IF EXISTS audit_events, requests CASCADE"))
+    engine.dispose()
+    return Store(postgres_url)

@@ -39,6 +39,12 @@ def _plain(value):
     return value
 
 
+def _dates(item: dict) -> dict:
+    import datetime as dt
+
+    return {k: v.isoformat() if isinstance(v, dt.datetime) else v for k, v in item.items()}
+
+
 def recommendation(result) -> dict:
     assumptions = list(result.assumptions)
     plans = []
@@ -73,7 +79,17 @@ def render(result, **_options) -> str:
     from ..tco import TcoResult
     from ..utilization import Snapshot
 
-    if isinstance(result, Snapshot):
+    from ..commands import RequestDetail
+    from ..store import RequestRecord
+
+    if isinstance(result, RequestRecord):
+        payload = _plain(_dates(asdict(result)))
+    elif isinstance(result, RequestDetail):
+        payload = _plain(_dates(asdict(result.record)))
+        payload["audit"] = [_plain(_dates(asdict(e))) for e in result.trail]
+    elif isinstance(result, tuple) and all(isinstance(r, RequestRecord) for r in result):
+        payload = [_plain(_dates(asdict(r))) for r in result]
+    elif isinstance(result, Snapshot):
         payload = _plain(result.to_dict())
     elif isinstance(result, FleetReport):
         payload = _plain(asdict(result))

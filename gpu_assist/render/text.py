@@ -164,8 +164,46 @@ def render_fleet(report) -> str:
     return "\n".join(lines)
 
 
+def render_request(record, trail=()) -> str:
+    from ..approvals import describe
+
+    lines = [describe(record)]
+    spec = record.spec
+    if record.kind == "launch":
+        lines.append(f"  hourly {spec['hourly']} {record.currency} per instance (ceiling {spec['ceiling_hourly']}), "
+                     f"price from {spec.get('price_source', '?')}")
+        checks = spec.get("checks", {})
+        lines.append(f"  dry run: {checks.get('dry_run', '?')}; quota: {checks.get('quota', '?')}")
+    lines.append(f"  created {record.created_at:%Y-%m-%d %H:%M} UTC, expires {record.expires_at:%Y-%m-%d %H:%M} UTC")
+    if record.approver:
+        lines.append(f"  decided by {record.approver} at {record.decided_at:%Y-%m-%d %H:%M} UTC")
+    if record.instance_ids:
+        ends = f", ends {record.ends_at:%Y-%m-%d %H:%M} UTC" if record.ends_at else ""
+        lines.append(f"  instances: {', '.join(record.instance_ids)}{ends}")
+    if record.error:
+        lines.append(f"  error: {record.error}")
+    if trail:
+        lines.append("  audit:")
+        for event in trail:
+            change = f" {event.from_state or '-'}→{event.to_state}" if event.from_state != event.to_state else ""
+            detail = f": {event.detail}" if event.detail else ""
+            lines.append(f"    {event.at:%Y-%m-%d %H:%M:%S} {event.actor} {event.action} {event.outcome}{change}{detail}")
+    return "\n".join(lines)
+
+
 def render(result, *, explain: bool = False) -> str:
     """Any command result as text."""
+    from ..commands import RequestDetail
+    from ..store import RequestRecord
+
+    if isinstance(result, RequestRecord):
+        return render_request(result)
+    if isinstance(result, RequestDetail):
+        return render_request(result.record, result.trail)
+    if isinstance(result, tuple) and all(isinstance(r, RequestRecord) for r in result):
+        from ..approvals import describe
+
+        return "\n".join(describe(r) for r in result) if result else "no requests"
     from ..commands import HelpCommand
     from ..fleet import FleetReport
     from ..recommend import Recommendation

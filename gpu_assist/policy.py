@@ -1,0 +1,120 @@
+"""The team's rules for spending money: who approves, what may be asked for, and how provisioning is set up.
+
+Read from a TOML file (`GPU_ASSIST_CONFIG`, table `[policy]`) and environment variables, the environment
+winning. Every check returns the reasons a request breaks the rules; approvals re-check at approve time,
+so a request submitted before a rule tightened cannot slip through.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tomllib
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from .errors import PolicyError
+
+
+@dataclass(frozen=True)
+class Policy:
+    approvers: frozenset[str] = frozenset()
+    max_gpus: int = 64
+    max_cost: Decimal = Decimal(50_000)         # per request, in `currency`
+    currency: str = "USD"
+    allowed_instance_types: tuple[str, ...] = ("p*", "g*")  # shell patterns
+    allowed_regions: tuple[str, ...] = ()       # empty: any
+    allowed_pricing_models: tuple[str, ...] = ("on-demand", "spot")
+    auto_approve_below: Decimal | None = None   # estimated cost under which no human is needed (still audited)
+    expiry_s: int = 24 * 3600
+    # provisioning
+    default_region: str = "us-east-1"
+    ami_id: str | None = None
+    ami_ssm_parameter: str | None = None
+    subnet_ids: dict[str, str] = field(default_factory=dict)   # zone name → subnet id
+    security_group_ids: tuple[str, ...] = ()
+    key_name: str | None = None
+    stop_action: str = "terminate"              # terminate | stop
+    cost_tags: dict[str, str] = field(default_factory=dict)
+
+    def is_approver(self, user: str) -> bool:
+        return user in self.approvers
+
+    def launch_violations(self, *, gpus: int, estimated_cost: Decimal, instance_type: str, region: str,
+                          pricing_model: str) -> list[str]:
+        problems = []
+        if gpus > self.max_gpus:
+            problems.append(f"{gpus} GPUs is over the limit of {self.max_gpus} per request")
+        if estimated_cost > self.max_cost:
+            problems.append(f"estimated {estimated_cost:,.2f} {self.currency} is over the limit of "
+                            f"{self.max_cost:,.2f} {self.currency} per request")
+        if not any(fnmatch.fnmatchcase(instance_type, p) for p in self.allowed_instance_types):
+            problems.append(f"instance type {instance_type} is not allowed ({', '.join(self.allowed_instance_types)})")
+        if self.allowed_regions and region not in self.allowed_regions:
+            problems.append(f"region {region} is not allowed ({', '.join(self.allowed_regions)})")
+        if pricing_model not in self.allowed_pricing_models:
+            problems.append(f"{pricing_model} is not allowed ({', '.join(self.allowed_pricing_models)})")
+        return problems
+
+    def require_launch_allowed(self, **launch) -> None:
+        problems = self.launch_violations(**launch)
+        if problems:
+            raise PolicyError("policy refuses this launch: " + "; ".join(problems),
+                              hint="ask for less, or ask an admin to change the policy")
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.replace(";", ",").split(",") if part.strip())
+
+
+def load_policy(environ: dict | None = None) -> Policy:
+    """Policy from `GPU_ASSIST_CONFIG` (TOML) and `GPU_ASSIST_*` variables; bad values raise PolicyError."""
+    environ = os.environ if environ is None else environ
+    values: dict = {}
+    path = environ.get("GPU_ASSIST_CONFIG")
+    if path:
+        try:
+            values.update(tomllib.loads(Path(path).read_text(encoding="utf-8")).get("policy", {}))
+        except (OSError, tomllib.TOMLDecodeError) as error:
+            raise PolicyError(f"cannot read the config file {path}: {error}") from None
+    env = {
+        "approvers": "GPU_ASSIST_APPROVERS", "max_gpus": "GPU_ASSIST_MAX_GPUS", "max_cost": "GPU_ASSIST_MAX_COST",
+        "currency": "GPU_ASSIST_CURRENCY", "allowed_instance_types": "GPU_ASSIST_ALLOWED_INSTANCE_TYPES",
+        "allowed_regions": "GPU_ASSIST_ALLOWED_REGIONS", "allowed_pricing_models": "GPU_ASSIST_ALLOWED_PRICING",
+        "auto_approve_below": "GPU_ASSIST_AUTO_APPROVE_BELOW", "expiry_s": "GPU_ASSIST_REQUEST_EXPIRY_S",
+        "ami_id": "GPU_ASSIST_AMI_ID", "ami_ssm_parameter": "GPU_ASSIST_AMI_SSM_PARAMETER",
+        "security_group_ids": "GPU_ASSIST_SECURITY_GROUP_IDS", "key_name": "GPU_ASSIST_KEY_NAME",
+        "stop_action": "GPU_ASSIST_STOP_ACTION",
+    }
+    for key, variable in env.items():
+        if environ.get(variable):
+            values[key] = environ[variable]
+    try:
+        policy = Policy(
+            approvers=frozenset(_list(values.get("approvers", ()))),
+            max_gpus=int(values.get("max_gpus", 64)),
+            max_cost=Decimal(str(values.get("max_cost", 50_000))),
+            currency=str(values.get("currency", "USD")).upper(),
+            allowed_instance_types=_list(values.get("allowed_instance_types", ("p*", "g*"))),
+            allowed_regions=_list(values.get("allowed_regions", ())),
+            allowed_pricing_models=_list(values.get("allowed_pricing_models", ("on-demand", "spot"))),
+            auto_approve_below=Decimal(str(values["auto_approve_below"])) if values.get("auto_approve_below")
+            else None,
+            expiry_s=int(values.get("expiry_s", 24 * 3600)),
+            default_region=str(values.get("default_region") or environ.get("AWS_REGION") or "us-east-1"),
+            ami_id=values.get("ami_id"), ami_ssm_parameter=values.get("ami_ssm_parameter"),
+            subnet_ids=dict(values.get("subnet_ids", {})),
+            security_group_ids=_list(values.get("security_group_ids", ())),
+            key_name=values.get("key_name"), stop_action=str(values.get("stop_action", "terminate")),
+            cost_tags={str(k): str(v) for k, v in dict(values.get("cost_tags", {})).items()},
+        )
+    except (ValueError, ArithmeticError) as error:
+        raise PolicyError(f"bad policy setting: {error}") from None
+    if policy.stop_action not in ("terminate", "stop"):
+        raise PolicyError(f"stop_action must be terminate or stop, not '{policy.stop_action}'")
+    return policy
+
+
+def _list(value) -> tuple[str, ...]:
+    return _split(value) if isinstance(value, str) else tuple(str(v) for v in value)

@@ -1,0 +1,1 @@
+"""Cloud provisioning adapters (AWS today): the only code that starts or stops machines."""

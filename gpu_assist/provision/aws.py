@@ -1,0 +1,215 @@
+"""EC2 through boto3: dry runs, quota checks, exactly-once launches and stops of gpu-assist's own instances.
+
+Exactly once: before any launch, instances tagged with the request id are looked up in every candidate region
+(moto does not enforce `ClientToken`; real AWS does, for about 24 hours), and each attempt's `ClientToken` is
+derived from the request id, so a retried call after a crash returns the same instances on real AWS.
+Capacity: `InsufficientInstanceCapacity` and friends move on to the next zone, then the next region, never
+above the approved hourly ceiling (spot: `MaxPrice` is that ceiling). Throttling and transient errors are
+botocore's standard retry mode (`gpu_assist.aws.client`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from .. import aws
+from ..errors import PolicyError, ProvisionError
+from ..policy import Policy
+
+REQUEST_TAG = "gpu-assist:request-id"
+REQUESTER_TAG = "gpu-assist:requester"
+EXPIRES_TAG = "gpu-assist:expires-at"
+CAPACITY_ERRORS = ("InsufficientInstanceCapacity", "InsufficientCapacity", "Unsupported",
+                   "InsufficientHostCapacity", "SpotMaxPriceTooLow", "MaxSpotInstanceCountExceeded")
+# Service Quotas codes for running instances, in vCPUs: (on-demand, spot) by instance family letter.
+QUOTA_CODES = {"p": ("L-417A185B", "L-7212CCBC"), "g": ("L-DB2E81BA", "L-3819A6DF"), "v": ("L-DB2E81BA", "L-3819A6DF")}
+_LIVE_STATES = ["pending", "running", "stopping", "stopped", "shutting-down"]
+
+
+@dataclass
+class LaunchOutcome:
+    instance_ids: list[str]
+    region: str
+    zone: str | None
+    reused: bool = False
+    attempts: list[str] = field(default_factory=list)
+
+
+def _code(error) -> str:
+    return getattr(error, "response", {}).get("Error", {}).get("Code", "")
+
+
+class AwsProvisioner:
+    def __init__(self, policy: Policy, client=aws.client):
+        self.policy = policy
+        self.client = client
+
+    # ---- checks before approval -------------------------------------------------------------------------
+    def dry_run(self, spec: dict) -> str:
+        """'ok' when EC2 says the launch would succeed; otherwise the reason (never raises)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self.client("ec2", spec["region"]).run_instances(DryRun=True, **self._launch_args(spec, None, None))
+        except ClientError as error:
+            if _code(error) == "DryRunOperation":
+                return "ok"
+            return f"refused: {aws.explain(error, 'checking the launch (DryRun)').message}"
+        except (BotoCoreError, ProvisionError) as error:
+            return f"not checked: {getattr(error, 'message', None) or aws.explain(error, 'checking the launch').message}"
+        return "ok"
+
+    def quota(self, spec: dict, *, quotas_client=None) -> str:
+        """Whether the account's vCPU quota for this family covers the request; 'quota unknown' when unanswered."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        codes = QUOTA_CODES.get(spec["instance_type"][0])
+        if codes is None or not spec.get("vcpus"):
+            return "quota unknown (no quota code for this family)"
+        code = codes[1] if spec["pricing_model"] == "spot" else codes[0]
+        needed = int(spec["vcpus"]) * int(spec["instances"])
+        client = quotas_client or self.client("service-quotas", spec["region"])
+        try:
+            value = client.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
+        except (ClientError, BotoCoreError) as error:
+            reason = _code(error) or type(error).__name__
+            return f"quota unknown ({code}: {reason})"
+        if needed > value:
+            return f"quota too low: {needed} vCPUs needed, limit {value:g} ({code}); ask AWS to raise it"
+        return f"ok: {needed} vCPUs of {value:g} ({code})"
+
+    # ---- launch -----------------------------------------------------------------------------------------
+    def _ami(self, region: str) -> str:
+        if self.policy.ami_id:
+            return self.policy.ami_id
+        if self.policy.ami_ssm_parameter:
+            try:
+                return self.client("ssm", region).get_parameter(Name=self.policy.ami_ssm_parameter)["Parameter"]["Value"]
+            except Exception as error:  # noqa: BLE001
+                raise aws.explain(error, f"reading the AMI from {self.policy.ami_ssm_parameter}") from None
+        raise ProvisionError("no AMI configured", hint="set GPU_ASSIST_AMI_ID or GPU_ASSIST_AMI_SSM_PARAMETER "
+                             "(e.g. a Deep Learning AMI's SSM parameter)")
+
+    def _launch_args(self, spec: dict, zone: str | None, token: str | None, *, ceiling: str | None = None) -> dict:
+        args = {"ImageId": self._ami(spec["region"]), "InstanceType": spec["instance_type"],
+                "MinCount": int(spec["instances"]), "MaxCount": int(spec["instances"])}
+        tags = [{"Key": REQUEST_TAG, "Value": spec["request_id"]}, {"Key": REQUESTER_TAG, "Value": spec["requester"]},
+                {"Key": EXPIRES_TAG, "Value": spec.get("ends_at", "")}]
+        tags += [{"Key": k, "Value": v} for k, v in self.policy.cost_tags.items()]
+        args["TagSpecifications"] = [{"ResourceType": "instance", "Tags": tags}]
+        if token:
+            args["ClientToken"] = token
+        if zone:
+            args["Placement"] = {"AvailabilityZone": zone}
+            if zone in self.policy.subnet_ids:
+                args["SubnetId"] = self.policy.subnet_ids[zone]
+        if self.policy.security_group_ids:
+            args["SecurityGroupIds"] = list(self.policy.security_group_ids)
+        if self.policy.key_name:
+            args["KeyName"] = self.policy.key_name
+        if spec["pricing_model"] == "spot":
+            args["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {
+                "MaxPrice": ceiling or spec["ceiling_hourly"], "SpotInstanceType": "one-time",
+                "InstanceInterruptionBehavior": "terminate"}}
+        return args
+
+    def find(self, request_id: str, regions: list[str]) -> tuple[str, list[dict]]:
+        """(region, live instances) carrying the request's tag, in the first region that has any."""
+        for region in regions:
+            paginator = self.client("ec2", region).get_paginator("describe_instances")
+            found = [i for page in paginator.paginate(Filters=[
+                {"Name": f"tag:{REQUEST_TAG}", "Values": [request_id]},
+                {"Name": "instance-state-name", "Values": _LIVE_STATES}])
+                for reservation in page["Reservations"] for i in reservation["Instances"]]
+            if found:
+                return region, found
+        return "", []
+
+    def _zones(self, region: str, zone_id: str | None) -> list[str | None]:
+        """Zone names to try in `region`: the spot offer's zone when known, else every available zone."""
+        zones = self.client("ec2", region).describe_availability_zones(
+            Filters=[{"Name": "state", "Values": ["available"]}])["AvailabilityZones"]
+        if zone_id:
+            named = [z["ZoneName"] for z in zones if z.get("ZoneId") == zone_id]
+            return named or [None]
+        return [z["ZoneName"] for z in zones] or [None]
+
+    def launch(self, spec: dict) -> LaunchOutcome:
+        """Start the request's instances once; raises ProvisionError when no candidate has capacity."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        candidates = spec["candidates"]
+        regions = list(dict.fromkeys(c["region"] for c in candidates))
+        try:
+            region, existing = self.find(spec["request_id"], regions)
+        except (ClientError, BotoCoreError) as error:
+            raise aws.explain(error, "looking for the request's instances") from None
+        if existing:
+            return LaunchOutcome([i["InstanceId"] for i in existing], region,
+                                 existing[0].get("Placement", {}).get("AvailabilityZone"), reused=True)
+        ceiling = Decimal(spec["ceiling_hourly"])
+        attempts, attempt = [], 0
+        for candidate in candidates:
+            if Decimal(candidate["hourly"]) > ceiling:
+                attempts.append(f"{candidate['region']}: {candidate['hourly']}/h is above the ceiling, skipped")
+                continue
+            try:
+                zones = self._zones(candidate["region"], candidate.get("zone"))
+            except (ClientError, BotoCoreError) as error:
+                attempts.append(f"{candidate['region']}: {aws.explain(error, 'listing zones').message}")
+                continue
+            for zone in zones:
+                attempt += 1
+                args = self._launch_args({**spec, "region": candidate["region"]}, zone, f"{spec['request_id']}-{attempt}",
+                                         ceiling=str(ceiling))
+                try:
+                    reservation = self.client("ec2", candidate["region"]).run_instances(**args)
+                except ClientError as error:
+                    if _code(error) in CAPACITY_ERRORS:
+                        attempts.append(f"{zone or candidate['region']}: {_code(error)}")
+                        continue
+                    raise aws.explain(error, f"launching {spec['instance_type']} in {candidate['region']}") from None
+                except BotoCoreError as error:
+                    raise aws.explain(error, f"launching {spec['instance_type']}") from None
+                instances = reservation["Instances"]
+                return LaunchOutcome([i["InstanceId"] for i in instances], candidate["region"],
+                                     instances[0].get("Placement", {}).get("AvailabilityZone", zone), attempts=attempts)
+        raise ProvisionError(f"no capacity for {spec['instances']}x{spec['instance_type']} within "
+                             f"{ceiling}/h: " + "; ".join(attempts))
+
+    # ---- stop -------------------------------------------------------------------------------------------
+    def managed(self, instance_ids: list[str], region: str) -> dict[str, str | None]:
+        """instance id → gpu-assist request id (None when gpu-assist did not launch it)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            pages = self.client("ec2", region).get_paginator("describe_instances").paginate(InstanceIds=instance_ids)
+            found = {}
+            for page in pages:
+                for reservation in page["Reservations"]:
+                    for instance in reservation["Instances"]:
+                        tags = {t["Key"]: t["Value"] for t in instance.get("Tags", [])}
+                        found[instance["InstanceId"]] = tags.get(REQUEST_TAG)
+        except (ClientError, BotoCoreError) as error:
+            raise aws.explain(error, "looking up the instances to stop") from None
+        return found
+
+    def stop(self, instance_ids: list[str], region: str) -> list[str]:
+        """Stop (or terminate, per policy) only instances gpu-assist launched; refuses any other."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        owners = self.managed(instance_ids, region)
+        foreign = [i for i in instance_ids if not owners.get(i)]
+        if foreign:
+            raise PolicyError(f"not launched by gpu-assist: {', '.join(foreign)}",
+                              hint="gpu-assist stops only instances carrying its gpu-assist:request-id tag")
+        ec2 = self.client("ec2", region)
+        try:
+            if self.policy.stop_action == "stop":
+                ec2.stop_instances(InstanceIds=instance_ids)
+            else:
+                ec2.terminate_instances(InstanceIds=instance_ids)
+        except (ClientError, BotoCoreError) as error:
+            raise aws.explain(error, f"stopping {', '.join(instance_ids)}") from None
+        return instance_ids

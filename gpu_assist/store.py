@@ -1,0 +1,258 @@
+"""Where requests and their audit trail live: SQLAlchemy 2 over SQLite (one process) or PostgreSQL (replicas).
+
+Every state change is one conditional UPDATE (`… WHERE id = :id AND state = :expected`), so two clicks, a
+Slack retry or two replicas can never both win a transition. `audit_events` is append-only: the code only
+inserts, and a database trigger refuses UPDATE and DELETE. The schema is created on first use
+(`create_all`; no migrations yet — the tables are new).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from sqlalchemy import (JSON, BigInteger, Column, DateTime, Integer, MetaData, Numeric, String, Table, Text, and_,
+                        create_engine, event, func, insert, select, text, update)
+from sqlalchemy.engine import Engine
+
+STATES = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed")
+TERMINAL = ("rejected", "expired", "stopped", "failed")
+
+metadata = MetaData()
+
+requests_table = Table(
+    "requests", metadata,
+    Column("id", String(32), primary_key=True),
+    Column("kind", String(16), nullable=False),  # launch | stop
+    Column("requester", String(128), nullable=False),
+    Column("spec", JSON, nullable=False),
+    Column("estimated_cost", Numeric(18, 6)),
+    Column("currency", String(3), nullable=False, default="USD"),
+    Column("state", String(16), nullable=False, index=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("approver", String(128)),
+    Column("decided_at", DateTime(timezone=True)),
+    Column("instance_ids", JSON, nullable=False, default=list),
+    Column("ends_at", DateTime(timezone=True)),  # when a running launch's approved duration is over
+    Column("error", Text),
+    Column("version", Integer, nullable=False, default=0),
+)
+
+audit_table = Table(
+    "audit_events", metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("request_id", String(32), index=True),
+    Column("actor", String(128), nullable=False),
+    Column("action", String(32), nullable=False),
+    Column("outcome", String(16), nullable=False),  # ok | refused | error
+    Column("from_state", String(16)),
+    Column("to_state", String(16)),
+    Column("detail", Text, nullable=False, default=""),
+)
+
+_APPEND_ONLY = {
+    "sqlite": [
+        "CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit_events "
+        "BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END",
+        "CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit_events "
+        "BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END",
+    ],
+    "postgresql": [
+        "CREATE OR REPLACE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'audit_events is append-only'; END $$",
+        "DROP TRIGGER IF EXISTS audit_no_change ON audit_events",
+        "CREATE TRIGGER audit_no_change BEFORE UPDATE OR DELETE ON audit_events "
+        "FOR EACH ROW EXECUTE FUNCTION audit_append_only()",
+    ],
+}
+
+
+def default_url() -> str:
+    configured = os.environ.get("GPU_ASSIST_DB_URL")
+    if configured:
+        return configured
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "gpu-assist"
+    base.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{base / 'state.db'}"
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    id: str
+    kind: str
+    requester: str
+    spec: dict
+    estimated_cost: Decimal | None
+    currency: str
+    state: str
+    created_at: dt.datetime
+    expires_at: dt.datetime
+    approver: str | None
+    decided_at: dt.datetime | None
+    instance_ids: tuple[str, ...]
+    ends_at: dt.datetime | None
+    error: str | None
+    version: int
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    id: int
+    at: dt.datetime
+    request_id: str | None
+    actor: str
+    action: str
+    outcome: str
+    from_state: str | None
+    to_state: str | None
+    detail: str
+
+
+def _aware(value: dt.datetime | None) -> dt.datetime | None:
+    """SQLite returns naive datetimes; everything here is UTC."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=dt.timezone.utc)
+    return value
+
+
+class Store:
+    """The request table and the audit log; safe to share between threads (one engine, short transactions)."""
+
+    def __init__(self, url: str | None = None, *, engine: Engine | None = None):
+        self.url = url or default_url()
+        if engine is None:
+            kwargs = {"future": True, "pool_pre_ping": True}
+            if self.url.startswith("sqlite"):
+                kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
+            engine = create_engine(self.url, **kwargs)
+            if self.url.startswith("sqlite"):
+                event.listen(engine, "connect", _sqlite_pragmas)
+        self.engine = engine
+        self.dialect = engine.dialect.name
+        metadata.create_all(engine)
+        with engine.begin() as connection:
+            if self.dialect == "postgresql":  # one replica at a time creates the trigger
+                connection.execute(text("SELECT pg_advisory_xact_lock(7262021)"))
+            for statement in _APPEND_ONLY.get(self.dialect, []):
+                connection.execute(text(statement))
+
+    def __repr__(self) -> str:
+        return f"Store({self.engine.url.render_as_string(hide_password=True)})"
+
+    @staticmethod
+    def new_id() -> str:
+        return "r-" + uuid.uuid4().hex[:12]
+
+    def insert_request(self, record: dict, *, actor: str, detail: str = "") -> None:
+        with self.engine.begin() as connection:
+            connection.execute(insert(requests_table).values(**record, version=0))
+            self._audit(connection, record["id"], actor, "submit", "ok", None, record["state"], detail,
+                        record["created_at"])
+
+    def transition(self, request_id: str, expected: str | tuple[str, ...], new_state: str, *, actor: str,
+                   action: str, now: dt.datetime, detail: str = "", condition=None, **values) -> bool:
+        """One conditional UPDATE; True when this caller won the transition (and its audit row is written)."""
+        expected = (expected,) if isinstance(expected, str) else expected
+        where = and_(requests_table.c.id == request_id, requests_table.c.state.in_(expected))
+        if condition is not None:
+            where = and_(where, condition)
+        with self.engine.begin() as connection:
+            current = connection.execute(select(requests_table.c.state).where(requests_table.c.id == request_id)
+                                         ).scalar()
+            result = connection.execute(update(requests_table).where(where).values(
+                state=new_state, version=requests_table.c.version + 1, **values))
+            if result.rowcount == 1:
+                self._audit(connection, request_id, actor, action, "ok", current, new_state, detail, now)
+                return True
+        return False
+
+    def update_fields(self, request_id: str, state: str, **values) -> bool:
+        """Change fields of a request in `state` without a state change (e.g. instance ids found on reconcile)."""
+        with self.engine.begin() as connection:
+            result = connection.execute(update(requests_table).where(
+                and_(requests_table.c.id == request_id, requests_table.c.state == state)).values(**values))
+            return result.rowcount == 1
+
+    def audit(self, request_id: str | None, actor: str, action: str, outcome: str, *, now: dt.datetime,
+              detail: str = "") -> None:
+        with self.engine.begin() as connection:
+            state = connection.execute(select(requests_table.c.state).where(requests_table.c.id == request_id)
+                                       ).scalar() if request_id else None
+            self._audit(connection, request_id, actor, action, outcome, state, state, detail, now)
+
+    @staticmethod
+    def _audit(connection, request_id, actor, action, outcome, from_state, to_state, detail, now) -> None:
+        connection.execute(insert(audit_table).values(
+            at=now, request_id=request_id, actor=actor, action=action, outcome=outcome, from_state=from_state,
+            to_state=to_state, detail=detail))
+
+    def get(self, request_id: str) -> RequestRecord | None:
+        with self.engine.connect() as connection:
+            row = connection.execute(select(requests_table).where(requests_table.c.id == request_id)).mappings().first()
+        return _record(row) if row else None
+
+    def list(self, *, states: tuple[str, ...] | None = None, limit: int = 50) -> list[RequestRecord]:
+        query = select(requests_table).order_by(requests_table.c.created_at.desc()).limit(limit)
+        if states:
+            query = query.where(requests_table.c.state.in_(states))
+        with self.engine.connect() as connection:
+            return [_record(row) for row in connection.execute(query).mappings()]
+
+    def due(self, state: str, column, now: dt.datetime) -> list[RequestRecord]:
+        query = select(requests_table).where(and_(requests_table.c.state == state, column <= now))
+        with self.engine.connect() as connection:
+            return [_record(row) for row in connection.execute(query).mappings()]
+
+    def audit_trail(self, request_id: str | None = None) -> list[AuditEvent]:
+        query = select(audit_table).order_by(audit_table.c.id)
+        if request_id:
+            query = query.where(audit_table.c.request_id == request_id)
+        with self.engine.connect() as connection:
+            return [AuditEvent(**{**row, "at": _aware(row["at"])}) for row in connection.execute(query).mappings()]
+
+    def count_audit(self) -> int:
+        with self.engine.connect() as connection:
+            return connection.execute(select(func.count()).select_from(audit_table)).scalar()
+
+    @contextlib.contextmanager
+    def job_lock(self, name: str):
+        """True while this process alone runs job `name`: a PostgreSQL advisory lock; always True on SQLite."""
+        if self.dialect != "postgresql":
+            yield True
+            return
+        key = int(uuid.uuid5(uuid.NAMESPACE_URL, f"gpu-assist:{name}").int % (2**63))
+        with self.engine.connect() as connection:
+            held = connection.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar()
+            try:
+                yield bool(held)
+            finally:
+                if held:
+                    connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                connection.commit()
+
+
+def _sqlite_pragmas(connection, _record) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def _record(row) -> RequestRecord:
+    spec = row["spec"] if isinstance(row["spec"], dict) else json.loads(row["spec"])
+    return RequestRecord(
+        id=row["id"], kind=row["kind"], requester=row["requester"], spec=spec,
+        estimated_cost=Decimal(str(row["estimated_cost"])) if row["estimated_cost"] is not None else None,
+        currency=row["currency"], state=row["state"], created_at=_aware(row["created_at"]),
+        expires_at=_aware(row["expires_at"]), approver=row["approver"], decided_at=_aware(row["decided_at"]),
+        instance_ids=tuple(row["instance_ids"] or ()), ends_at=_aware(row["ends_at"]), error=row["error"],
+        version=row["version"],
+    )

@@ -173,8 +173,12 @@ class Approvals:
             raise self._refuse(request_id, actor, action, f"{actor} is not an approver", now)
         return record
 
-    def approve(self, request_id: str, approver: str) -> RequestRecord:
-        """Approve and carry out; only the first of concurrent approvals launches anything."""
+    def approve(self, request_id: str, approver: str, *,
+                on_approved: Callable[[RequestRecord], None] | None = None) -> RequestRecord:
+        """Approve and carry out; only the first of concurrent approvals launches anything.
+
+        `on_approved` hears of the decision before the (slow) launch, e.g. to update a Slack card.
+        """
         now = self.clock()
         record = self._check_decider(self.store.get(request_id), request_id, approver, "approve", now)
         if record.kind == "launch":
@@ -189,6 +193,8 @@ class Approvals:
                                     condition=requests_table.c.expires_at > now, approver=approver, decided_at=now)
         if not won:
             raise self._not_pending(request_id, approver, "approve", now)
+        if on_approved is not None:
+            on_approved(self.store.get(request_id))
         return self.carry_out(request_id, actor=approver)
 
     def reject(self, request_id: str, approver: str, reason: str = "") -> RequestRecord:

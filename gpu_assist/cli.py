@@ -78,6 +78,15 @@ def _build_parser() -> argparse.ArgumentParser:
     commands.add_parser("reap", help="stop launches whose approved duration is over")
     commands.add_parser("expire", help="expire pending requests past their deadline")
 
+    sl = commands.add_parser("slack", help="run the Slack app")
+    slack = sl.add_subparsers(dest="slack_command", required=True, parser_class=_Parser)
+    sv = slack.add_parser("serve", help="HTTP server for Slack's events (waitress, production WSGI)")
+    sv.add_argument("--host", default="0.0.0.0")
+    sv.add_argument("--port", type=int, default=3000)
+    sv.add_argument("--threads", type=int, default=16)
+    sv.add_argument("--no-jobs", action="store_true", help="do not run expire/reap/reconcile in this process")
+    slack.add_parser("socket", help="connect over Socket Mode (SLACK_APP_TOKEN)")
+
     commands.add_parser("help", help="examples of every command")
 
     c = commands.add_parser("catalog", help="validate, list and import catalogs")
@@ -210,6 +219,14 @@ def main(argv: list[str] | None = None) -> int:
             return _catalog(args)
         if args.command in ("approve", "reject", "reconcile", "reap", "expire"):
             return _lifecycle(args)
+        if args.command == "slack":
+            from slackbot import server
+
+            if args.slack_command == "serve":
+                server.serve(args.host, args.port, threads=args.threads, jobs=not args.no_jobs)
+            else:
+                server.socket_mode()
+            return 0
         return _command(args)
     except GpuAssistError as error:
         print(f"error: {error}", file=sys.stderr)

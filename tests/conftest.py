@@ -114,3 +114,52 @@ def pg_store(postgres_url):
         connection.execute(sqlalchemy.text("DROP TABLE IF EXISTS audit_events, requests CASCADE"))
     engine.dispose()
     return Store(postgres_url)
+
+
+@pytest.fixture(scope="session")
+def mock_slack():
+    from mock_slack import MockSlack
+
+    server = MockSlack().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def slack_server(moto_server, mock_slack, tmp_path_factory):
+    """`gpu-assist slack serve` as a real process on a free port, talking to moto and the mock Web API."""
+    import sys
+    import time
+
+    from slack_client import BOT_TOKEN, SIGNING_SECRET
+
+    port = free_port()
+    state = tmp_path_factory.mktemp("slack-state")
+    env = {**os.environ, "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+           "GPU_ASSIST_SLACK_API_URL": mock_slack.api_url, "GPU_ASSIST_APPROVERS": "U-ALICE,U-BOB",
+           "GPU_ASSIST_APPROVAL_CHANNEL": "C-APPROVALS", "GPU_ASSIST_DB_URL": f"sqlite:///{state / 'state.db'}",
+           "GPU_ASSIST_AMI_ID": "ami-12c6146b", "AWS_ENDPOINT_URL": moto_server, "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing-secret-key", "AWS_REGION": "us-east-1",
+           "GPU_ASSIST_CACHE_DIR": str(state / "cache")}
+    env.pop("AWS_PROFILE", None)
+    log = open(state / "server.log", "w")
+    process = subprocess.Popen([sys.executable, "-m", "gpu_assist", "slack", "serve", "--host", "127.0.0.1",
+                                "--port", str(port), "--no-jobs"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError((state / "server.log").read_text())
+            time.sleep(0.2)
+    else:
+        process.kill()
+        raise RuntimeError("slack server did not start: " + (state / "server.log").read_text())
+    yield {"url": f"{base}/slack/events", "base": base, "env": env, "log": state / "server.log"}
+    process.terminate()
+    process.wait(timeout=10)
+    log.close()

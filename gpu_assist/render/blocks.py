@@ -1,0 +1,146 @@
+"""Slack Block Kit for every command result: compact tables in code blocks, caveats in context blocks,
+buttons where the user can act (request a launch from a quote row, a stop from an idle instance,
+approve or reject a request)."""
+
+from __future__ import annotations
+
+from ..pricing import Quote
+from ..request import format_duration
+from .money import format_money, format_percent
+from .text import render as render_text, table
+
+APPROVE = "approve_request"
+REJECT = "reject_request"
+REQUEST_LAUNCH = "request_launch"
+REQUEST_STOP = "request_stop"
+_SECTION_LIMIT = 2900  # Slack allows 3000 characters of text in a section
+
+
+def _section(text: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:_SECTION_LIMIT]}}
+
+
+def _context(lines: list[str]) -> dict:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": line[:2900]} for line in lines[:10]]}
+
+
+def _code(text: str) -> str:
+    return "```" + text[: _SECTION_LIMIT - 6] + "```"
+
+
+def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
+    request = result.request
+    options = result.options[:top]
+    title = f"{request.count}×{request.gpu} for {format_duration(request.duration_s)}"
+    if not options:
+        return [_section(f"*{title}*: no option matches."), _context(list(result.notices) or ["try fewer filters"])]
+    rows = [[str(i), o.provider, o.instance_type, o.zone or o.region, o.pricing_model,
+             format_money(o.total, o.currency), format_money(o.per_gpu_hour, o.currency, places=2)]
+            for i, o in enumerate(options, 1)]
+    blocks = [
+        {"type": "header", "text": {"type": "plain_text", "text": f"{title} — cheapest {len(options)} "
+                                    f"of {len(result.options)} ({result.currency})"[:150]}},
+        _section(_code(table(["#", "provider", "instance", "where", "pricing", "total", "/GPU-h"], rows,
+                             right={0, 5, 6}))),
+    ]
+    caveats = []
+    for i, o in enumerate(options, 1):
+        bits = []
+        if o.savings_vs_on_demand is not None:
+            bits.append(f"saves {format_percent(o.savings_vs_on_demand)} vs on-demand")
+        bits += [n for n in o.notes if n.startswith(("spot", "unverified", "stale", "commits", "spans", "price date"))]
+        if bits:
+            caveats.append(f"{i}. " + "; ".join(bits))
+    blocks.append(_context(caveats + list(result.notices) or ["prices from catalogs/SOURCES.md"]))
+    buttons = [{"type": "button", "action_id": f"{REQUEST_LAUNCH}_{i}",
+                "text": {"type": "plain_text", "text": f"Request launch #{i}"},
+                "value": f"{o.provider}:{o.instance_type}:{o.region}:{o.pricing_model} "
+                         f"{format_duration(request.duration_s)}"}
+               for i, o in enumerate(options, 1)
+               if o.provider == "aws" and o.pricing_model in ("on-demand", "spot") and o.verified]
+    if buttons:
+        blocks.append({"type": "actions", "elements": buttons[:5]})
+    return blocks
+
+
+def recommendation_blocks(result, *, top: int = 5) -> list[dict]:
+    workload = result.workload
+    plans = result.plans[:top]
+    blocks = [{"type": "header", "text": {"type": "plain_text",
+                                          "text": f"Plan: {workload.describe()} ({result.currency})"[:150]}}]
+    if plans:
+        rows = [[str(i), f"{p.gpu_count}x{p.gpu}", p.provider, p.instance_type, p.strategy,
+                 "?" if p.hours is None else f"{p.hours:,.1f}", format_money(p.total, p.currency)]
+                for i, p in enumerate(plans, 1)]
+        blocks.append(_section(_code(table(["#", "GPUs", "provider", "instance", "strategy", "hours", "total"], rows,
+                                           right={0, 5, 6}))))
+    else:
+        blocks.append(_section("No plan meets every constraint."))
+    why = [f"not chosen: {p.gpu_count}×{p.gpu} — {p.reasons[0]}" for p in result.rejected[:3] if p.reasons]
+    blocks.append(_context(list(result.assumptions[:4]) + why))
+    return blocks
+
+
+def text_blocks(result) -> list[dict]:
+    """Results without a card of their own (tco, local util, requests, help): their text, monospaced."""
+    return [_section(_code(render_text(result)))]
+
+
+def fleet_blocks(report) -> list[dict]:
+    blocks = [_section(_code(render_text(report)))]
+    buttons = [{"type": "button", "action_id": f"{REQUEST_STOP}_{i}", "style": "danger",
+                "text": {"type": "plain_text", "text": f"Request stop {u.instance_id}"[:75]}, "value": u.instance_id}
+               for i, u in enumerate(report.idle[:5], 1) if u.request_id]
+    if buttons:
+        blocks.append({"type": "actions", "elements": buttons})
+    return blocks
+
+
+def approval_card(record, *, decided: str | None = None) -> list[dict]:
+    """The card approvers see; with `decided`, the buttons give way to what happened."""
+    spec = record.spec
+    if record.kind == "launch":
+        checks = spec.get("checks", {})
+        what = (f"*Launch request {record.id}* from <@{record.requester}>\n"
+                f"{spec['instances']}× `{spec['instance_type']}` ({spec['gpus']}×{spec['gpu']}) *{spec['pricing_model']}* "
+                f"in {spec['region']} for {format_duration(spec['duration_s'])} (then stopped automatically)\n"
+                f"Estimated *{format_money(record.estimated_cost, record.currency)}* · ceiling "
+                f"{format_money(_decimal(spec['ceiling_hourly']), record.currency)}/h per instance\n"
+                f"Dry run: {checks.get('dry_run', '?')} · Quota: {checks.get('quota', '?')}")
+    else:
+        what = f"*Stop request {record.id}* from <@{record.requester}>\n" + \
+            ", ".join(f"`{i}`" for i in spec["instance_ids"]) + f" in {spec['region']}"
+    blocks = [_section(what)]
+    if decided:
+        blocks.append(_context([decided]))
+    else:
+        blocks.append(_context([f"expires {record.expires_at:%Y-%m-%d %H:%M} UTC · approvers only"]))
+        blocks.append({"type": "actions", "block_id": f"decide:{record.id}", "elements": [
+            {"type": "button", "action_id": APPROVE, "style": "primary", "value": record.id,
+             "text": {"type": "plain_text", "text": "Approve"}},
+            {"type": "button", "action_id": REJECT, "style": "danger", "value": record.id,
+             "text": {"type": "plain_text", "text": "Reject"}},
+        ]})
+    return blocks
+
+
+def outcome_line(record) -> str:
+    if record.state == "running":
+        return f"Running: {', '.join(f'`{i}`' for i in record.instance_ids)} in " \
+               f"{record.spec.get('launched_zone') or record.spec.get('launched_region', '')}; stops " \
+               f"{record.ends_at:%Y-%m-%d %H:%M} UTC"
+    if record.state == "stopped":
+        return f"Stopped: {', '.join(f'`{i}`' for i in record.instance_ids)}"
+    if record.state == "failed":
+        return f"Failed: {record.error} — the request is kept; an admin can fix the cause and rerun `reconcile`"
+    return f"{record.state}"
+
+
+def _decimal(text: str):
+    from decimal import Decimal
+
+    return Decimal(text)
+
+
+def error_blocks(message: str) -> list[dict]:
+    return [_section(f":warning: {message}")]

@@ -1,0 +1,181 @@
+"""`/gpu …` and the approval buttons, on slack-bolt.
+
+Every handler acks at once; the work (quotes over all regions, recommendations, launches) runs in Bolt's
+lazy listeners after the ack, so Slack's 3-second limit is never at risk. Bad input is answered at ack time,
+ephemerally, with what was wrong and an example. Identity is the Slack user id in the signed request; the
+approval rules themselves live in `gpu_assist.approvals`, never here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from gpu_assist.commands import (HELP, Context, HelpCommand, LaunchCommand, StopCommand, UtilCommand, parse_command,
+                                 run)
+from gpu_assist.errors import GpuAssistError
+from gpu_assist.fleet import FleetReport
+from gpu_assist.pricing import Quote
+from gpu_assist.recommend import Recommendation
+from gpu_assist.render import blocks
+
+log = logging.getLogger("gpu_assist.slack")
+
+
+@dataclass(frozen=True)
+class SlackSettings:
+    bot_token: str
+    signing_secret: str
+    api_url: str = "https://slack.com/api/"
+    approval_channel: str | None = None
+    app_token: str | None = None
+
+    def __repr__(self) -> str:  # secrets never reach a log line
+        return f"SlackSettings(api_url={self.api_url!r}, approval_channel={self.approval_channel!r})"
+
+    @classmethod
+    def from_env(cls, environ=os.environ) -> "SlackSettings":
+        missing = [name for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET") if not environ.get(name)]
+        if missing:
+            raise GpuAssistError(f"missing {', '.join(missing)}",
+                                 hint="create the app from slackbot/manifest.yml and export its credentials")
+        api_url = environ.get("GPU_ASSIST_SLACK_API_URL") or "https://slack.com/api/"
+        return cls(bot_token=environ["SLACK_BOT_TOKEN"], signing_secret=environ["SLACK_SIGNING_SECRET"],
+                   api_url=api_url if api_url.endswith("/") else api_url + "/",
+                   approval_channel=environ.get("GPU_ASSIST_APPROVAL_CHANNEL") or None,
+                   app_token=environ.get("SLACK_APP_TOKEN") or None)
+
+
+def _fallback(text: str) -> str:
+    return text[:300]
+
+
+def create_app(settings: SlackSettings, context: Context | None = None, *, process_before_response: bool = False
+               ) -> App:
+    """The Bolt app; `context` carries the catalog, store, policy and AWS (tests pass their own)."""
+    context = context or Context()
+    gpus = context.catalog.gpus  # load the catalog now, not on the first command
+    client = WebClient(token=settings.bot_token, base_url=settings.api_url)
+    app = App(signing_secret=settings.signing_secret, client=client, process_before_response=process_before_response,
+              logger=log)
+
+    def answer(result) -> tuple[str, list[dict]]:
+        if isinstance(result, Quote):
+            return f"{len(result.options)} options for {result.request.describe()}", blocks.quote_blocks(result)
+        if isinstance(result, Recommendation):
+            return f"{len(result.plans)} plans for {result.workload.describe()}", blocks.recommendation_blocks(result)
+        if isinstance(result, FleetReport):
+            return f"{len(result.instances)} GPU instances, {len(result.idle)} idle", blocks.fleet_blocks(result)
+        rendered = blocks.text_blocks(result)
+        return _fallback(rendered[0]["text"]["text"].strip("`")), rendered
+
+    def post_card(record, channel: str) -> None:
+        text = f"{record.kind} request {record.id} from <@{record.requester}> needs an approver"
+        client.chat_postMessage(channel=settings.approval_channel or channel, text=text,
+                                blocks=blocks.approval_card(record))
+
+    # ---- /gpu ---------------------------------------------------------------------------------------------
+    def ack_command(ack, command):
+        text = command.get("text", "").strip()
+        try:
+            parsed = parse_command(text, gpus)
+        except GpuAssistError as error:
+            ack(response_type="ephemeral", text=str(error), blocks=blocks.error_blocks(str(error)))
+            return
+        if isinstance(parsed, HelpCommand):
+            ack(response_type="ephemeral", text=HELP, blocks=blocks.text_blocks(parsed))
+            return
+        ack(response_type="ephemeral", text=f"Working on `/gpu {text}`…")
+
+    def do_command(command, respond):
+        text = command.get("text", "").strip()
+        user = command["user_id"]
+        try:
+            parsed = parse_command(text, gpus)
+            if isinstance(parsed, HelpCommand):
+                return
+            if isinstance(parsed, UtilCommand) and not parsed.fleet:
+                parsed = UtilCommand(fleet=True)  # Slack's /gpu util is about the team's fleet, not the bot's host
+            result = run(parsed, context, actor=user)
+        except GpuAssistError as error:
+            respond(response_type="ephemeral", replace_original=True, text=str(error),
+                    blocks=blocks.error_blocks(str(error)))
+            return
+        except Exception:  # noqa: BLE001 - the user gets a line, the log gets the traceback
+            log.exception("command failed: /gpu %s", text.split(" ")[0])
+            respond(response_type="ephemeral", replace_original=True,
+                    text="Something went wrong on our side; the request was not carried out. Try again.")
+            return
+        if isinstance(parsed, (LaunchCommand, StopCommand)):
+            post_card(result, command["channel_id"])
+            where = f"<#{settings.approval_channel}>" if settings.approval_channel else "this channel"
+            respond(response_type="ephemeral", replace_original=True,
+                    text=f"Request `{result.id}` is waiting for an approver in {where}.")
+            return
+        fallback, rendered = answer(result)
+        respond(response_type="ephemeral", replace_original=True, text=fallback, blocks=rendered)
+
+    app.command("/gpu")(ack=ack_command, lazy=[do_command])
+
+    # ---- buttons ------------------------------------------------------------------------------------------
+    def just_ack(ack):
+        ack()
+
+    def decide(body, action, approve: bool):
+        user = body["user"]["id"]
+        channel = body["container"]["channel_id"]
+        ts = body["container"]["message_ts"]
+        request_id = action["value"]
+        approvals = context.approvals
+
+        def show(record, line):
+            client.chat_update(channel=channel, ts=ts, text=f"{record.id}: {line}",
+                               blocks=blocks.approval_card(record, decided=line))
+
+        try:
+            if approve:
+                record = approvals.approve(request_id, user, on_approved=lambda r: show(
+                    r, f"Approved by <@{user}> — {'launching' if r.kind == 'launch' else 'stopping'}…"))
+            else:
+                record = approvals.reject(request_id, user)
+        except GpuAssistError as error:
+            client.chat_postEphemeral(channel=channel, user=user, text=f"Not done: {error}")
+            return
+        verb = "Approved" if approve else "Rejected"
+        line = f"{verb} by <@{user}>" + (f" — {blocks.outcome_line(record)}" if approve else "")
+        show(record, line)
+        client.chat_postMessage(channel=channel, thread_ts=ts, text=f"<@{record.requester}> {record.id}: {line}")
+
+    def on_approve(body, action):
+        decide(body, action, approve=True)
+
+    def on_reject(body, action):
+        decide(body, action, approve=False)
+
+    app.action(blocks.APPROVE)(ack=just_ack, lazy=[on_approve])
+    app.action(blocks.REJECT)(ack=just_ack, lazy=[on_reject])
+
+    def request_from_button(body, action, respond):
+        user = body["user"]["id"]
+        channel = body.get("channel", {}).get("id") or body["container"].get("channel_id")
+        try:
+            if action["action_id"].startswith(blocks.REQUEST_LAUNCH):
+                record = context.approvals.submit_launch(user, "launch " + action["value"])
+            else:
+                record = context.approvals.submit_stop(user, [action["value"]])
+        except GpuAssistError as error:
+            respond(response_type="ephemeral", replace_original=False, text=f"Not requested: {error}")
+            return
+        post_card(record, channel)
+        respond(response_type="ephemeral", replace_original=False,
+                text=f"Request `{record.id}` is waiting for an approver.")
+
+    app.action(re.compile(rf"^({blocks.REQUEST_LAUNCH}|{blocks.REQUEST_STOP})_\d+$"))(
+        ack=just_ack, lazy=[request_from_button])
+    return app
+

@@ -1,0 +1,195 @@
+"""The Slack app as a user meets it: signed requests into the real server, answers read from a mock Web API."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from gpu_assist import aws as aws_clients
+from gpu_assist.pricing import quote
+from gpu_assist.provision.aws import REQUEST_TAG
+from gpu_assist.render.money import format_money
+from gpu_assist.request import parse_request
+from slack_client import SIGNING_SECRET, action_body, command_body, signed_post
+from support import TODAY
+
+
+@pytest.fixture
+def slack(slack_server, mock_slack, aws):
+    mock_slack.clear()
+    return slack_server
+
+
+def _command(slack, mock, text, user="U-CAROL"):
+    response_url = mock.response_url()
+    status, body = signed_post(slack["url"], command_body(text, user=user, response_url=response_url))
+    return status, body, response_url
+
+
+def _responses(mock, response_url, count=1):
+    path = response_url.split(mock.url + "/", 1)[1]
+    return [r["params"] for r in mock.wait_for(path, count)]
+
+
+def _card_request_id(post) -> str:
+    actions = next(b for b in post["params"]["blocks"] if b["type"] == "actions")
+    return actions["elements"][0]["value"]
+
+
+def _tagged(request_id):
+    ec2 = aws_clients.client("ec2")
+    return [i for r in ec2.describe_instances(Filters=[{"Name": f"tag:{REQUEST_TAG}", "Values": [request_id]}])[
+        "Reservations"] for i in r["Instances"]]
+
+
+def test_health_endpoint(slack):
+    with urllib.request.urlopen(slack["base"] + "/healthz", timeout=5) as response:
+        assert response.status == 200 and json.loads(response.read())["offers"] > 3000
+
+
+def test_quote_card_matches_the_core_and_offers_launch_buttons(slack, mock_slack, catalog):
+    status, body, response_url = _command(slack, mock_slack, "quote 8xA100 72h")
+    assert status == 200 and "Working on" in body
+    (answer,) = _responses(mock_slack, response_url)
+    table = next(b for b in answer["blocks"] if b["type"] == "section")["text"]["text"]
+    core = quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=TODAY, top=5)
+    for option in core.options:
+        assert option.instance_type in table and format_money(option.total, "USD") in table
+    buttons = [e for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    aws_rows = [o for o in core.options if o.provider == "aws"]
+    assert buttons and len(buttons) == len(aws_rows)
+    assert buttons[0]["value"].startswith("aws:p4d.24xlarge:") and buttons[0]["value"].endswith(" 72h")
+
+
+def test_the_ack_comes_before_the_slow_work(slack, mock_slack):
+    started = time.monotonic()
+    status, body, response_url = _command(slack, mock_slack, "recommend train 70B tokens=1T deadline=30d")
+    acked = time.monotonic()
+    assert status == 200 and "Working on" in body
+    (answer,) = _responses(mock_slack, response_url)
+    arrived = mock_slack.calls(response_url.split(mock_slack.url + "/", 1)[1])[0]["at"]
+    assert started < acked < arrived  # the HTTP answer to Slack did not wait for the plan
+    assert answer["blocks"][0]["text"]["text"].startswith("Plan: train 70B")
+
+
+def test_bad_input_is_answered_at_once_with_an_example(slack, mock_slack):
+    status, body, _ = _command(slack, mock_slack, "quote 8xA1000 72h")
+    assert status == 200
+    answer = json.loads(body)
+    assert answer["response_type"] == "ephemeral"
+    assert answer["text"] == "unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h"
+    status, body, _ = _command(slack, mock_slack, "help")
+    assert "quote 8xA100 72h" in json.loads(body)["text"] and "recommend" in json.loads(body)["text"]
+
+
+def test_launch_goes_to_the_approval_channel_and_runs_once_after_approval(slack, mock_slack):
+    status, _, response_url = _command(slack, mock_slack, "launch 8xA100 4h region=us-east-1")
+    assert status == 200
+    (card,) = mock_slack.wait_for("chat.postMessage")
+    assert card["params"]["channel"] == "C-APPROVALS"
+    text = card["params"]["blocks"][0]["text"]["text"]
+    assert "from <@U-CAROL>" in text and "p4d.24xlarge" in text and "Dry run: ok" in text
+    request_id = _card_request_id(card)
+    (told,) = _responses(mock_slack, response_url)
+    assert request_id in told["text"]
+
+    for user in ("U-CAROL", "U-MALLORY"):  # the requester and a non-approver
+        signed_post(slack["url"], action_body("approve_request", request_id, user=user,
+                                              response_url=mock_slack.response_url()))
+    refusals = mock_slack.wait_for("chat.postEphemeral", 2)
+    assert {r["params"]["user"] for r in refusals} == {"U-CAROL", "U-MALLORY"}
+    assert any("cannot approve" in r["params"]["text"] for r in refusals)
+    assert _tagged(request_id) == []
+
+    status, _ = signed_post(slack["url"], action_body("approve_request", request_id, user="U-BOB",
+                                                      response_url=mock_slack.response_url()))
+    assert status == 200
+    updates = mock_slack.wait_for("chat.update", 2)
+    assert "Approved by <@U-BOB> — launching" in updates[0]["params"]["text"]
+    assert "Running:" in updates[1]["params"]["text"]
+    assert len(_tagged(request_id)) == 1
+    thread = mock_slack.wait_for("chat.postMessage", 2)[1]["params"]
+    assert thread["thread_ts"] == "1700000000.000001" and thread["text"].startswith("<@U-CAROL>")
+
+
+def test_a_double_click_on_approve_launches_once(slack, mock_slack):
+    _command(slack, mock_slack, "launch 8xA100 4h region=us-east-1")
+    request_id = _card_request_id(mock_slack.wait_for("chat.postMessage")[0])
+    clicks = [threading.Thread(target=signed_post, args=(slack["url"], action_body(
+        "approve_request", request_id, user=user, response_url=mock_slack.response_url())))
+        for user in ("U-BOB", "U-ALICE", "U-BOB")]
+    for click in clicks:
+        click.start()
+    for click in clicks:
+        click.join()
+    refusals = mock_slack.wait_for("chat.postEphemeral", 2)
+    assert all("already" in r["params"]["text"] for r in refusals)
+    updates = mock_slack.wait_for("chat.update", 2)
+    assert "Running:" in updates[-1]["params"]["text"]
+    time.sleep(0.3)
+    assert len(mock_slack.calls("chat.update")) == 2  # one decision, one outcome
+    assert len(_tagged(request_id)) == 1
+
+
+def test_reject_updates_the_card(slack, mock_slack):
+    _command(slack, mock_slack, "launch 8xA100 4h region=us-east-1")
+    request_id = _card_request_id(mock_slack.wait_for("chat.postMessage")[0])
+    signed_post(slack["url"], action_body("reject_request", request_id, user="U-ALICE",
+                                          response_url=mock_slack.response_url()))
+    (update,) = mock_slack.wait_for("chat.update")
+    assert update["params"]["text"].endswith("Rejected by <@U-ALICE>")
+    assert _tagged(request_id) == []
+
+
+@pytest.mark.parametrize("case", ["wrong secret", "old timestamp", "tampered body", "no signature"])
+def test_forged_requests_get_401_and_change_nothing(slack, mock_slack, case):
+    body = command_body("launch 8xA100 4h", user="U-CAROL", response_url=mock_slack.response_url())
+    if case == "wrong secret":
+        status, _ = signed_post(slack["url"], body, secret="not-the-secret")
+    elif case == "old timestamp":
+        status, _ = signed_post(slack["url"], body, timestamp=int(time.time()) - 301)
+    elif case == "tampered body":
+        from slack_sdk.signature import SignatureVerifier
+
+        stamp = int(time.time())
+        signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=str(stamp), body=body)
+        status, _ = signed_post(slack["url"], body.replace("4h", "400h"), timestamp=stamp, signature=signature)
+    else:
+        status, _ = signed_post(slack["url"], body, signature="v0=")
+    assert status == 401
+    time.sleep(0.3)
+    assert mock_slack.received == []
+
+
+def test_util_shows_the_fleet_with_stop_buttons_for_idle_instances(slack, mock_slack):
+    import datetime as dt
+
+    from gpu_assist.fleet import NAMESPACE, UTILIZATION
+
+    _command(slack, mock_slack, "launch 8xA100 4h region=us-east-1")
+    request_id = _card_request_id(mock_slack.wait_for("chat.postMessage")[0])
+    signed_post(slack["url"], action_body("approve_request", request_id, user="U-BOB",
+                                          response_url=mock_slack.response_url()))
+    mock_slack.wait_for("chat.update", 2)
+    (instance,) = _tagged(request_id)
+    now = dt.datetime.now(dt.timezone.utc)
+    cloudwatch = aws_clients.client("cloudwatch")
+    cloudwatch.put_metric_data(Namespace=NAMESPACE, MetricData=[
+        {"MetricName": UTILIZATION, "Timestamp": now - dt.timedelta(minutes=m), "Value": 1.0,
+         "Dimensions": [{"Name": "InstanceId", "Value": instance["InstanceId"]}, {"Name": "index", "Value": "0"},
+                        {"Name": "name", "Value": "NVIDIA A100"}]} for m in range(31)])
+    _, _, response_url = _command(slack, mock_slack, "util")
+    (answer,) = _responses(mock_slack, response_url)
+    buttons = [e for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert [b["value"] for b in buttons] == [instance["InstanceId"]]
+    assert "IDLE" in answer["blocks"][0]["text"]["text"]
+
+
+def test_secrets_never_reach_the_server_log(slack):
+    log = slack["log"].read_text()
+    for secret in (slack["env"]["SLACK_BOT_TOKEN"], SIGNING_SECRET, slack["env"]["AWS_SECRET_ACCESS_KEY"]):
+        assert secret not in log

@@ -101,6 +101,11 @@ def _build_parser() -> argparse.ArgumentParser:
     i.add_argument("path", type=Path, help="directory with aws_gpu.csv, gcp_gpu.csv, azure_gpu.csv, lambda_gpu.csv")
     i.add_argument("--as-of", required=True, help="date of the extract, YYYY-MM-DD")
     i.add_argument("--catalog-dir", type=Path)
+    rf = cat.add_parser("refresh", help="fetch fresh prices from a provider's API (aws)")
+    rf.add_argument("provider", choices=("aws",))
+    rf.add_argument("--regions", help="comma-separated (default: AWS_REGION or us-east-1)")
+    rf.add_argument("--families", help="instance families, e.g. p4d,p5,g6e (default p*, g*)")
+    rf.add_argument("--catalog-dir", type=Path)
     f = cat.add_parser("import-fx", help="write fx.csv from the ECB reference rates")
     f.add_argument("--catalog-dir", type=Path)
     return parser
@@ -168,6 +173,23 @@ def _catalog(args) -> int:
         gpus = load_gpus(directory / "gpus.csv")
         for provider in FILES:
             print(refresh(SkyPilotSource(provider, args.path, gpus, args.as_of), directory).summary())
+        return 0
+    if args.catalog_command == "refresh":
+        from .gpus import load_gpus
+        from .importers.aws_api import DEFAULT_FAMILIES, AwsPriceSource
+        from .sources import refresh
+
+        regions = [r for r in (args.regions or os.environ.get("AWS_REGION") or "us-east-1").split(",") if r]
+        families = tuple(f for f in (args.families or ",".join(DEFAULT_FAMILIES)).split(",") if f)
+        source = AwsPriceSource(regions, load_gpus(directory / "gpus.csv"), families=families, today=dt.date.today())
+        try:
+            print(refresh(source, directory).summary())
+        except GpuAssistError:
+            raise
+        except Exception as error:  # noqa: BLE001 - botocore's failures, as one line; the old file stays
+            from .aws import explain
+
+            raise explain(error, "refreshing AWS prices (the previous catalog is unchanged)") from None
         return 0
     if args.catalog_command == "import-fx":
         from .importers.ecb import write_fx

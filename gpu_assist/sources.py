@@ -84,8 +84,17 @@ def write_offers_atomically(rows: list[dict], path: Path, catalog_dir: Path) -> 
 
 
 def refresh(source: PriceSource, catalog_dir: Path) -> RefreshReport:
-    """Fetch all rows of `source`, deduplicate exact repeats, and write them atomically."""
+    """Fetch all rows of `source`, deduplicate exact repeats, and write them atomically.
+
+    A source with `in_scope(row)` refreshes part of a provider (some regions or families): existing rows
+    outside that scope are kept.
+    """
     rows = list(source.rows())
+    path = Path(catalog_dir) / f"{source.provider}.csv"
+    in_scope = getattr(source, "in_scope", None)
+    if in_scope is not None and path.exists():
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = [row for row in csv.DictReader(handle) if not in_scope(row)] + rows
     unique: dict[tuple, dict] = {}
     duplicates = 0
     for row in rows:
@@ -94,7 +103,6 @@ def refresh(source: PriceSource, catalog_dir: Path) -> RefreshReport:
             duplicates += 1
             continue
         unique[key] = row
-    path = Path(catalog_dir) / f"{source.provider}.csv"
     write_offers_atomically(list(unique.values()), path, Path(catalog_dir))
     report = RefreshReport(source.provider, path, len(unique), dict(getattr(source, "skipped", {})))
     if duplicates:

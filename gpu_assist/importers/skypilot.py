@@ -26,6 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from ..gpus import GpuTable
+from . import interconnect, number_text, spot_flags
 
 # Per-second billing with a one-minute minimum on AWS and GCP; per-minute on Azure and Lambda
 # (see catalogs/SOURCES.md, `billing-granularity`).
@@ -46,20 +47,6 @@ _GCP_FAMILIES = [
 ]
 _G2_L4_COUNT = {"4": 1, "8": 1, "12": 1, "16": 1, "32": 1, "24": 2, "48": 4, "96": 8}
 
-# Families whose multi-GPU sizes link their GPUs with NVLink/NVSwitch; PCIe-only families.
-_NVLINK = re.compile(r"^(p3\.(8|16)xlarge|p3dn|p4d|p4de|p5|p5e|p5en|p6-|a2-|a3-|a4-|Standard_ND|gpu_\d+x_\w*sxm|gpu_8x_a100$)")
-_PCIE = re.compile(r"^(g4dn|g4ad|g5|g5g|g6|g6e|g6f|gr6|gr6f|g7e|g2-|Standard_NV|Standard_NC\d+ads_A100|gpu_1x_h100_pcie|"
-                   r"gpu_\d+x_a6000|gpu_1x_a10$|gpu_1x_rtx6000)")
-
-
-def interconnect(instance_type: str) -> str:
-    if _NVLINK.match(instance_type):
-        return "nvlink"
-    if _PCIE.match(instance_type):
-        return "pcie"
-    return "unknown"
-
-
 def _gpu_memory_gib(gpu_info: str, fallback: float) -> float:
     """Per-GPU memory from a SkyPilot GpuInfo cell (a Python dict literal), else the spec sheet's."""
     if gpu_info.startswith("{"):
@@ -70,18 +57,6 @@ def _gpu_memory_gib(gpu_info: str, fallback: float) -> float:
         except (ValueError, SyntaxError, KeyError, IndexError, TypeError):
             pass
     return fallback
-
-
-def _number_text(value: str) -> str:
-    """A count as written without a trailing '.0' (8.0 → 8, 0.125 stays)."""
-    number = Decimal(value)
-    return format(number.normalize(), "f") if number != number.to_integral() else str(int(number))
-
-
-def _flags(on_demand: str, spot: str) -> list[str]:
-    if on_demand and spot and Decimal(spot) >= Decimal(on_demand):
-        return ["spot:not-below-on-demand"]
-    return []
 
 
 class SkyPilotSource:
@@ -125,14 +100,14 @@ class SkyPilotSource:
             if not (r["Price"] or r["SpotPrice"]):
                 self.skipped["no price"] += 1
                 continue
-            flags = _flags(r["Price"], r["SpotPrice"])
-            count = _number_text(r["AcceleratorCount"])
+            flags = spot_flags(r["Price"], r["SpotPrice"])
+            count = number_text(r["AcceleratorCount"])
             if Decimal(count) < 1:
                 flags.append("all:fractional-gpu")
             yield self._offer(
                 region=r["Region"], zone=r["AvailabilityZone"], instance_type=r["InstanceType"], gpu=spec.name,
                 gpu_count=count, gpu_memory_gib=str(_gpu_memory_gib(r["GpuInfo"], spec.memory_gib)),
-                vcpus=_number_text(r["vCPUs"]), memory_gib=_number_text(r["MemoryGiB"]),
+                vcpus=number_text(r["vCPUs"]), memory_gib=number_text(r["MemoryGiB"]),
                 on_demand_hourly=r["Price"], spot_hourly=r["SpotPrice"], flags=";".join(flags),
             )
 
@@ -163,15 +138,15 @@ class SkyPilotSource:
             spot = _sum_prices(host["SpotPrice"], accelerator["SpotPrice"])
             # A defect in either part (SOURCES.txt: A100-80GB and H200 accelerator spot above on-demand)
             # makes the summed spot price suspect too.
-            flags = sorted(set(_flags(on_demand, spot) + _flags(host["Price"], host["SpotPrice"])
-                               + _flags(accelerator["Price"], accelerator["SpotPrice"])))
+            flags = sorted(set(spot_flags(on_demand, spot) + spot_flags(host["Price"], host["SpotPrice"])
+                               + spot_flags(accelerator["Price"], accelerator["SpotPrice"])))
             if host["Price"] and Decimal(host["Price"]) == 0:
                 flags.insert(0, "all:zero-host-price")
             yield self._offer(
                 region=host["Region"], zone=host["AvailabilityZone"], instance_type=host["InstanceType"],
                 gpu=spec.name, gpu_count=str(count),
                 gpu_memory_gib=str(_gpu_memory_gib(accelerator["GpuInfo"], spec.memory_gib)),
-                vcpus=_number_text(host["vCPUs"]), memory_gib=_number_text(host["MemoryGiB"]),
+                vcpus=number_text(host["vCPUs"]), memory_gib=number_text(host["MemoryGiB"]),
                 on_demand_hourly=on_demand, spot_hourly=spot, flags=";".join(flags),
                 source_detail="host + accelerator rows of the same zone",
             )
@@ -196,14 +171,14 @@ class SkyPilotSource:
             if not (r["Price"] or r["SpotPrice"]):
                 self.skipped["no price"] += 1
                 continue
-            flags = _flags(r["Price"], r["SpotPrice"])
-            if r["InstanceType"] == "Standard_ND96isr_H100_v5" and _number_text(r["AcceleratorCount"]) != "8":
+            flags = spot_flags(r["Price"], r["SpotPrice"])
+            if r["InstanceType"] == "Standard_ND96isr_H100_v5" and number_text(r["AcceleratorCount"]) != "8":
                 flags.append("all:gpu-count-mismatch")
             yield self._offer(
                 region=r["Region"], instance_type=r["InstanceType"], gpu=spec.name,
-                gpu_count=_number_text(r["AcceleratorCount"]),
+                gpu_count=number_text(r["AcceleratorCount"]),
                 gpu_memory_gib=str(_gpu_memory_gib(r["GpuInfo"], spec.memory_gib)),
-                vcpus=_number_text(r["vCPUs"]), memory_gib=_number_text(r["MemoryGiB"]),
+                vcpus=number_text(r["vCPUs"]), memory_gib=number_text(r["MemoryGiB"]),
                 on_demand_hourly=r["Price"], spot_hourly=r["SpotPrice"], flags=";".join(flags),
             )
 
@@ -217,9 +192,9 @@ class SkyPilotSource:
                 continue
             yield self._offer(
                 region=r["Region"], instance_type=r["InstanceType"], gpu=spec.name,
-                gpu_count=_number_text(r["AcceleratorCount"]),
+                gpu_count=number_text(r["AcceleratorCount"]),
                 gpu_memory_gib=str(_gpu_memory_gib(r["GpuInfo"], spec.memory_gib)),
-                vcpus=_number_text(r["vCPUs"]), memory_gib=_number_text(r["MemoryGiB"]),
+                vcpus=number_text(r["vCPUs"]), memory_gib=number_text(r["MemoryGiB"]),
                 on_demand_hourly=r["Price"], spot_hourly="", flags="",
             )
 

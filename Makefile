@@ -6,27 +6,33 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= ../shared/catalog-data
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test bench install system-deps catalogs validate clean
+.PHONY: demo test bench install system-deps labextension catalogs validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
+# The editable install builds the JupyterLab extension (labextension/, with jlpm) when it is not built yet.
+$(STAMP): $(BIN)/python pyproject.toml labextension/package.json
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# Rebuild the JupyterLab extension after editing labextension/src.
+labextension: install
+	cd labextension && PATH=$(CURDIR)/$(BIN):$$PATH $(CURDIR)/$(BIN)/jlpm install && PATH=$(CURDIR)/$(BIN):$$PATH $(CURDIR)/$(BIN)/jlpm build:prod
 
 install: $(STAMP)
 
 demo: install
 	$(BIN)/gpu-assist quote 8xA100 72h
 
-# Debian packages the tests start themselves: PostgreSQL (multi-replica tests).
+# Debian packages the tests start themselves: PostgreSQL (multi-replica tests), Chromium (JupyterLab e2e).
+DEB_PACKAGES := $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql) $(if $(wildcard /usr/bin/chromium),,chromium)
 system-deps:
-	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	@if [ -n "$(strip $(DEB_PACKAGES))" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; \
-		else echo "note: PostgreSQL is not installed and this is not root: its tests will be skipped"; fi; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PACKAGES); \
+		else echo "note: $(DEB_PACKAGES) missing and this is not root: those tests will be skipped"; fi; \
 	fi
 
 test: install system-deps
@@ -45,4 +51,4 @@ validate: install
 	$(BIN)/gpu-assist catalog validate
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info gpu_assist/labextension labextension/lib labextension/node_modules

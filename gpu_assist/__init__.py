@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from .errors import CatalogError, GpuAssistError, ParseError, PolicyError, ProvisionError
 
-__all__ = ["CatalogError", "GpuAssistError", "ParseError", "PolicyError", "ProvisionError", "quote"]
+__all__ = ["CatalogError", "GpuAssistError", "ParseError", "PolicyError", "ProvisionError", "quote", "recommend",
+           "utilization"]
 __version__ = "0.1.0"
 
 
@@ -26,3 +27,34 @@ def quote(text: str, **options):
     catalog = load_catalog()
     request = parse_request(text, catalog.gpus)
     return price(request, catalog, today=dt.date.today(), **options).to_frame()
+
+
+def recommend(text: str, **options):
+    """`gpu_assist.recommend("train 7B tokens=20B deadline=72h")` → a DataFrame of feasible plans, cheapest first."""
+    import datetime as dt
+
+    import pandas as pd
+
+    from .catalog import load_catalog
+    from .recommend import recommend as plan
+    from .workload import parse_workload
+
+    catalog = load_catalog()
+    result = plan(parse_workload(text, catalog.gpus), catalog, today=dt.date.today(), **options)
+    return pd.DataFrame([p.to_dict() for p in result.plans])
+
+
+def utilization():
+    """`gpu_assist.utilization()` → a DataFrame with one row per local GPU (empty, with the reason, without one)."""
+    import pandas as pd
+
+    from .utilization import NvmlSampler
+
+    sampler = NvmlSampler()
+    try:
+        snapshot = sampler.sample()
+    finally:
+        sampler.close()
+    frame = pd.DataFrame([{k: v for k, v in vars(g).items() if k != "processes"} for g in snapshot.gpus])
+    frame.attrs["reason"] = snapshot.reason
+    return frame

@@ -16,6 +16,8 @@ from gpu_assist.catalog import load_catalog
 from gpu_assist.sources import rows_to_csv
 from support import CATALOGS
 
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
 
 @pytest.fixture(scope="session")
 def catalog():

@@ -1,0 +1,45 @@
+"""The server extension's routes on a real jupyter_server (pytest-jupyter's jp_fetch)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'state.db'}")
+    return {"ServerApp": {"jpserver_extensions": {"gpu_assist.jupyter": True}}}
+
+
+async def test_quote_route_returns_the_json_renderers_options(jp_fetch, catalog):
+    response = await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA100 72h top=3"})
+    assert response.code == 200
+    options = json.loads(response.body)
+    assert len(options) == 3 and options[0]["gpu"] == "A100"
+    assert [o["total"] for o in options] == sorted(o["total"] for o in options)
+
+
+async def test_post_and_other_routes(jp_fetch):
+    response = await jp_fetch("gpu-assist", "api", "recommend", method="POST",
+                              body=json.dumps({"q": "finetune 7B lora top=2"}))
+    assert len(json.loads(response.body)["plans"]) == 2
+    util = json.loads((await jp_fetch("gpu-assist", "api", "util")).body)
+    assert util["gpus"] == [] and util["reason"]
+    assert json.loads((await jp_fetch("gpu-assist", "api", "requests")).body) == []
+
+
+async def test_bad_input_is_400_with_the_message(jp_fetch):
+    with pytest.raises(HTTPClientError) as raised:
+        await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA1000 72h"})
+    assert raised.value.code == 400
+    assert json.loads(raised.value.response.body) == {
+        "error": "unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h"}
+
+
+async def test_routes_require_authentication(jp_fetch):
+    with pytest.raises(HTTPClientError) as raised:
+        await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA100 72h"}, headers={"Authorization": ""})
+    assert raised.value.code == 403

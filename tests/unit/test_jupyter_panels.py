@@ -1,0 +1,88 @@
+"""Notebook panels without a browser: build, set widget values, click, read the result and the error line."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from fake_nvml import FakeNvml, eight_gpus
+from gpu_assist.commands import Context
+from gpu_assist.jupyter import QuotePanel, RecommendPanel, UtilizationPanel
+from gpu_assist.jupyter.panels import cost_bars, sparkline
+from gpu_assist.pricing import quote
+from gpu_assist.request import parse_request
+from gpu_assist.utilization import NvmlSampler
+from support import TODAY
+
+
+@pytest.fixture
+def context(catalog):
+    return Context(catalog_loader=lambda: catalog, today=lambda: TODAY, currency="USD")
+
+
+def test_quote_panel_gives_the_cores_numbers(context, catalog):
+    panel = QuotePanel(context)
+    panel.gpu.value, panel.count.value, panel.duration.value, panel.top.value = "A100", 8, "72h", 5
+    panel.button.click()
+    assert panel.error.value == ""
+    core = quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=TODAY, top=5)
+    assert panel.result.options == core.options
+    assert list(panel.table.instance_type) == [o.instance_type for o in core.options]
+    assert panel.table.total.tolist() == [round(float(o.total), 4) for o in core.options]
+
+
+def test_quote_panel_filters_become_the_grammars_words(context):
+    panel = QuotePanel(context)
+    panel.pricing.value, panel.providers.value, panel.region.value = "spot", ("aws", "gcp"), "us-east-1"
+    assert panel.command_text().endswith("pricing=spot provider=aws,gcp region=us-east-1")
+    panel.button.click()
+    assert {o.provider for o in panel.result.options} <= {"aws", "gcp"}
+    assert {o.pricing_model for o in panel.result.options} == {"spot"}
+
+
+def test_bad_input_shows_an_error_line_not_a_traceback(context):
+    panel = QuotePanel(context)
+    panel.duration.value = "banana"
+    panel.button.click()
+    assert "didn&#x27;t understand &#x27;banana&#x27;" in panel.error.value and panel.result is None
+    recommend = RecommendPanel(context)
+    recommend.size.value = "lots"
+    recommend.button.click()
+    assert "⚠" in recommend.error.value
+
+
+def test_recommend_panel(context):
+    panel = RecommendPanel(context)
+    panel.kind.value, panel.size.value, panel.options.value = "train", "7B", "tokens=20B deadline=72h"
+    panel.button.click()
+    assert panel.error.value == "" and panel.result.plans
+    assert all(p.meets_deadline for p in panel.result.plans)
+
+
+def test_utilization_panel_shows_live_gpus_and_stops():
+    panel = UtilizationPanel(NvmlSampler(FakeNvml(eight_gpus())), interval_s=0.02)
+    deadline = time.monotonic() + 5
+    while len(panel.bars.children) < 8 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    panel.stop()
+    assert len(panel.bars.children) == 8
+    gpu3 = panel.bars.children[3].children
+    assert gpu3[1].value == 30 and "GPU 3" in gpu3[0].value
+    assert "pid 1003 python" in panel.processes.value
+    assert not panel._thread.is_alive()
+
+
+def test_utilization_panel_without_a_gpu_says_so():
+    panel = UtilizationPanel(NvmlSampler(FakeNvml([], init_error=9)), interval_s=0.02)
+    deadline = time.monotonic() + 5
+    while "No GPUs" not in panel.status.value and time.monotonic() < deadline:
+        time.sleep(0.02)
+    panel.stop()
+    assert "No GPUs here:" in panel.status.value and "Driver Not Loaded" in panel.status.value
+
+
+def test_chart_and_sparkline_helpers():
+    bars = cost_bars(["a", "b"], [100.0, 50.0], "USD")
+    assert "width:100.0%" in bars and "width:50.0%" in bars and "$50.00" in bars
+    assert sparkline([0, 50, 100, None]) == "▁▅█ "

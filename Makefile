@@ -38,6 +38,7 @@ system-deps:
 test: install system-deps
 	$(BIN)/python -m pytest -q
 
+# Figures, not tests: writes bench/results/latest.{json,md} (SkyPilot side by side in .venv-skypilot).
 bench: install
 	$(BIN)/python bench/run.py
 

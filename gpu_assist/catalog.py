@@ -21,7 +21,7 @@ import datetime as dt
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
@@ -126,9 +126,28 @@ class Catalog:
     gpus: GpuTable
     fx: FxRates
     directory: Path
+    _by_gpu: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+    _records: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def __repr__(self) -> str:
         return f"Catalog({len(self.offers)} offers, {len(self.gpus.specs)} GPUs, from {self.directory})"
+
+    def offers_of(self, gpu: str):
+        """The whole-GPU offers of one GPU, filtered once per catalog: every quote starts here."""
+        if gpu not in self._by_gpu:
+            offers = self.offers
+            self._by_gpu[gpu] = offers[(offers.gpu == gpu) & (offers.gpu_count >= 1)]
+        return self._by_gpu[gpu]
+
+    def record(self, label):
+        """One offer as a named tuple, by its index label (built once per GPU, then a dictionary lookup)."""
+        if label not in self._records:
+            gpu = self.offers.at[label, "gpu"]
+            frame = self.offers_of(gpu)
+            self._records.update(zip(frame.index, frame.itertuples(index=False)))
+            if label not in self._records:  # an offer outside offers_of (fractional GPUs)
+                self._records[label] = next(self.offers.loc[[label]].itertuples(index=False))
+        return self._records[label]
 
 
 def offer_files(directory: Path) -> list[Path]:

@@ -7,9 +7,11 @@ Command options are words too: `top=5`, `all-regions`, `include-flagged`, `verif
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -53,6 +55,7 @@ gpu-assist — GPU prices across clouds, for the whole job.
 """
 
 _FLAG_OPTIONS = ("all-regions", "include-flagged", "verified-only", "explain")
+ANSWERS_KEPT = 256
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,22 @@ class Context:
     _catalog: Catalog | None = None
     _sampler: object | None = None
     _approvals: object | None = None
+    _answers: "collections.OrderedDict" = field(default_factory=lambda: collections.OrderedDict())
+    _answers_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def remember(self, key, compute: Callable[[], object]):
+        """Quotes, plans and TCO are pure functions of (command, catalog, date, currency): the last 256 answers
+        are kept, so a team asking the same question again gets it without recomputing."""
+        with self._answers_lock:
+            if key in self._answers:
+                self._answers.move_to_end(key)
+                return self._answers[key]
+        value = compute()
+        with self._answers_lock:
+            self._answers[key] = value
+            while len(self._answers) > ANSWERS_KEPT:
+                self._answers.popitem(last=False)
+        return value
 
     @property
     def approvals(self):
@@ -281,6 +300,16 @@ def _parse_util(words: list[str]) -> UtilCommand:
     return UtilCommand(instance_ids=tuple(ids), **values)
 
 
+def _compute(command, context: Context, today: dt.date):
+    if isinstance(command, QuoteCommand):
+        return quote(command.request, context.catalog, today=today, currency=context.currency, top=command.top,
+                     all_regions=command.all_regions, include_flagged=command.include_flagged,
+                     verified_only=command.verified_only)
+    if isinstance(command, RecommendCommand):
+        return recommend(command.workload, context.catalog, today=today, currency=context.currency, top=command.top)
+    return total_cost_of_ownership(command.inputs, context.catalog)
+
+
 def run(command: Command, context: Context, *, actor: str | None = None) -> Result:
     """Execute a parsed command against the context; results are rendered by `render/`.
 
@@ -300,15 +329,10 @@ def run(command: Command, context: Context, *, actor: str | None = None) -> Resu
         if record is None:
             raise ParseError(f"no request {command.request_id}", example="requests")
         return RequestDetail(record, tuple(store.audit_trail(record.id)))
-    if isinstance(command, QuoteCommand):
-        return quote(command.request, context.catalog, today=context.today(), currency=context.currency,
-                     top=command.top, all_regions=command.all_regions, include_flagged=command.include_flagged,
-                     verified_only=command.verified_only)
-    if isinstance(command, RecommendCommand):
-        return recommend(command.workload, context.catalog, today=context.today(), currency=context.currency,
-                         top=command.top)
-    if isinstance(command, TcoCommand):
-        return total_cost_of_ownership(command.inputs, context.catalog)
+    if isinstance(command, (QuoteCommand, RecommendCommand, TcoCommand)):
+        today = context.today()
+        return context.remember((command, today, context.currency, id(context.catalog)),
+                                lambda: _compute(command, context, today))
     if isinstance(command, UtilCommand):
         if not command.fleet:
             return context.sampler.sample()

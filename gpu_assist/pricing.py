@@ -105,8 +105,7 @@ def select_offers(catalog: Catalog, gpu: str, *, providers=(), regions=(), verif
     """The catalog's whole-GPU offers of `gpu` that pass the provider, region and verified filters."""
     import numpy as np
 
-    offers = catalog.offers
-    offers = offers[(offers.gpu == gpu) & (offers.gpu_count >= 1)]
+    offers = catalog.offers_of(gpu)
     if providers:
         offers = offers[offers.provider.isin(providers)]
     if regions and len(offers):
@@ -116,33 +115,43 @@ def select_offers(catalog: Catalog, gpu: str, *, providers=(), regions=(), verif
     return offers
 
 
+_KEYS = ("provider", "instance_type", "gpu_count", "region", "zone")
+
+
 def price_table(offers, *, instances, duration_s, models, fx, currency: str, include_flagged: bool = False,
                 explicit_monthly: bool = False):
     """Every (offer, pricing model) with a usable price, for per-offer `instances` and `duration_s` arrays.
 
-    Returns (long table with pricing_model, instances, duration_s, price, total_rank, on_demand_rank; number of
-    prices left out for known defects). `total_rank` is a float for sorting only.
+    Returns (a narrow table: `offer` (the offer's index label), pricing_model, instances, duration_s, price,
+    total_rank, on_demand_rank and the ranking keys; the number of prices left out for known defects).
+    `total_rank` is a float for sorting only. Only the rows finally shown are widened back to full offers.
     """
     import numpy as np
     import pandas as pd
 
-    instances = np.asarray(instances, dtype=int)
-    duration_s = np.asarray(duration_s, dtype=np.int64)
+    count = len(offers)
+    instances = np.broadcast_to(np.asarray(instances, dtype=int), (count,))
+    duration_s = np.broadcast_to(np.asarray(duration_s, dtype=np.int64), (count,))
     billed_s = _billed_seconds(duration_s, offers.billing_granularity_s.to_numpy().astype(np.int64))
     months = -(-duration_s // MONTH_S)
-    to_target = offers.currency.map(lambda c: fx.factor(c, currency)).to_numpy(dtype=float)
+    factors = {c: fx.factor(c, currency) for c in set(offers.currency)}
+    to_target = offers.currency.map(factors).to_numpy(dtype=float)
     on_demand_total = instances * offers.on_demand_hourly.to_numpy() * billed_s / HOUR_S * to_target
+    flags = offers["flags"].to_numpy(dtype=object)
+    keys = {key: offers[key].to_numpy() for key in _KEYS}
 
     parts, flagged_excluded = [], 0
     for model in models:
         price = offers[_COLUMN[model]].to_numpy()
-        flagged = offers["flags"].str.contains(rf"(?:^|;)(?:all|{_FLAG_SCOPE[model]}):", regex=True).to_numpy()
+        scope = _FLAG_SCOPE[model]
+        flagged = np.fromiter(("all:" in f or f"{scope}:" in f for f in flags), dtype=bool, count=count) \
+            if count else np.zeros(0, dtype=bool)
         available = ~np.isnan(price)
         if not include_flagged:
             flagged_excluded += int((available & flagged).sum())
         keep = available & (include_flagged | ~flagged)
         if model in _TERM_YEARS:
-            units = np.full(len(offers), float(HOURS_PER_YEAR * _TERM_YEARS[model]))
+            units = np.full(count, float(HOURS_PER_YEAR * _TERM_YEARS[model]))
         elif model == "monthly":
             units = months.astype(float)
         else:
@@ -150,10 +159,31 @@ def price_table(offers, *, instances, duration_s, models, fx, currency: str, inc
         total = instances * price * units * to_target
         if model == "monthly" and not explicit_monthly:
             keep &= np.isnan(on_demand_total) | (total < on_demand_total)
-        parts.append(offers.assign(pricing_model=model, instances=instances, duration_s=duration_s, price=price,
-                                   total_rank=total, on_demand_rank=on_demand_total)[keep])
-    table = pd.concat(parts) if parts else offers.iloc[0:0]  # keeps the offers' index: callers map rows back
+        parts.append(pd.DataFrame({
+            "offer": offers.index.to_numpy()[keep], "pricing_model": model, "instances": instances[keep],
+            "duration_s": duration_s[keep], "price": price[keep], "total_rank": total[keep],
+            "on_demand_rank": on_demand_total[keep], **{key: values[keep] for key, values in keys.items()}}))
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["offer", "pricing_model", "instances", "duration_s", "price", "total_rank", "on_demand_rank", *_KEYS])
     return table, flagged_excluded
+
+
+def _order(table, keys: list[str]):
+    """Row positions sorted by `keys` (first key most significant), stable, with numpy's lexsort."""
+    import numpy as np
+
+    return np.lexsort([table[key].to_numpy() for key in reversed(keys)])
+
+
+def _first_of_each(table, keys: list[str]):
+    """Keep the first row of each combination of `keys`, in the table's order."""
+    import numpy as np
+
+    combined = table[keys[0]].astype(str).to_numpy().astype(object)
+    for key in keys[1:]:
+        combined = combined + "\x1f" + table[key].astype(str).to_numpy().astype(object)
+    _, first = np.unique(combined, return_index=True)
+    return table.iloc[np.sort(first)]
 
 
 def cheapest_per_offer(table, *, all_regions: bool):
@@ -161,15 +191,22 @@ def cheapest_per_offer(table, *, all_regions: bool):
     spot keeping its zones; sorted cheapest first, fewer hosts first on ties."""
     import pandas as pd
 
-    if len(table) and not all_regions:
-        table = table.sort_values(["total_rank", "instances", "region", "zone"], kind="stable")
-        table = table.drop_duplicates(["provider", "instance_type", "gpu_count", "pricing_model"], keep="first")
-    elif len(table):
+    if not len(table):
+        return table
+    if not all_regions:
+        table = table.iloc[_order(table, ["total_rank", "instances", "region", "zone"])]
+        table = _first_of_each(table, ["provider", "instance_type", "gpu_count", "pricing_model"])
+    else:
         # Outside spot, a price does not depend on the zone: one row per region.
-        spot = table.pricing_model == "spot"
-        table = pd.concat([table[spot], table[~spot].assign(zone="").drop_duplicates(
-            ["provider", "region", "instance_type", "gpu_count", "pricing_model"])])
-    return table.sort_values(["total_rank", "instances", "provider", "region", "zone"], kind="stable")
+        spot = (table.pricing_model == "spot").to_numpy()
+        table = pd.concat([table[spot], _first_of_each(table[~spot].assign(zone=""), [
+            "provider", "region", "instance_type", "gpu_count", "pricing_model"])], ignore_index=True)
+    return table.iloc[_order(table, ["total_rank", "instances", "provider", "region", "zone"])]
+
+
+def priced_offers(table, catalog: Catalog):
+    """(priced row, full offer row) pairs for the rows of a (short) price table."""
+    return ((priced, catalog.record(priced.offer)) for priced in table.itertuples(index=False))
 
 
 def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str = "USD", top: int | None = None,
@@ -189,18 +226,19 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
     table = cheapest_per_offer(table, all_regions=all_regions)
     if top is not None:
         table = table.head(top)
-    options = tuple(to_option(row, request.count, catalog, currency, today) for row in table.itertuples(index=False))
+    options = tuple(to_option(priced, offer, request.count, catalog, currency, today)
+                    for priced, offer in priced_offers(table, catalog))
     return Quote(request=request, options=options, currency=currency, offers_considered=considered,
                  flagged_excluded=flagged_excluded, notices=_notices(request, offers, options, models,
                                                                      flagged_excluded))
 
 
-def to_option(row, gpus_requested: int, catalog: Catalog, currency: str, today: dt.date) -> QuoteOption:
-    """One row of `price_table` as an exact QuoteOption (Decimal money, notes for the reader)."""
-    model = row.pricing_model
-    duration_s = int(row.duration_s)
-    price = catalog.fx.convert(exact(row.price), row.currency, currency)
-    instances = int(row.instances)
+def to_option(priced, row, gpus_requested: int, catalog: Catalog, currency: str, today: dt.date) -> QuoteOption:
+    """A `price_table` row and its offer as an exact QuoteOption (Decimal money, notes for the reader)."""
+    model = priced.pricing_model
+    duration_s = int(priced.duration_s)
+    price = catalog.fx.convert(exact(priced.price), row.currency, currency)
+    instances = int(priced.instances)
     gpu_count = int(row.gpu_count)
     billed_s = int(_billed_seconds(duration_s, int(row.billing_granularity_s)))
     if model == "monthly":
@@ -224,7 +262,7 @@ def to_option(row, gpus_requested: int, catalog: Catalog, currency: str, today: 
     notes = _notes(row, gpus_requested, duration_s, model, instances, gpu_count, hourly, on_demand, today, catalog,
                    currency)
     return QuoteOption(
-        provider=row.provider, region=row.region, zone=row.zone if model == "spot" else "",
+        provider=row.provider, region=row.region, zone=priced.zone if model == "spot" else "",
         instance_type=row.instance_type, instances=instances, gpu=row.gpu, gpu_count=gpu_count,
         gpu_memory_gib=float(row.gpu_memory_gib), pricing_model=model, hourly=hourly, total=total,
         currency=currency, billed_hours=billed_hours,

@@ -42,7 +42,7 @@ from decimal import Decimal
 
 from .catalog import Catalog
 from .gpus import GpuSpec
-from .pricing import QuoteOption, cheapest_per_offer, price_table, select_offers, to_option
+from .pricing import QuoteOption, cheapest_per_offer, price_table, priced_offers, select_offers, to_option
 from .workload import Workload, format_count
 
 GB = 1e9
@@ -306,26 +306,24 @@ def _offer_plans(workload, catalog, offers, instances, durations, job_hours, gpu
     hours_by_index = dict(zip(offers.index, job_hours))
     gpus_by_index = dict(zip(offers.index, gpu_total))
     frames = [price_table(offers, instances=instances, duration_s=durations, models=_NON_SPOT_MODELS, fx=catalog.fx,
-                          currency=currency)[0].assign(strategy="base")]
+                          currency=currency)[0]]
     if workload.may_interrupt and workload.kind != "serve":
         overhead = spot_overhead(a)
         spot_durations = np.ceil(durations * (1 + overhead)).astype(int)
         frames.append(price_table(offers, instances=instances, duration_s=spot_durations, models=("spot",),
-                                  fx=catalog.fx, currency=currency)[0].assign(strategy="spot"))
+                                  fx=catalog.fx, currency=currency)[0])
     elif workload.may_interrupt:
         frames.append(price_table(offers, instances=instances, duration_s=durations, models=("spot",),
-                                  fx=catalog.fx, currency=currency)[0].assign(strategy="spot"))
-    table = pd.concat(frames)
-    table["offer_index"] = table.index  # price_table keeps the offers' index
-    table = cheapest_per_offer(table.reset_index(drop=True), all_regions=False)
+                                  fx=catalog.fx, currency=currency)[0])
+    table = cheapest_per_offer(pd.concat(frames, ignore_index=True), all_regions=False)
     plans = []
-    for row in table.itertuples(index=False):
-        option = to_option(row, gpus_by_index[row.offer_index], catalog, currency, today)
-        base_hours = hours_by_index[row.offer_index]
-        plans.append(_plan_from_option(option, workload, base_hours, gpus_by_index[row.offer_index]))
-        if row.pricing_model == "spot" and workload.kind != "serve" and option.instances >= 2 \
-                and not math.isnan(row.on_demand_hourly):
-            plans.append(_mixed_plan(option, row, workload, base_hours, gpus_by_index[row.offer_index], catalog,
+    for priced, offer in priced_offers(table, catalog):
+        option = to_option(priced, offer, gpus_by_index[priced.offer], catalog, currency, today)
+        base_hours = hours_by_index[priced.offer]
+        plans.append(_plan_from_option(option, workload, base_hours, gpus_by_index[priced.offer]))
+        if priced.pricing_model == "spot" and workload.kind != "serve" and option.instances >= 2 \
+                and not math.isnan(offer.on_demand_hourly):
+            plans.append(_mixed_plan(option, offer, workload, base_hours, gpus_by_index[priced.offer], catalog,
                                      currency))
     return plans
 

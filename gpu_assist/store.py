@@ -13,13 +13,14 @@ import datetime as dt
 import json
 import os
 import uuid
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
 from sqlalchemy import (JSON, BigInteger, Column, DateTime, Integer, MetaData, Numeric, String, Table, Text, and_,
                         create_engine, event, func, insert, select, text, update)
 from sqlalchemy.engine import Engine
+
+from .records import AuditEvent, RequestRecord
 
 STATES = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed")
 TERMINAL = ("rejected", "expired", "stopped", "failed")
@@ -82,38 +83,6 @@ def default_url() -> str:
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "gpu-assist"
     base.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{base / 'state.db'}"
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    id: str
-    kind: str
-    requester: str
-    spec: dict
-    estimated_cost: Decimal | None
-    currency: str
-    state: str
-    created_at: dt.datetime
-    expires_at: dt.datetime
-    approver: str | None
-    decided_at: dt.datetime | None
-    instance_ids: tuple[str, ...]
-    ends_at: dt.datetime | None
-    error: str | None
-    version: int
-
-
-@dataclass(frozen=True)
-class AuditEvent:
-    id: int
-    at: dt.datetime
-    request_id: str | None
-    actor: str
-    action: str
-    outcome: str
-    from_state: str | None
-    to_state: str | None
-    detail: str
 
 
 def _aware(value: dt.datetime | None) -> dt.datetime | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from slack_bolt import App
@@ -25,6 +26,7 @@ from gpu_assist.recommend import Recommendation
 from gpu_assist.render import blocks
 
 log = logging.getLogger("gpu_assist.slack")
+LAZY_WORKERS = int(os.environ.get("GPU_ASSIST_SLACK_WORKERS", "4"))
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,11 @@ def create_app(settings: SlackSettings, context: Context | None = None, *, proce
     context = context or Context()
     gpus = context.catalog.gpus  # load the catalog now, not on the first command
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
+    # Few workers for the work after the ack: with the GIL, every busy worker slows the acks Slack waits for,
+    # so answers queue here instead of acks queueing behind them.
+    workers = ThreadPoolExecutor(max_workers=LAZY_WORKERS, thread_name_prefix="gpu-assist-lazy")
     app = App(signing_secret=settings.signing_secret, client=client, process_before_response=process_before_response,
-              logger=log)
+              logger=log, listener_executor=workers)
 
     def answer(result) -> tuple[str, list[dict]]:
         if isinstance(result, Quote):

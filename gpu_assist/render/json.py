@@ -80,7 +80,7 @@ def render(result, **_options) -> str:
     from ..utilization import Snapshot
 
     from ..commands import RequestDetail
-    from ..store import RequestRecord
+    from ..records import RequestRecord
 
     if isinstance(result, RequestRecord):
         payload = _plain(_dates(asdict(result)))

@@ -194,7 +194,7 @@ def render_request(record, trail=()) -> str:
 def render(result, *, explain: bool = False) -> str:
     """Any command result as text."""
     from ..commands import RequestDetail
-    from ..store import RequestRecord
+    from ..records import RequestRecord
 
     if isinstance(result, RequestRecord):
         return render_request(result)

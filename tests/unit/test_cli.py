@@ -99,3 +99,24 @@ def test_the_installed_console_script_runs_end_to_end():
     bad = subprocess.run([sys.executable, "-m", "gpu_assist", "quote", "banana"], capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_pure_answers_are_remembered_per_command_date_and_currency(catalog):
+    context = Context(catalog_loader=lambda: catalog, today=lambda: TODAY, currency="USD")
+    command = parse_command("quote 8xA100 72h", catalog.gpus)
+    first = run(command, context)
+    assert run(parse_command("quote 8xA100 72h", catalog.gpus), context) is first
+    context.currency = "CNY"
+    assert run(command, context).currency == "CNY"
+    for n in range(300):  # bounded: old answers are dropped
+        run(parse_command(f"quote {n + 1}xA100 1h", catalog.gpus), context)
+    assert len(context._answers) == 256
+
+
+def test_a_quote_loads_neither_the_database_layer_nor_boto3():
+    """Cold-start cost: quoting must not import SQLAlchemy, boto3 or the Slack SDK (bench/ measures the time)."""
+    code = ("import io, contextlib, sys\nfrom gpu_assist.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()): main(['quote', '8xA100', '1h'])\n"
+            "print(sorted(m for m in ('sqlalchemy', 'boto3', 'slack_sdk', 'pynvml') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr

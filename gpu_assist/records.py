@@ -1,0 +1,40 @@
+"""What a request and an audit event look like to the rest of the program: plain frozen records,
+importable without the database layer (renderers and faces use them; only `store` needs SQLAlchemy)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    id: str
+    kind: str
+    requester: str
+    spec: dict
+    estimated_cost: Decimal | None
+    currency: str
+    state: str
+    created_at: dt.datetime
+    expires_at: dt.datetime
+    approver: str | None
+    decided_at: dt.datetime | None
+    instance_ids: tuple[str, ...]
+    ends_at: dt.datetime | None
+    error: str | None
+    version: int
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    id: int
+    at: dt.datetime
+    request_id: str | None
+    actor: str
+    action: str
+    outcome: str
+    from_state: str | None
+    to_state: str | None
+    detail: str

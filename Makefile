@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= ../shared/catalog-data
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test bench install system-deps labextension catalogs validate clean
+.PHONY: demo test soak bench install system-deps labextension catalogs validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ system-deps:
 
 test: install system-deps
 	$(BIN)/python -m pytest -q
+
+# The long variants of the reliability suite: 1,000 clicks over 2 replicas, ≥ 100,000 fuzz examples.
+soak: install system-deps
+	GPU_ASSIST_SOAK=1 $(BIN)/python -m pytest -q tests/reliability
 
 # Figures, not tests: writes bench/results/latest.{json,md} (SkyPilot side by side in .venv-skypilot).
 bench: install

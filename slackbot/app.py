@@ -26,7 +26,7 @@ from gpu_assist.recommend import Recommendation
 from gpu_assist.render import blocks
 
 log = logging.getLogger("gpu_assist.slack")
-LAZY_WORKERS = int(os.environ.get("GPU_ASSIST_SLACK_WORKERS", "4"))
+LAZY_WORKERS = int(os.environ.get("GPU_ASSIST_SLACK_WORKERS", "8"))
 
 
 @dataclass(frozen=True)
@@ -57,17 +57,19 @@ def _fallback(text: str) -> str:
     return text[:300]
 
 
-def create_app(settings: SlackSettings, context: Context | None = None, *, process_before_response: bool = False
-               ) -> App:
-    """The Bolt app; `context` carries the catalog, store, policy and AWS (tests pass their own)."""
+def create_app(settings: SlackSettings, context: Context | None = None) -> App:
+    """The Bolt app; `context` carries the catalog, store, policy and AWS (tests pass their own).
+
+    Acks run in the request's own thread (`process_before_response=True`): with Bolt's default they are queued
+    on the same executor as the slow work after the ack, and under load an ack can miss Slack's 3 seconds.
+    The work after the ack (lazy listeners) runs on a bounded pool of its own.
+    """
     context = context or Context()
     gpus = context.catalog.gpus  # load the catalog now, not on the first command
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
-    # Few workers for the work after the ack: with the GIL, every busy worker slows the acks Slack waits for,
-    # so answers queue here instead of acks queueing behind them.
     workers = ThreadPoolExecutor(max_workers=LAZY_WORKERS, thread_name_prefix="gpu-assist-lazy")
-    app = App(signing_secret=settings.signing_secret, client=client, process_before_response=process_before_response,
-              logger=log, listener_executor=workers)
+    app = App(signing_secret=settings.signing_secret, client=client, process_before_response=True, logger=log,
+              listener_executor=workers)
 
     def answer(result) -> tuple[str, list[dict]]:
         if isinstance(result, Quote):

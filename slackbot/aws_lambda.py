@@ -16,5 +16,5 @@ _handler = None
 def handler(event, context):
     global _handler
     if _handler is None:  # once per cold start: the catalog and the Bolt app are built here
-        _handler = SlackRequestHandler(create_app(SlackSettings.from_env(), Context(), process_before_response=True))
+        _handler = SlackRequestHandler(create_app(SlackSettings.from_env(), Context()))
     return _handler.handle(event, context)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import urllib.request
@@ -14,7 +13,7 @@ import pytest
 
 from gpu_assist.catalog import load_catalog
 from gpu_assist.sources import rows_to_csv
-from support import CATALOGS
+from support import AWS_SECRET, CATALOGS, free_port
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -48,12 +47,6 @@ def make_catalog(tmp_path):
     return build
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def moto_server():
     """moto's real HTTP server (`moto[server]`), not its in-process decorators."""
@@ -71,7 +64,7 @@ def aws(moto_server, monkeypatch):
     """Environment for boto3 to talk to the moto server; each test starts from a reset server."""
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", AWS_SECRET)
     monkeypatch.setenv("AWS_REGION", "us-east-1")
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     urllib.request.urlopen(urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST"), timeout=10)
@@ -99,9 +92,23 @@ def postgres_url():
     options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
     subprocess.run(_as_postgres([f"{bin_dir}/pg_ctl", "-D", data, "-o", options, "-l", f"{base}/log", "-w", "start"]),
                    check=True, capture_output=True)
+    _POSTGRES.update(bin_dir=bin_dir, data=data, options=options, log=f"{base}/log")
     yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     subprocess.run(_as_postgres([f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "stop"]), capture_output=True)
     shutil.rmtree(base, ignore_errors=True)
+
+
+_POSTGRES: dict = {}
+
+
+@pytest.fixture
+def restart_postgres(postgres_url):
+    """Restart the test PostgreSQL server (fast shutdown: open connections are cut, as in a real failover)."""
+    def restart():
+        p = _POSTGRES
+        subprocess.run(_as_postgres([f"{p['bin_dir']}/pg_ctl", "-D", p["data"], "-o", p["options"], "-l", p["log"],
+                                     "-m", "fast", "-w", "restart"]), check=True, capture_output=True)
+    return restart
 
 
 @pytest.fixture
@@ -129,39 +136,40 @@ def mock_slack():
 
 @pytest.fixture(scope="session")
 def slack_server(moto_server, mock_slack, tmp_path_factory):
-    """`gpu-assist slack serve` as a real process on a free port, talking to moto and the mock Web API."""
-    import sys
-    import time
+    from slack_client import start_slack_server
 
-    from slack_client import BOT_TOKEN, SIGNING_SECRET
-
-    port = free_port()
-    state = tmp_path_factory.mktemp("slack-state")
-    env = {**os.environ, "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-           "GPU_ASSIST_SLACK_API_URL": mock_slack.api_url, "GPU_ASSIST_APPROVERS": "U-ALICE,U-BOB",
-           "GPU_ASSIST_APPROVAL_CHANNEL": "C-APPROVALS", "GPU_ASSIST_DB_URL": f"sqlite:///{state / 'state.db'}",
-           "GPU_ASSIST_AMI_ID": "ami-12c6146b", "AWS_ENDPOINT_URL": moto_server, "AWS_ACCESS_KEY_ID": "testing",
-           "AWS_SECRET_ACCESS_KEY": "testing-secret-key", "AWS_REGION": "us-east-1",
-           "GPU_ASSIST_CACHE_DIR": str(state / "cache")}
-    env.pop("AWS_PROFILE", None)
-    log = open(state / "server.log", "w")
-    process = subprocess.Popen([sys.executable, "-m", "gpu_assist", "slack", "serve", "--host", "127.0.0.1",
-                                "--port", str(port), "--no-jobs"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            if process.poll() is not None:
-                raise RuntimeError((state / "server.log").read_text())
-            time.sleep(0.2)
-    else:
-        process.kill()
-        raise RuntimeError("slack server did not start: " + (state / "server.log").read_text())
-    yield {"url": f"{base}/slack/events", "base": base, "env": env, "log": state / "server.log"}
+    process, info = start_slack_server(moto_server, mock_slack, tmp_path_factory.mktemp("slack-state"))
+    yield info
     process.terminate()
     process.wait(timeout=10)
-    log.close()
+
+
+_SECRETS_SCANNED = {"tests": 0, "leaks": []}
+
+
+def pytest_configure(config):
+    config.gpu_assist_secrets = _SECRETS_SCANNED  # read by tests/reliability's report
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """No token, signing secret or AWS key may appear in any test's captured output, logs or failure text."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call":
+        return
+    from slack_client import BOT_TOKEN, SIGNING_SECRET
+
+    text = "\n".join(content for _, content in report.sections) + str(report.longrepr or "")
+    leaked = [name for name, secret in (("bot token", BOT_TOKEN), ("signing secret", SIGNING_SECRET),
+                                        ("AWS secret key", AWS_SECRET)) if secret in text]
+    _SECRETS_SCANNED["tests"] += 1
+    if leaked:
+        _SECRETS_SCANNED["leaks"].append((item.nodeid, leaked))
+        report.outcome = "failed"
+        report.longrepr = f"secret(s) in captured output: {', '.join(leaked)}"
+
+
+@pytest.fixture(scope="session")
+def secrets_scan():
+    return _SECRETS_SCANNED

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,6 +29,8 @@ def signed_post(url: str, body: str, *, secret: str = SIGNING_SECRET, timestamp:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
+    except (urllib.error.URLError, ConnectionError) as error:  # the server closed on us (e.g. an oversized body)
+        return 0, str(error)
 
 
 def command_body(text: str, *, user: str, response_url: str, channel: str = "C-GENERAL") -> str:
@@ -45,3 +50,37 @@ def action_body(action_id: str, value: str, *, user: str, response_url: str, cha
                      "action_ts": str(time.time()), "text": {"type": "plain_text", "text": "x"}}],
     }
     return urlencode({"payload": json.dumps(payload)})
+
+
+def start_slack_server(moto_url: str, mock, state, *, db_url: str | None = None, jobs: bool = False):
+    """`gpu-assist slack serve` as a real process on a free port, talking to moto and the mock Web API.
+
+    Returns (process, info dict with url, base, env, log path); the caller stops the process."""
+    from support import AWS_SECRET, free_port
+
+    port = free_port()
+    env = {**os.environ, "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+           "GPU_ASSIST_SLACK_API_URL": mock.api_url, "GPU_ASSIST_APPROVERS": "U-ALICE,U-BOB",
+           "GPU_ASSIST_APPROVAL_CHANNEL": "C-APPROVALS", "GPU_ASSIST_DB_URL": db_url or f"sqlite:///{state / 'state.db'}",
+           "GPU_ASSIST_AMI_ID": "ami-12c6146b", "AWS_ENDPOINT_URL": moto_url, "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": AWS_SECRET, "AWS_REGION": "us-east-1", "GPU_ASSIST_CACHE_DIR": str(state / "cache")}
+    env.pop("AWS_PROFILE", None)
+    log_path = state / f"server-{port}.log"
+    log = open(log_path, "w")
+    command = [sys.executable, "-m", "gpu_assist", "slack", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    process = subprocess.Popen(command + ([] if jobs else ["--no-jobs"]), env=env, stdout=log,
+                               stderr=subprocess.STDOUT)
+    log.close()
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
+                if response.status == 200:
+                    return process, {"url": f"{base}/slack/events", "base": base, "env": env, "log": log_path}
+        except OSError:
+            if process.poll() is not None:
+                break
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("slack server did not start: " + log_path.read_text())

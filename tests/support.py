@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import socket
 from pathlib import Path
 
 from gpu_assist.catalog import OFFER_COLUMNS
@@ -21,3 +23,18 @@ def offer(**values) -> dict:
                billing_granularity_s="1", source="skypilot-aws", as_of="2026-12-01", verified="yes")
     row.update({k: str(v) for k, v in values.items()})
     return row
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def soak() -> bool:
+    """`make soak` sets GPU_ASSIST_SOAK=1 for the long variants."""
+    return os.environ.get("GPU_ASSIST_SOAK") == "1"
+
+
+# Distinctive fake credentials: a hook in conftest.py fails any test whose captured output contains one.
+AWS_SECRET = "moto-secret-must-never-be-logged-7f3a"

@@ -146,8 +146,11 @@ class AwsProvisioner:
         except (ClientError, BotoCoreError) as error:
             raise aws.explain(error, "looking for the request's instances") from None
         if existing:
-            return LaunchOutcome([i["InstanceId"] for i in existing], region,
-                                 existing[0].get("Placement", {}).get("AvailabilityZone"), reused=True)
+            existing = sorted(existing, key=lambda i: (i.get("LaunchTime") or "", i["InstanceId"]))
+            kept = [i["InstanceId"] for i in existing[:int(spec["instances"])]]
+            surplus = self._terminate_surplus(spec["request_id"], region, kept)
+            return LaunchOutcome(kept, region, existing[0].get("Placement", {}).get("AvailabilityZone"), reused=True,
+                                 attempts=[surplus] if surplus else [])
         ceiling = Decimal(spec["ceiling_hourly"])
         attempts, attempt = [], 0
         for candidate in candidates:
@@ -173,10 +176,28 @@ class AwsProvisioner:
                 except BotoCoreError as error:
                     raise aws.explain(error, f"launching {spec['instance_type']}") from None
                 instances = reservation["Instances"]
-                return LaunchOutcome([i["InstanceId"] for i in instances], candidate["region"],
-                                     instances[0].get("Placement", {}).get("AvailabilityZone", zone), attempts=attempts)
+                ids = [i["InstanceId"] for i in instances]
+                surplus = self._terminate_surplus(spec["request_id"], candidate["region"], ids)
+                return LaunchOutcome(ids, candidate["region"],
+                                     instances[0].get("Placement", {}).get("AvailabilityZone", zone),
+                                     attempts=attempts + ([surplus] if surplus else []))
         raise ProvisionError(f"no capacity for {spec['instances']}x{spec['instance_type']} within "
                              f"{ceiling}/h: " + "; ".join(attempts))
+
+    def _terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str:
+        """Terminate instances tagged with this request beyond `keep`: what a retried RunInstances leaves when
+        its first answer was lost (real AWS dedupes by ClientToken; moto and misbehaving proxies do not)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            _, live = self.find(request_id, [region])
+            surplus = [i["InstanceId"] for i in live if i["InstanceId"] not in keep]
+            if surplus:
+                self.client("ec2", region).terminate_instances(InstanceIds=surplus)
+        except (ClientError, BotoCoreError) as error:
+            return f"could not check for duplicate instances: {aws.explain(error, 'checking').message}"
+        return f"terminated {len(surplus)} duplicate instance(s) from a retried call: {', '.join(surplus)}" \
+            if surplus else ""
 
     # ---- stop -------------------------------------------------------------------------------------------
     def managed(self, instance_ids: list[str], region: str) -> dict[str, str | None]:

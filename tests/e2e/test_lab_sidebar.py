@@ -15,7 +15,7 @@ import pytest
 from gpu_assist.pricing import quote
 from gpu_assist.render.money import format_money
 from gpu_assist.request import parse_request
-from support import TODAY
+from support import TODAY, free_port
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -24,8 +24,6 @@ TOKEN = "gpu-assist-e2e-token"
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    from conftest import free_port
-
     if not os.path.exists(CHROMIUM):
         pytest.skip("Debian chromium is not installed (`make test` installs it)")
     root = tmp_path_factory.mktemp("lab")

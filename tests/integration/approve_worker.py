@@ -2,6 +2,8 @@
 
     python approve_worker.py race  DB_URL REQUEST_ID APPROVER N   → prints {"ok": k, "refused": m}
     python approve_worker.py crash DB_URL REQUEST_ID APPROVER     → killed by SIGKILL right after run_instances
+    python approve_worker.py crash-approved …                     → killed right after the approval is recorded
+    python approve_worker.py crash-stop …                         → killed right after stop/terminate reached EC2
 """
 
 from __future__ import annotations
@@ -22,16 +24,29 @@ from gpu_assist.store import Store
 POLICY = Policy(approvers=frozenset({"U-ALICE", "U-BOB"}), ami_id="ami-12c6146b")
 
 
+def _die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 class CrashAfterLaunch(AwsProvisioner):
     def launch(self, spec):
         super().launch(spec)
-        os.kill(os.getpid(), signal.SIGKILL)  # the instance exists; the store never hears of it
+        _die()  # the instance exists; the store never hears of it
+
+
+class CrashAfterStop(AwsProvisioner):
+    def stop(self, instance_ids, region):
+        super().stop(instance_ids, region)
+        _die()
 
 
 def main(mode: str, url: str, request_id: str, approver: str, count: str = "1") -> None:
-    provisioner = CrashAfterLaunch(POLICY) if mode == "crash" else AwsProvisioner(POLICY)
+    provisioner = {"crash": CrashAfterLaunch, "crash-stop": CrashAfterStop}.get(mode, AwsProvisioner)(POLICY)
     approvals = Approvals(Store(url), POLICY, provisioner, load_catalog())
-    if mode == "crash":
+    if mode == "crash-approved":
+        approvals.approve(request_id, approver, on_approved=lambda record: _die())
+        return
+    if mode.startswith("crash"):
         approvals.approve(request_id, approver)
         return
 

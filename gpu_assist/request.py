@@ -133,6 +133,14 @@ def parse_duration(text: str, *, example: str = EXAMPLE, token: str | None = Non
     return int(math.ceil(seconds))
 
 
+def parse_currency(value: str, *, example: str = EXAMPLE) -> str:
+    """`usd`, `CNY` → the currency code, else ParseError listing the known ones."""
+    code = value.strip().upper()
+    if code not in CURRENCIES:
+        raise ParseError(f"unknown currency '{value}'", hint="known: " + ", ".join(CURRENCIES), example=example)
+    return code
+
+
 def _split_list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
@@ -201,11 +209,7 @@ class _Builder:
                                      example="8xA100 72h pricing=spot,on-demand")
                 self.pricing.extend(_PRICING_WORDS[word.lower()])
         else:
-            code = value.strip().upper()
-            if code not in CURRENCIES:
-                raise ParseError(f"unknown currency '{value}'", hint="known: " + ", ".join(CURRENCIES),
-                                 example="8xA100 72h currency=CNY")
-            self.currency = code
+            self.currency = parse_currency(value, example="8xA100 72h currency=CNY")
 
 
 def parse_request(text: str, gpus: GpuTable) -> Request:

@@ -20,7 +20,7 @@ from decimal import Decimal
 from .catalog import Catalog
 from .errors import ParseError
 from .pricing import exact
-from .request import parse_request
+from .request import parse_currency, parse_request
 from .workload import parse_amount
 
 HOURS_PER_MONTH = 730
@@ -115,9 +115,7 @@ def parse_tco(text: str, gpus) -> TcoInput:
             if currency:
                 values.setdefault("currency", currency)
         elif key == "currency":
-            if value.upper() not in ("USD", "CNY"):
-                raise ParseError(f"unknown currency '{value}'", hint="known: USD, CNY", example=EXAMPLE)
-            values["currency"] = value.upper()
+            values["currency"] = parse_currency(value, example=EXAMPLE)
         elif key == "years":
             if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 20:
                 raise ParseError(f"years must be 1 to 20, not '{value}'", example=EXAMPLE)

@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 
 from .errors import ParseError
 from .gpus import GpuTable
-from .request import PROVIDERS, PROVIDER_WORDS, normalise, parse_duration
+from .request import PROVIDER_WORDS, PROVIDERS, normalise, parse_currency, parse_duration
 
 KINDS = ("train", "finetune", "serve")
 METHODS = ("full", "lora", "qlora")
@@ -212,9 +212,7 @@ def _set_option(key: str, raw: str, original: str, values: dict, overrides: dict
         if currency:
             values.setdefault("currency", currency)
     elif key == "currency":
-        if value.upper() not in ("USD", "CNY"):
-            raise ParseError(f"unknown currency '{raw}'", hint="known: USD, CNY", example=EXAMPLE)
-        values["currency"] = value.upper()
+        values["currency"] = parse_currency(raw)
     elif key == "users":
         values["users"] = int(parse_count(value, "users"))
         if values["users"] < 1:

@@ -92,15 +92,19 @@ class SkyPilotSource:
     def rows(self):
         return getattr(self, f"_rows_{self.provider}")()
 
-    def _rows_aws(self):
+    def _priced_gpu_rows(self):
+        """(raw row, GPU spec, flags) for the extract's rows of a known GPU with at least one price."""
         for r in self._read():
             spec = self._gpu(r["AcceleratorName"])
             if spec is None:
                 continue
-            if not (r["Price"] or r["SpotPrice"]):
+            if not (r["Price"] or r.get("SpotPrice")):
                 self.skipped["no price"] += 1
                 continue
-            flags = spot_flags(r["Price"], r["SpotPrice"])
+            yield r, spec, spot_flags(r["Price"], r.get("SpotPrice", ""))
+
+    def _rows_aws(self):
+        for r, spec, flags in self._priced_gpu_rows():
             count = number_text(r["AcceleratorCount"])
             if Decimal(count) < 1:
                 flags.append("all:fractional-gpu")
@@ -164,14 +168,7 @@ class SkyPilotSource:
         return None
 
     def _rows_azure(self):
-        for r in self._read():
-            spec = self._gpu(r["AcceleratorName"])
-            if spec is None:
-                continue
-            if not (r["Price"] or r["SpotPrice"]):
-                self.skipped["no price"] += 1
-                continue
-            flags = spot_flags(r["Price"], r["SpotPrice"])
+        for r, spec, flags in self._priced_gpu_rows():
             if r["InstanceType"] == "Standard_ND96isr_H100_v5" and number_text(r["AcceleratorCount"]) != "8":
                 flags.append("all:gpu-count-mismatch")
             yield self._offer(

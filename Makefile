@@ -21,13 +21,15 @@ $(STAMP): $(BIN)/python pyproject.toml labextension/package.json
 labextension: install
 	cd labextension && PATH=$(CURDIR)/$(BIN):$$PATH $(CURDIR)/$(BIN)/jlpm install && PATH=$(CURDIR)/$(BIN):$$PATH $(CURDIR)/$(BIN)/jlpm build:prod
 
-install: $(STAMP)
+install: system-deps $(STAMP)
 
 demo: install
 	$(BIN)/gpu-assist quote 8xA100 72h
 
-# Debian packages the tests start themselves: PostgreSQL (multi-replica tests), Chromium (JupyterLab e2e).
-DEB_PACKAGES := $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql) $(if $(wildcard /usr/bin/chromium),,chromium)
+# Debian packages: Node.js (builds the JupyterLab extension at install), PostgreSQL (multi-replica tests),
+# Chromium (JupyterLab e2e).
+DEB_PACKAGES := $(if $(shell command -v node),,nodejs) $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql) \
+	$(if $(wildcard /usr/bin/chromium),,chromium)
 system-deps:
 	@if [ -n "$(strip $(DEB_PACKAGES))" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
@@ -35,11 +37,11 @@ system-deps:
 		else echo "note: $(DEB_PACKAGES) missing and this is not root: those tests will be skipped"; fi; \
 	fi
 
-test: install system-deps
+test: install
 	$(BIN)/python -m pytest -q
 
 # The long variants of the reliability suite: 1,000 clicks over 2 replicas, ≥ 100,000 fuzz examples.
-soak: install system-deps
+soak: install
 	GPU_ASSIST_SOAK=1 $(BIN)/python -m pytest -q tests/reliability
 
 # Figures, not tests: writes bench/results/latest.{json,md} (SkyPilot side by side in .venv-skypilot).

@@ -310,7 +310,8 @@ def describe(record: RequestRecord) -> str:
     """One line for lists and cards."""
     if record.kind == "launch":
         s = record.spec
-        what = f"{s['instances']}x{s['instance_type']} ({s['gpus']}x{s['gpu']}) {s['pricing_model']} in {s['region']} " \
+        what = f"{s['instances']}x{s['instance_type']} ({s['gpus']}x{s['gpu']}) {s['pricing_model']} " \
+               f"in {s['region']} " \
                f"for {format_duration(s['duration_s'])}, est. {Decimal(s['estimated_total']):,.2f} {record.currency}"
     else:
         what = f"stop {', '.join(record.spec['instance_ids'])}"

@@ -166,7 +166,8 @@ def check_offers(frame, path: str, gpus: GpuTable, currencies: set[str]) -> list
             value = message(frame.loc[index]) if callable(message) else message
             defects.append(Defect(path, int(index) + 2, value))
 
-    report(~frame.provider.isin(PROVIDERS), lambda r: f"unknown provider '{r.provider}' (known: {', '.join(PROVIDERS)})")
+    report(~frame.provider.isin(PROVIDERS),
+           lambda r: f"unknown provider '{r.provider}' (known: {', '.join(PROVIDERS)})")
     report(frame.instance_type.str.strip() == "", "empty instance_type")
     report(frame.region.str.strip() == "", "empty region")
     known = set(gpus.specs)
@@ -181,7 +182,8 @@ def check_offers(frame, path: str, gpus: GpuTable, currencies: set[str]) -> list
     no_price = (frame[list(PRICE_COLUMNS)].apply(lambda col: col.str.strip()) == "").all(axis=1)
     report(no_price, "no price in any pricing model")
     report(~frame.currency.isin(currencies), lambda r: f"currency '{r.currency}' has no rate in fx.csv")
-    report(~frame.interconnect.isin(INTERCONNECTS), lambda r: f"interconnect '{r.interconnect}' (use nvlink, pcie, unknown)")
+    report(~frame.interconnect.isin(INTERCONNECTS),
+           lambda r: f"interconnect '{r.interconnect}' (use nvlink, pcie, unknown)")
     report(~frame.verified.isin(("yes", "no")), lambda r: f"verified must be yes or no, not '{r.verified}'")
     report(frame.source.str.strip() == "", "empty source")
     bad_date = ~frame.as_of.str.match(_DATE_RE) & ~((frame.as_of == "") & (frame.verified == "no"))

@@ -8,7 +8,8 @@ from .catalog import Catalog, days_old
 
 
 def gpu_summary(catalog: Catalog):
-    """One row per known GPU: specs, providers offering it, offers, cheapest verified, unflagged on-demand per GPU-hour (USD)."""
+    """One row per known GPU: specs, providers offering it, offers, and the cheapest verified, unflagged
+    on-demand price per GPU-hour in USD."""
     import pandas as pd
 
     offers = catalog.offers[catalog.offers.gpu_count >= 1]
@@ -23,7 +24,8 @@ def gpu_summary(catalog: Catalog):
             "gpu": spec.name, "memory_gib": spec.memory_gib, "architecture": spec.architecture,
             "bf16_tflops": spec.bf16_tflops if spec.bf16_tflops is not None else "",
             "offers": int(count.get(spec.name, 0)), "providers": providers.get(spec.name, ""),
-            "min_verified_on_demand_per_gpu_hour_usd": "" if pd.isna(per_gpu.get(spec.name)) else round(per_gpu[spec.name], 4),
+            "min_verified_on_demand_per_gpu_hour_usd":
+                "" if pd.isna(per_gpu.get(spec.name)) else round(per_gpu[spec.name], 4),
         })
     return pd.DataFrame(rows)
 

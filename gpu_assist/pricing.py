@@ -302,7 +302,8 @@ def _notes(row, gpus_requested, duration_s, model, instances, gpu_count, hourly,
     elif age > STALE_AFTER_DAYS:
         notes.append(f"stale: price as of {row.as_of} ({age} days old)")
     if row.currency != currency:
-        notes.append(f"converted from {row.currency} at {catalog.fx.describe(row.currency if row.currency != 'USD' else currency)}")
+        foreign = row.currency if row.currency != "USD" else currency
+        notes.append(f"converted from {row.currency} at {catalog.fx.describe(foreign)}")
     return notes
 
 

@@ -236,7 +236,8 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
             continue
         need = min_gpus(memory, spec, a.usable_memory)
         host_gpus = offers.gpu_count.to_numpy().astype(int)
-        line = f"{spec.name} ({spec.memory_gib:g} GB): {memory.total_bytes / GB:,.0f} GB needs ≥ {need} GPU{'s' if need > 1 else ''}"
+        line = f"{spec.name} ({spec.memory_gib:g} GB): {memory.total_bytes / GB:,.0f} GB needs ≥ {need} " \
+               f"GPU{'s' if need > 1 else ''}"
         biggest = int(host_gpus.max())
         if need > biggest:
             line += f"; one {biggest}×{spec.name} host holds {biggest * spec.memory_gib * a.usable_memory:,.0f} GB " \

@@ -16,8 +16,8 @@ import uuid
 from decimal import Decimal
 from pathlib import Path
 
-from sqlalchemy import (JSON, BigInteger, Column, DateTime, Integer, MetaData, Numeric, String, Table, Text, and_,
-                        create_engine, event, func, insert, select, text, update)
+from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Integer, MetaData, Numeric, String, Table,
+                        Text, and_, create_engine, event, insert, select, text, update)
 from sqlalchemy.engine import Engine
 
 from .records import AuditEvent, RequestRecord
@@ -44,6 +44,8 @@ requests_table = Table(
     Column("ends_at", DateTime(timezone=True)),  # when a running launch's approved duration is over
     Column("error", Text),
     Column("version", Integer, nullable=False, default=0),
+    CheckConstraint("state IN (" + ", ".join(f"'{state}'" for state in STATES) + ")", name="request_state_known"),
+    CheckConstraint("kind IN ('launch', 'stop')", name="request_kind_known"),
 )
 
 audit_table = Table(
@@ -143,12 +145,6 @@ class Store:
                 return True
         return False
 
-    def update_fields(self, request_id: str, state: str, **values) -> bool:
-        """Change fields of a request in `state` without a state change (e.g. instance ids found on reconcile)."""
-        with self.engine.begin() as connection:
-            result = connection.execute(update(requests_table).where(
-                and_(requests_table.c.id == request_id, requests_table.c.state == state)).values(**values))
-            return result.rowcount == 1
 
     def audit(self, request_id: str | None, actor: str, action: str, outcome: str, *, now: dt.datetime,
               detail: str = "") -> None:
@@ -187,9 +183,6 @@ class Store:
         with self.engine.connect() as connection:
             return [AuditEvent(**{**row, "at": _aware(row["at"])}) for row in connection.execute(query).mappings()]
 
-    def count_audit(self) -> int:
-        with self.engine.connect() as connection:
-            return connection.execute(select(func.count()).select_from(audit_table)).scalar()
 
     @contextlib.contextmanager
     def job_lock(self, name: str):

@@ -135,7 +135,8 @@ def parse_tco(text: str, gpus) -> TcoInput:
     if "hardware" not in values:
         raise ParseError("give the hardware price per GPU (hardware=…)", example=EXAMPLE)
     return TcoInput(gpu=request.gpu, gpus=request.count, hardware_per_gpu=values["hardware"],
-                    facility_per_year=values.get("facility", Decimal(0)), power_per_year=values.get("power", Decimal(0)),
+                    facility_per_year=values.get("facility", Decimal(0)),
+                    power_per_year=values.get("power", Decimal(0)),
                     ops_per_year=values.get("ops", Decimal(0)), years=values.get("years", 3),
                     hours_per_month=values.get("hours_per_month", Decimal(HOURS_PER_MONTH)),
                     currency=values.get("currency", request.currency or "USD"),

@@ -9,8 +9,10 @@ import re
 from decimal import Decimal
 
 # Families whose multi-GPU sizes link their GPUs with NVLink/NVSwitch; PCIe-only families.
-_NVLINK = re.compile(r"^(p3\.(8|16)xlarge|p3dn|p4d|p4de|p5|p5e|p5en|p6-|a2-|a3-|a4-|Standard_ND|gpu_\d+x_\w*sxm|gpu_8x_a100$)")
-_PCIE = re.compile(r"^(g4dn|g4ad|g5|g5g|g6|g6e|g6f|gr6|gr6f|g7e|g2-|Standard_NV|Standard_NC\d+ads_A100|gpu_1x_h100_pcie|"
+_NVLINK = re.compile(r"^(p3\.(8|16)xlarge|p3dn|p4d|p4de|p5|p5e|p5en|p6-|a2-|a3-|a4-|Standard_ND|"
+                     r"gpu_\d+x_\w*sxm|gpu_8x_a100$)")
+_PCIE = re.compile(r"^(g4dn|g4ad|g5|g5g|g6|g6e|g6f|gr6|gr6f|g7e|g2-|Standard_NV|Standard_NC\d+ads_A100|"
+                   r"gpu_1x_h100_pcie|"
                    r"gpu_\d+x_a6000|gpu_1x_a10$|gpu_1x_rtx6000)")
 
 

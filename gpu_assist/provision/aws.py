@@ -57,7 +57,8 @@ class AwsProvisioner:
                 return "ok"
             return f"refused: {aws.explain(error, 'checking the launch (DryRun)').message}"
         except (BotoCoreError, ProvisionError) as error:
-            return f"not checked: {getattr(error, 'message', None) or aws.explain(error, 'checking the launch').message}"
+            reason = getattr(error, "message", None) or aws.explain(error, "checking the launch").message
+            return f"not checked: {reason}"
         return "ok"
 
     def quota(self, spec: dict, *, quotas_client=None) -> str:
@@ -85,7 +86,8 @@ class AwsProvisioner:
             return self.policy.ami_id
         if self.policy.ami_ssm_parameter:
             try:
-                return self.client("ssm", region).get_parameter(Name=self.policy.ami_ssm_parameter)["Parameter"]["Value"]
+                parameter = self.client("ssm", region).get_parameter(Name=self.policy.ami_ssm_parameter)
+                return parameter["Parameter"]["Value"]
             except Exception as error:  # noqa: BLE001
                 raise aws.explain(error, f"reading the AMI from {self.policy.ami_ssm_parameter}") from None
         raise ProvisionError("no AMI configured", hint="set GPU_ASSIST_AMI_ID or GPU_ASSIST_AMI_SSM_PARAMETER "
@@ -164,8 +166,8 @@ class AwsProvisioner:
                 continue
             for zone in zones:
                 attempt += 1
-                args = self._launch_args({**spec, "region": candidate["region"]}, zone, f"{spec['request_id']}-{attempt}",
-                                         ceiling=str(ceiling))
+                args = self._launch_args({**spec, "region": candidate["region"]}, zone,
+                                         f"{spec['request_id']}-{attempt}", ceiling=str(ceiling))
                 try:
                     reservation = self.client("ec2", candidate["region"]).run_instances(**args)
                 except ClientError as error:

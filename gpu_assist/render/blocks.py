@@ -102,7 +102,8 @@ def approval_card(record, *, decided: str | None = None) -> list[dict]:
     if record.kind == "launch":
         checks = spec.get("checks", {})
         what = (f"*Launch request {record.id}* from <@{record.requester}>\n"
-                f"{spec['instances']}× `{spec['instance_type']}` ({spec['gpus']}×{spec['gpu']}) *{spec['pricing_model']}* "
+                f"{spec['instances']}× `{spec['instance_type']}` ({spec['gpus']}×{spec['gpu']}) "
+                f"*{spec['pricing_model']}* "
                 f"in {spec['region']} for {format_duration(spec['duration_s'])} (then stopped automatically)\n"
                 f"Estimated *{format_money(record.estimated_cost, record.currency)}* · ceiling "
                 f"{format_money(_decimal(spec['ceiling_hourly']), record.currency)}/h per instance\n"

@@ -187,7 +187,8 @@ def render_request(record, trail=()) -> str:
         for event in trail:
             change = f" {event.from_state or '-'}→{event.to_state}" if event.from_state != event.to_state else ""
             detail = f": {event.detail}" if event.detail else ""
-            lines.append(f"    {event.at:%Y-%m-%d %H:%M:%S} {event.actor} {event.action} {event.outcome}{change}{detail}")
+            lines.append(f"    {event.at:%Y-%m-%d %H:%M:%S} {event.actor} {event.action} {event.outcome}"
+                         f"{change}{detail}")
     return "\n".join(lines)
 
 

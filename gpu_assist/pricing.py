@@ -140,8 +140,8 @@ def price_table(offers, *, instances, duration_s, models, fx, currency: str, inc
     flags = offers["flags"].to_numpy(dtype=object)
     keys = {key: offers[key].to_numpy() for key in _KEYS}
 
-    parts, flagged_excluded = [], 0
-    for model in models:
+    picks, flagged_excluded = [], 0
+    for number, model in enumerate(models):
         price = offers[_COLUMN[model]].to_numpy()
         scope = _FLAG_SCOPE[model]
         flagged = np.fromiter(("all:" in f or f"{scope}:" in f for f in flags), dtype=bool, count=count) \
@@ -159,12 +159,17 @@ def price_table(offers, *, instances, duration_s, models, fx, currency: str, inc
         total = instances * price * units * to_target
         if model == "monthly" and not explicit_monthly:
             keep &= np.isnan(on_demand_total) | (total < on_demand_total)
-        parts.append(pd.DataFrame({
-            "offer": offers.index.to_numpy()[keep], "pricing_model": model, "instances": instances[keep],
-            "duration_s": duration_s[keep], "price": price[keep], "total_rank": total[keep],
-            "on_demand_rank": on_demand_total[keep], **{key: values[keep] for key, values in keys.items()}}))
-    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["offer", "pricing_model", "instances", "duration_s", "price", "total_rank", "on_demand_rank", *_KEYS])
+        where = np.flatnonzero(keep)
+        picks.append((where, np.full(len(where), number), price[where], total[where]))
+    # One table for all models: positions into the offers, gathered once per column.
+    rows = np.concatenate([p[0] for p in picks]) if picks else np.zeros(0, dtype=int)
+    model_numbers = np.concatenate([p[1] for p in picks]) if picks else np.zeros(0, dtype=int)
+    table = pd.DataFrame({
+        "offer": offers.index.to_numpy()[rows], "pricing_model": np.asarray(models, dtype=object)[model_numbers],
+        "instances": instances[rows], "duration_s": duration_s[rows],
+        "price": np.concatenate([p[2] for p in picks]) if picks else np.zeros(0),
+        "total_rank": np.concatenate([p[3] for p in picks]) if picks else np.zeros(0),
+        "on_demand_rank": on_demand_total[rows], **{key: values[rows] for key, values in keys.items()}})
     return table, flagged_excluded
 
 

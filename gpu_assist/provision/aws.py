@@ -25,6 +25,9 @@ CAPACITY_ERRORS = ("InsufficientInstanceCapacity", "InsufficientCapacity", "Unsu
 # Service Quotas codes for running instances, in vCPUs: (on-demand, spot) by instance family letter.
 QUOTA_CODES = {"p": ("L-417A185B", "L-7212CCBC"), "g": ("L-DB2E81BA", "L-3819A6DF"), "v": ("L-DB2E81BA", "L-3819A6DF")}
 _LIVE_STATES = ["pending", "running", "stopping", "stopped", "shutting-down"]
+DEEP_LEARNING_AMI_PARAMETER = \
+    "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+ARM64_FAMILIES = ("g5g.",)
 
 
 @dataclass
@@ -81,20 +84,24 @@ class AwsProvisioner:
         return f"ok: {needed} vCPUs of {value:g} ({code})"
 
     # ---- launch -----------------------------------------------------------------------------------------
-    def _ami(self, region: str) -> str:
+    def _ami(self, region: str, instance_type: str) -> str:
+        """The configured AMI, else the one an SSM parameter names: the configured parameter, or by default the
+        public parameter of AWS's Deep Learning Base OSS Nvidia Driver AMI (x86_64; Graviton types need config)."""
         if self.policy.ami_id:
             return self.policy.ami_id
-        if self.policy.ami_ssm_parameter:
-            try:
-                parameter = self.client("ssm", region).get_parameter(Name=self.policy.ami_ssm_parameter)
-                return parameter["Parameter"]["Value"]
-            except Exception as error:  # noqa: BLE001
-                raise aws.explain(error, f"reading the AMI from {self.policy.ami_ssm_parameter}") from None
-        raise ProvisionError("no AMI configured", hint="set GPU_ASSIST_AMI_ID or GPU_ASSIST_AMI_SSM_PARAMETER "
-                             "(e.g. a Deep Learning AMI's SSM parameter)")
+        name = self.policy.ami_ssm_parameter
+        if name is None and not instance_type.startswith(ARM64_FAMILIES):
+            name = DEEP_LEARNING_AMI_PARAMETER
+        if name is None:
+            raise ProvisionError(f"no AMI configured for {instance_type} (arm64)",
+                                 hint="set GPU_ASSIST_AMI_ID or GPU_ASSIST_AMI_SSM_PARAMETER to an arm64 GPU AMI")
+        try:
+            return self.client("ssm", region).get_parameter(Name=name)["Parameter"]["Value"]
+        except Exception as error:  # noqa: BLE001
+            raise aws.explain(error, f"reading the AMI from SSM parameter {name}") from None
 
     def _launch_args(self, spec: dict, zone: str | None, token: str | None, *, ceiling: str | None = None) -> dict:
-        args = {"ImageId": self._ami(spec["region"]), "InstanceType": spec["instance_type"],
+        args = {"ImageId": self._ami(spec["region"], spec["instance_type"]), "InstanceType": spec["instance_type"],
                 "MinCount": int(spec["instances"]), "MaxCount": int(spec["instances"])}
         tags = [{"Key": REQUEST_TAG, "Value": spec["request_id"]}, {"Key": REQUESTER_TAG, "Value": spec["requester"]},
                 {"Key": EXPIRES_TAG, "Value": spec.get("ends_at", "")}]

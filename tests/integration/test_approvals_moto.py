@@ -214,11 +214,23 @@ def test_capacity_errors_move_to_the_next_zone(approvals):
 
 
 def test_a_failed_launch_says_why_and_keeps_its_state(approvals, policy):
+    # No AMI configured: the default is the Deep Learning AMI's public SSM parameter, which moto does not have.
     approvals.provisioner.policy = Policy(**{**policy.__dict__, "ami_id": None})
     record = approvals.submit_launch("U-CAROL", "launch 8xA100 4h")
-    assert record.spec["checks"]["dry_run"].startswith("not checked: no AMI configured")
+    assert record.spec["checks"]["dry_run"].startswith("not checked: AWS said ParameterNotFound while reading the AMI "
+                                                      "from SSM parameter /aws/service/deeplearning/ami/x86_64/")
     done = approvals.approve(record.id, "U-BOB")
-    assert done.state == "failed" and "no AMI configured" in done.error
+    assert done.state == "failed" and "ParameterNotFound" in done.error
+    assert approvals.store.get(record.id).state == "failed"  # kept, with its reason, for an admin to retry
+
+
+def test_the_ami_can_come_from_an_ssm_parameter(approvals, policy):
+    ssm = aws_clients.client("ssm")
+    ssm.put_parameter(Name="/team/gpu-ami", Value=IMAGE, Type="String")
+    approvals.provisioner.policy = Policy(**{**policy.__dict__, "ami_id": None, "ami_ssm_parameter": "/team/gpu-ami"})
+    record = approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1")
+    assert record.spec["checks"]["dry_run"] == "ok"
+    assert approvals.approve(record.id, "U-BOB").state == "running"
 
 
 def test_quota_check_against_the_real_response_shape(approvals):

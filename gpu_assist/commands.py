@@ -20,6 +20,7 @@ from .errors import ParseError
 from .fleet import FleetReport
 from .pricing import Quote, quote
 from .recommend import Recommendation, recommend
+from .records import RequestRecord
 from .request import Request, normalise, parse_request
 from .tco import TcoInput, TcoResult, parse_tco, total_cost_of_ownership
 from .utilization import Snapshot
@@ -119,7 +120,8 @@ class HelpCommand:
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
     RequestsCommand | HelpCommand
-Result = Quote | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | object
+Result = Quote | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | RequestRecord | \
+    tuple[RequestRecord, ...]
 
 
 def _utc_now() -> dt.datetime:

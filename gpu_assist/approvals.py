@@ -95,16 +95,15 @@ class Approvals:
                                  example=LAUNCH_EXAMPLE)
         result = quote(request, self.catalog, today=now.date(), currency=self.policy.currency, all_regions=True,
                        verified_only=True)
-        allowed = [o for o in result.options if not self.policy.launch_violations(
-            gpus=o.instances * o.gpu_count, estimated_cost=o.total, instance_type=o.instance_type, region=o.region,
-            pricing_model=o.pricing_model)]
-        if chosen_id:
-            allowed = [o for o in allowed if option_id(o) == chosen_id] or allowed[:0]
+        def violations(option: QuoteOption) -> list[str]:
+            return self.policy.launch_violations(
+                gpus=option.instances * option.gpu_count, estimated_cost=option.total,
+                instance_type=option.instance_type, region=option.region, pricing_model=option.pricing_model)
+
+        candidates = [o for o in result.options if not chosen_id or option_id(o) == chosen_id]
+        allowed = [o for o in candidates if not violations(o)]
         if not allowed:
-            reasons = "; ".join(self.policy.launch_violations(
-                gpus=result.options[0].instances * result.options[0].gpu_count, estimated_cost=result.options[0].total,
-                instance_type=result.options[0].instance_type, region=result.options[0].region,
-                pricing_model=result.options[0].pricing_model)) if result.options else "no AWS offer matches"
+            reasons = "; ".join(violations(candidates[0])) if candidates else "no AWS offer matches"
             raise PolicyError(f"nothing to launch for '{text}': {reasons}", example=LAUNCH_EXAMPLE)
         best = allowed[0]
         same = [o for o in allowed if o.instance_type == best.instance_type and o.pricing_model == best.pricing_model

@@ -308,14 +308,11 @@ def _offer_plans(workload, catalog, offers, instances, durations, job_hours, gpu
     gpus_by_index = dict(zip(offers.index, gpu_total))
     frames = [price_table(offers, instances=instances, duration_s=durations, models=_NON_SPOT_MODELS, fx=catalog.fx,
                           currency=currency)[0]]
-    if workload.may_interrupt and workload.kind != "serve":
-        overhead = spot_overhead(a)
-        spot_durations = np.ceil(durations * (1 + overhead)).astype(int)
-        frames.append(price_table(offers, instances=instances, duration_s=spot_durations, models=("spot",),
-                                  fx=catalog.fx, currency=currency)[0])
-    elif workload.may_interrupt:
-        frames.append(price_table(offers, instances=instances, duration_s=durations, models=("spot",),
-                                  fx=catalog.fx, currency=currency)[0])
+    if workload.may_interrupt:
+        # Training on spot runs longer by the checkpoint overhead; serving on spot is priced for the same hours.
+        slowdown = 1 + spot_overhead(a) if workload.kind != "serve" else 1
+        frames.append(price_table(offers, instances=instances, duration_s=np.ceil(durations * slowdown).astype(int),
+                                  models=("spot",), fx=catalog.fx, currency=currency)[0])
     table = cheapest_per_offer(pd.concat(frames, ignore_index=True), all_regions=False)
     plans = []
     for priced, offer in priced_offers(table, catalog):

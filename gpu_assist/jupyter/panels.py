@@ -9,6 +9,8 @@ visible error line, never a traceback.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import getpass
 import html
 import os
@@ -42,14 +44,8 @@ def cost_bars(labels: list[str], totals: list[float], currency: str) -> str:
         rows.append(f'<div style="display:flex;align-items:center;gap:6px;font-size:12px">'
                     f'<span style="width:16em;overflow:hidden;white-space:nowrap">{html.escape(label)}</span>'
                     f'<span style="background:#1976d2;height:10px;width:{width:.1f}%"></span>'
-                    f'<span>{html.escape(format_money(_decimal(total), currency))}</span></div>')
+                    f'<span>{html.escape(format_money(Decimal(str(total)), currency))}</span></div>')
     return '<div class="gpu-assist-bars">' + "".join(rows) + "</div>"
-
-
-def _decimal(value: float):
-    from decimal import Decimal
-
-    return Decimal(str(value))
 
 
 class _Panel(widgets.VBox):

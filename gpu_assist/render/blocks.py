@@ -4,6 +4,8 @@ approve or reject a request)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from ..pricing import Quote
 from ..request import format_duration
 from .money import format_money, format_percent
@@ -106,7 +108,7 @@ def approval_card(record, *, decided: str | None = None) -> list[dict]:
                 f"*{spec['pricing_model']}* "
                 f"in {spec['region']} for {format_duration(spec['duration_s'])} (then stopped automatically)\n"
                 f"Estimated *{format_money(record.estimated_cost, record.currency)}* · ceiling "
-                f"{format_money(_decimal(spec['ceiling_hourly']), record.currency)}/h per instance\n"
+                f"{format_money(Decimal(spec['ceiling_hourly']), record.currency)}/h per instance\n"
                 f"Dry run: {checks.get('dry_run', '?')} · Quota: {checks.get('quota', '?')}")
     else:
         what = f"*Stop request {record.id}* from <@{record.requester}>\n" + \
@@ -135,12 +137,6 @@ def outcome_line(record) -> str:
     if record.state == "failed":
         return f"Failed: {record.error} — the request is kept; an admin can fix the cause and rerun `reconcile`"
     return f"{record.state}"
-
-
-def _decimal(text: str):
-    from decimal import Decimal
-
-    return Decimal(text)
 
 
 def error_blocks(message: str) -> list[dict]:

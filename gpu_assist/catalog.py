@@ -197,11 +197,24 @@ def check_offers(frame, path: str, gpus: GpuTable, currencies: set[str]) -> list
 
 
 def read_offer_file(path: Path):
+    """One offers file as strings. A row with more or fewer fields than the header is refused with its line:
+    pandas would otherwise take a surplus field in the first row as an index and shift every column."""
+    import io
+
     import pandas as pd
 
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CatalogError(f"{path}:1: cannot read as CSV ({str(error).splitlines()[0]})") from None
+    rows = csv.reader(io.StringIO(text))
+    header = next(rows, None)
+    for line, row in enumerate(rows, start=2):
+        if row and header and len(row) != len(header):
+            raise CatalogError(f"{path}:{line}: {len(row)} fields where the header has {len(header)}")
+    try:
+        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         raise CatalogError(f"{path}:1: cannot read as CSV ({str(error).splitlines()[0]})") from None
 
 

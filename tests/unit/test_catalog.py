@@ -81,3 +81,14 @@ def test_a_defective_file_is_never_served_from_cache(make_catalog, tmp_path):
     (directory / "aws.csv").write_text(rows_to_csv([offer(gpu="nope")]))
     with pytest.raises(CatalogError, match="unknown GPU 'nope'"):
         load_catalog(directory, cache_dir=cache)
+
+
+def test_a_row_with_a_surplus_field_is_refused_with_its_line(make_catalog):
+    """Found by the fuzzer: a stray comma in the first row made pandas shift every column into an index."""
+    directory = make_catalog(offer(), load=False)
+    lines = (directory / "aws.csv").read_text().splitlines()
+    lines[1] = lines[1].replace(",32,", ",3,2,", 1)
+    (directory / "aws.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(CatalogError, match=r"aws\.csv:2: 23 fields where the header has 22"):
+        load_catalog(directory, cache_dir=None)
+    assert "23 fields" in str(validate_directory(directory)[0])

@@ -3,10 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SKYPILOT_EXTRACT ?= ../shared/catalog-data
+SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test soak bench install system-deps labextension catalogs validate clean
+.PHONY: demo test soak bench install system-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,15 @@ catalogs: install
 	$(BIN)/gpu-assist catalog import-skypilot $(SKYPILOT_EXTRACT) --as-of $(SKYPILOT_AS_OF)
 	$(BIN)/gpu-assist catalog import-fx
 	$(BIN)/gpu-assist catalog validate
+
+# Maintainers only: copy a newer drop of the raw extracts, seed articles and recorded API responses from a
+# ../shared folder beside the clone into the repository (nothing at run or test time reads ../shared).
+SHARED ?= ../shared
+sources:
+	@test -d $(SHARED)/catalog-data || { echo "error: $(SHARED)/catalog-data not found — example: make sources SHARED=/path/to/shared"; exit 2; }
+	cp $(SHARED)/catalog-data/* catalogs/sources/
+	cp $(SHARED)/seeds/* catalogs/sources/seeds/
+	cp -r $(SHARED)/fixtures/* tests/fixtures/
 
 validate: install
 	$(BIN)/gpu-assist catalog validate

@@ -1,6 +1,6 @@
 """Side by side with SkyPilot: `sky gpus list A100:8 --cloud aws` against `gpu-assist quote 8xA100 8h aws`,
 on this machine, in the same run, over the same catalog extract (SkyPilot reads its own format from
-~/.sky/catalogs/v8/, filled here from ../shared/catalog-data/).
+~/.sky/catalogs/v8/, filled here from catalogs/sources/).
 
 SkyPilot is installed from the package registry into its own virtual environment (.venv-skypilot). Offline,
 it must be limited to one cloud: for the others it tries to download catalogs and fails. Its first call starts
@@ -20,7 +20,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 VENV = REPO / ".venv-skypilot"
-EXTRACT = REPO.parent / "shared" / "catalog-data"
+EXTRACT = REPO / "catalogs" / "sources"
 SKY_CATALOGS = Path.home() / ".sky" / "catalogs" / "v8"
 
 

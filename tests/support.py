@@ -11,7 +11,9 @@ from gpu_assist.catalog import OFFER_COLUMNS
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOGS = REPO / "catalogs"
-SHARED = REPO.parent / "shared"
+# The raw extracts the importers read and the recorded API responses, vendored so a bare clone tests alone.
+SOURCES = CATALOGS / "sources"
+FIXTURES = REPO / "tests" / "fixtures"
 TODAY = dt.date(2026, 12, 2)
 
 

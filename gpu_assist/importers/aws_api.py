@@ -6,7 +6,7 @@ LeaseContractLength × PurchaseOption × OfferingClass; the catalog's `reserved_
 hold the cheapest *standard* rate of each term, with its purchase option in `source_detail`.
 Pricing is served from us-east-1 (also eu-central-1, ap-south-1); `PriceList` items arrive as JSON strings.
 moto has no Pricing API: tests drive the real parsing with the recorded GetProducts response in
-../shared/fixtures/aws/ through botocore's Stubber.
+tests/fixtures/aws/ through botocore's Stubber.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ from gpu_assist.importers.aws_api import (AwsPriceSource, cheapest_standard, gpu
 from gpu_assist.pricing import quote
 from gpu_assist.request import parse_request
 from gpu_assist.sources import refresh
-from support import CATALOGS, SHARED
+from support import CATALOGS, FIXTURES as RECORDED
 
-FIXTURES = SHARED / "fixtures" / "aws"
+FIXTURES = RECORDED / "aws"
 
 
 def _fixture(name):

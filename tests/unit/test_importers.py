@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from support import CATALOGS, SHARED, offer
+from support import CATALOGS, SOURCES, offer
 from gpu_assist.catalog import load_catalog, validate_directory
 from gpu_assist.errors import CatalogError
 from gpu_assist.gpus import load_gpus
@@ -76,7 +76,7 @@ def test_gcp_offer_is_host_plus_accelerator_of_the_same_zone(extract):
 
 def test_bundled_gcp_rows_equal_the_raw_extract_sums():
     """Every bundled GCP offer is exactly its host row + accelerator row in the shared extract."""
-    with (SHARED / "catalog-data" / "gcp_gpu.csv").open() as handle:
+    with (SOURCES / "gcp_gpu.csv").open() as handle:
         raw = list(csv.DictReader(handle))
     hosts = {(r["InstanceType"], r["AvailabilityZone"]): r for r in raw if r["InstanceType"]}
     accelerators = {(r["AcceleratorName"], r["AcceleratorCount"], r["AvailabilityZone"]): r for r in raw
@@ -90,7 +90,7 @@ def test_bundled_gcp_rows_equal_the_raw_extract_sums():
         assert Decimal(row["on_demand_hourly"]) == Decimal(host["Price"]) + Decimal(accelerator["Price"])
 
 
-def test_import_of_the_shared_extract_reproduces_the_committed_catalogs(tmp_path):
+def test_import_of_the_vendored_extract_reproduces_the_committed_catalogs(tmp_path):
     """The committed CSVs are the converter's output, not hand edits: rerunning it changes nothing."""
     directory = tmp_path / "catalogs"
     directory.mkdir()
@@ -98,7 +98,7 @@ def test_import_of_the_shared_extract_reproduces_the_committed_catalogs(tmp_path
         (directory / name).write_bytes((CATALOGS / name).read_bytes())
     gpus = load_gpus(directory / "gpus.csv")
     for provider in ("aws", "gcp", "azure", "lambda"):
-        refresh(SkyPilotSource(provider, SHARED / "catalog-data", gpus, "2026-12-02"), directory)
+        refresh(SkyPilotSource(provider, SOURCES, gpus, "2026-12-02"), directory)
         assert (directory / f"{provider}.csv").read_text() == (CATALOGS / f"{provider}.csv").read_text()
 
 

@@ -6,7 +6,7 @@ import csv
 import math
 from decimal import Decimal
 
-from support import CATALOGS, SHARED, TODAY, offer
+from support import CATALOGS, SOURCES, TODAY, offer
 from gpu_assist.pricing import quote
 from gpu_assist.request import parse_request
 
@@ -102,7 +102,7 @@ def test_the_bundled_flags_exclude_spot_equal_to_on_demand(catalog):
 
 
 def test_gcp_offer_prices_are_host_plus_accelerator(catalog):
-    with (SHARED / "catalog-data" / "gcp_gpu.csv").open() as handle:
+    with (SOURCES / "gcp_gpu.csv").open() as handle:
         raw = [r for r in csv.DictReader(handle) if r["AvailabilityZone"].startswith("us-central1-")]
     host = {r["AvailabilityZone"]: Decimal(r["Price"]) for r in raw if r["InstanceType"] == "a2-highgpu-8g"}
     gpu = {r["AvailabilityZone"]: Decimal(r["Price"]) for r in raw

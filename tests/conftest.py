@@ -147,8 +147,27 @@ def slack_server(moto_server, mock_slack, tmp_path_factory):
 _SECRETS_SCANNED = {"tests": 0, "leaks": []}
 
 
+def _tree_status() -> str | None:
+    """`git status --porcelain` of the checkout, or None outside a git work tree (an sdist, say)."""
+    done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=os.path.dirname(__file__),
+                          capture_output=True, text=True)
+    return done.stdout if done.returncode == 0 else None
+
+
 def pytest_configure(config):
     config.gpu_assist_secrets = _SECRETS_SCANNED  # read by tests/reliability's report
+    config.gpu_assist_tree_before = _tree_status()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A test run leaves the tree as it found it: generated reports belong to `make soak` / `make bench`."""
+    before, after = session.config.gpu_assist_tree_before, _tree_status()
+    if before is None or after is None or before == after:
+        return
+    changed = sorted(set(after.splitlines()) ^ set(before.splitlines()))
+    session.config.get_terminal_writer().line(
+        "error: the test run changed the work tree (tracked or unignored files):\n  " + "\n  ".join(changed), red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -255,51 +254,29 @@ def sources_in(sources_md: Path) -> set[str]:
     return set(re.findall(r"^\|\s*`([^`]+)`", text, flags=re.MULTILINE))
 
 
-def default_cache_dir() -> Path | None:
-    """Where validated catalogs are kept between runs (`GPU_ASSIST_CACHE_DIR=off` disables it)."""
-    configured = os.environ.get("GPU_ASSIST_CACHE_DIR")
-    if configured:
-        return None if configured == "off" else Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "gpu-assist"
-
-
-_CACHE_SCHEMA = "offers-v1"
-
-
-def _cache_key(directory: Path, files: list[Path]) -> str:
-    """Content hash of every catalog file: any edit, added or removed file gives a new key."""
-    digest = hashlib.sha256(_CACHE_SCHEMA.encode())
-    for path in [directory / "gpus.csv", directory / "fx.csv", *files]:
-        digest.update(path.name.encode() + b"\0")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:32]
-
-
 def load_catalog(directory: Path | None = None, *, cache_dir: Path | None | str = "default") -> Catalog:
-    """Load and check every file; the first defects found raise CatalogError with file and line.
-
-    A catalog that passed the checks is kept as a pickle keyed by the files' content hash, so
-    later runs skip parsing and checking; pass `cache_dir=None` to always read the CSVs.
-    """
-    import pandas as pd
+    """The catalog in `directory` (default: `default_catalog_dir()`), through the compiled cache of
+    `catalog_cache` (`cache_dir=None` always reads the CSVs); defects raise CatalogError with file and line."""
+    from . import catalog_cache
 
     directory = Path(directory) if directory else default_catalog_dir()
     if not directory.is_dir():
         raise CatalogError(f"catalog directory {directory} does not exist",
                            hint="set GPU_ASSIST_CATALOG_DIR or run from a checkout")
+    cache_dir = catalog_cache.default_cache_dir() if cache_dir == "default" else cache_dir
+    inputs = [directory / "gpus.csv", directory / "fx.csv", *offer_files(directory)]
+    return catalog_cache.load(directory, cache_dir, read_catalog, inputs)
+
+
+def read_catalog(directory: Path) -> Catalog:
+    """Read and check every file of `directory`; the first defects found raise CatalogError."""
+    import pandas as pd
+
     gpus = load_gpus(directory / "gpus.csv")
     fx = load_fx(directory / "fx.csv")
     files = offer_files(directory)
     if not files:
         raise CatalogError(f"no offer files in {directory}")
-    cache_dir = default_cache_dir() if cache_dir == "default" else cache_dir
-    cached = Path(cache_dir) / f"catalog-{_cache_key(directory, files)}.pkl" if cache_dir else None
-    if cached is not None and cached.is_file():
-        try:
-            return Catalog(offers=pd.read_pickle(cached), gpus=gpus, fx=fx, directory=directory)
-        except Exception:  # noqa: BLE001 - a damaged cache is rebuilt, never fatal
-            cached.unlink(missing_ok=True)
     frames = []
     for path in files:
         frame = read_offer_file(path)
@@ -313,20 +290,7 @@ def load_catalog(directory: Path | None = None, *, cache_dir: Path | None | str 
     for column in NUMBER_COLUMNS:
         offers[column] = pd.to_numeric(offers[column].replace("", None), errors="raise").astype(float)
     offers["verified"] = offers["verified"] == "yes"
-    if cached is not None:
-        _write_cache(offers, cached)
     return Catalog(offers=offers, gpus=gpus, fx=fx, directory=directory)
-
-
-def _write_cache(offers, path: Path) -> None:
-    """Best effort, atomic: a reader never sees half a file; a read-only home just means no cache."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_suffix(f".{os.getpid()}.tmp")
-        offers.to_pickle(temp)
-        os.replace(temp, path)
-    except OSError:
-        pass
 
 
 def days_old(as_of: str, today: dt.date) -> int | None:

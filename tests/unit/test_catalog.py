@@ -65,11 +65,11 @@ def test_cache_is_used_and_follows_edits(make_catalog, tmp_path):
     directory = make_catalog(offer(on_demand_hourly="32"), load=False)
     cache = tmp_path / "cache"
     first = load_catalog(directory, cache_dir=cache)
-    assert len(list(cache.glob("catalog-*.pkl"))) == 1
+    assert len(list(cache.glob("catalog-*.bin"))) == 1
     assert load_catalog(directory, cache_dir=cache).offers.equals(first.offers)
     (directory / "aws.csv").write_text(rows_to_csv([offer(on_demand_hourly="31")]))
     assert load_catalog(directory, cache_dir=cache).offers.on_demand_hourly.tolist() == [31.0]
-    for stale in cache.glob("*.pkl"):
+    for stale in cache.glob("*.bin"):
         stale.write_bytes(b"not a pickle")
     assert load_catalog(directory, cache_dir=cache).offers.on_demand_hourly.tolist() == [31.0]
 

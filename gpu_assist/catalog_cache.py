@@ -1,0 +1,99 @@
+"""A compiled catalog kept between runs, so a cold start does not grow with the CSV parse and checks.
+
+The cache wraps `catalog.read_catalog` and knows nothing of the catalog's columns or rules: it stores the
+whole `Catalog` that the loader returned. A cache file is trusted only when its key matches, and the key
+covers both sides of what the loader does:
+
+- the bytes of every file the loader reads (gpus.csv, fx.csv, each offers file, by name), and
+- the loader's own code (the source of the modules that parse and check rows) and this file format,
+
+so adding a provider, editing a price or changing a loading rule each give a new key and a rebuild.
+The file holds a magic line, the key and a SHA-256 of its payload: a truncated, corrupt or foreign file
+is rebuilt, never an error. Writes go to a temporary file renamed into place, so a reader never sees half
+a file, and a read-only cache directory only means no cache. The payload is a pickle, read back only
+from the user's own cache directory (the trust of their home directory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+FORMAT = b"gpu-assist-catalog/2\n"
+# Modules whose code decides what a loaded catalog holds: a change to any of them invalidates every cache.
+LOADER_MODULES = ("catalog.py", "catalog_cache.py", "gpus.py", "request.py")
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def default_cache_dir() -> Path | None:
+    """`GPU_ASSIST_CACHE_DIR` (`off` disables the cache), else the user cache dir (XDG)."""
+    configured = os.environ.get("GPU_ASSIST_CACHE_DIR")
+    if configured:
+        return None if configured == "off" else Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gpu-assist"
+
+
+def cache_key(inputs: list[Path]) -> str:
+    """SHA-256 over the format, the loader's code and every input file's name and bytes."""
+    digest = hashlib.sha256(FORMAT)
+    for path in [_PACKAGE / name for name in LOADER_MODULES] + inputs:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _read(path: Path, key: str):
+    """The cached catalog, or None when the file is missing, for another key or damaged in any way."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    header = FORMAT + key.encode() + b"\n"
+    body = data[len(header):]
+    if not data.startswith(header) or len(body) < 32 or hashlib.sha256(body[32:]).digest() != body[:32]:
+        return None
+    try:
+        return pickle.loads(body[32:])
+    except Exception:  # noqa: BLE001 - e.g. pickled with a pandas this venv no longer has: rebuild
+        return None
+
+
+def _write(path: Path, key: str, catalog) -> None:
+    """Best effort and atomic: a temporary file in the same directory, renamed over the old one."""
+    payload = pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".catalog-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(FORMAT + key.encode() + b"\n" + hashlib.sha256(payload).digest() + payload)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError:
+        return
+
+
+def load(directory: Path, cache_dir: Path | None, read_catalog, inputs: list[Path]):
+    """`read_catalog(directory)` through the cache in `cache_dir`, keyed on `inputs` and the loader's code."""
+    from dataclasses import replace
+
+    if cache_dir is None:
+        return read_catalog(directory)
+    try:
+        key = cache_key(inputs)
+    except OSError:  # a missing or unreadable file: the loader reports it with its own words
+        return read_catalog(directory)
+    # One file per catalog directory (named by its path), so switching catalogs does not pile up files.
+    where = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:16]
+    path = Path(cache_dir) / f"catalog-{where}.bin"
+    cached = _read(path, key)
+    if cached is not None:
+        return replace(cached, directory=directory) if cached.directory != directory else cached
+    catalog = read_catalog(directory)
+    _write(path, key, catalog)
+    return catalog

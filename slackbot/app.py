@@ -1,9 +1,12 @@
 """`/gpu …` and the approval buttons, on slack-bolt.
 
-Every handler acks at once; the work (quotes over all regions, recommendations, launches) runs in Bolt's
-lazy listeners after the ack, so Slack's 3-second limit is never at risk. Bad input is answered at ack time,
-ephemerally, with what was wrong and an example. Identity is the Slack user id in the signed request; the
-approval rules themselves live in `gpu_assist.approvals`, never here.
+Every handler acks at once. `/gpu` work (quotes over all regions, recommendations, launches) runs on a
+bounded pool (`workers.WorkPool`) and answers through the command's `response_url`; a full pool answers
+"busy" at ack time, and a Slack retry of a command already taken is acked without running it again. Only
+commands that take longer than about a second (recommend, launch, stop, util) ack with "Working on…";
+a quote acks empty and its answer follows in milliseconds. Bad input is answered at ack time,
+ephemerally, with what was wrong and an example. Buttons run in Bolt's lazy listeners. Identity is the
+Slack user id in the signed request; the approval rules themselves live in `gpu_assist.approvals`.
 """
 
 from __future__ import annotations
@@ -17,16 +20,22 @@ from dataclasses import dataclass
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from gpu_assist.commands import (HELP, Context, HelpCommand, LaunchCommand, StopCommand, UtilCommand, parse_command,
-                                 run)
+from gpu_assist.commands import (HELP, Context, HelpCommand, LaunchCommand, QuoteCommand, RequestsCommand,
+                                 StopCommand, TcoCommand, UtilCommand, parse_command, run)
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.fleet import FleetReport
 from gpu_assist.pricing import Quote
 from gpu_assist.recommend import Recommendation
 from gpu_assist.render import blocks
 
+from .workers import Deliveries, WorkPool
+
 log = logging.getLogger("gpu_assist.slack")
 LAZY_WORKERS = int(os.environ.get("GPU_ASSIST_SLACK_WORKERS", "8"))
+QUEUED_COMMANDS = int(os.environ.get("GPU_ASSIST_SLACK_QUEUE", "64"))
+BUSY = "gpu-assist is busy, try again in a moment."
+# Answered in milliseconds: no "Working on…" message before the answer.
+_QUICK = (QuoteCommand, TcoCommand, RequestsCommand)
 
 
 @dataclass(frozen=True)
@@ -62,12 +71,14 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
 
     Acks run in the request's own thread (`process_before_response=True`): with Bolt's default they are queued
     on the same executor as the slow work after the ack, and under load an ack can miss Slack's 3 seconds.
-    The work after the ack (lazy listeners) runs on a bounded pool of its own.
+    `/gpu` work runs on a `WorkPool` of its own; the buttons' work (lazy listeners) on Bolt's executor.
     """
     context = context or Context()
     gpus = context.catalog.gpus  # load the catalog now, not on the first command
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
     workers = ThreadPoolExecutor(max_workers=LAZY_WORKERS, thread_name_prefix="gpu-assist-lazy")
+    pool = WorkPool(LAZY_WORKERS, QUEUED_COMMANDS)
+    deliveries = Deliveries()
     app = App(signing_secret=settings.signing_secret, client=client, process_before_response=True, logger=log,
               listener_executor=workers)
 
@@ -87,7 +98,8 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
                                 blocks=blocks.approval_card(record))
 
     # ---- /gpu ---------------------------------------------------------------------------------------------
-    def ack_command(ack, command):
+    def ack_command(ack, command, request, respond):
+        """Parse, answer what is wrong at once, else reserve a place in the pool, ack, and start the work."""
         text = command.get("text", "").strip()
         try:
             parsed = parse_command(text, gpus)
@@ -97,37 +109,46 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         if isinstance(parsed, HelpCommand):
             ack(response_type="ephemeral", text=HELP, blocks=blocks.text_blocks(parsed))
             return
-        ack(response_type="ephemeral", text=f"Working on `/gpu {text}`…")
+        retry = (request.headers.get("x-slack-retry-num") or [None])[0]
+        if not deliveries.first(command.get("response_url") or command.get("trigger_id"), retry):
+            ack()  # a retry of a command already taken: Slack stops retrying, nothing runs twice
+            return
+        place = pool.reserve()
+        if place is None:
+            ack(response_type="ephemeral", text=BUSY)
+            return
+        quick = isinstance(parsed, _QUICK)
+        if quick:
+            ack()
+        else:
+            ack(response_type="ephemeral", text=f"Working on `/gpu {text}`…")
+        place.start(lambda: do_command(parsed, text, command, respond, replace=not quick))
 
-    def do_command(command, respond):
-        text = command.get("text", "").strip()
+    def do_command(parsed, text, command, respond, *, replace: bool):
         user = command["user_id"]
         try:
-            parsed = parse_command(text, gpus)
-            if isinstance(parsed, HelpCommand):
-                return
             if isinstance(parsed, UtilCommand) and not parsed.fleet:
                 parsed = UtilCommand(fleet=True)  # Slack's /gpu util is about the team's fleet, not the bot's host
             result = run(parsed, context, actor=user)
         except GpuAssistError as error:
-            respond(response_type="ephemeral", replace_original=True, text=str(error),
+            respond(response_type="ephemeral", replace_original=replace, text=str(error),
                     blocks=blocks.error_blocks(str(error)))
             return
         except Exception:  # noqa: BLE001 - the user gets a line, the log gets the traceback
             log.exception("command failed: /gpu %s", text.split(" ")[0])
-            respond(response_type="ephemeral", replace_original=True,
+            respond(response_type="ephemeral", replace_original=replace,
                     text="Something went wrong on our side; the request was not carried out. Try again.")
             return
         if isinstance(parsed, (LaunchCommand, StopCommand)):
             post_card(result, command["channel_id"])
             where = f"<#{settings.approval_channel}>" if settings.approval_channel else "this channel"
-            respond(response_type="ephemeral", replace_original=True,
+            respond(response_type="ephemeral", replace_original=replace,
                     text=f"Request `{result.id}` is waiting for an approver in {where}.")
             return
         fallback, rendered = answer(result)
-        respond(response_type="ephemeral", replace_original=True, text=fallback, blocks=rendered)
+        respond(response_type="ephemeral", replace_original=replace, text=fallback, blocks=rendered)
 
-    app.command("/gpu")(ack=ack_command, lazy=[do_command])
+    app.command("/gpu")(ack_command)
 
     # ---- buttons ------------------------------------------------------------------------------------------
     def just_ack(ack):

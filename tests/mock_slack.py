@@ -18,6 +18,7 @@ class MockSlack:
         self.received: list[dict] = []
         self._lock = threading.Lock()
         self._counter = 0
+        self.slow: dict[str, float] = {}  # path -> seconds to wait before answering (a slow Slack)
         mock = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -35,6 +36,7 @@ class MockSlack:
                         if isinstance(params.get(key), str):
                             params[key] = json.loads(params[key])
                 method = self.path.split("/api/", 1)[1] if "/api/" in self.path else self.path.lstrip("/")
+                time.sleep(mock.slow.get(method, 0))
                 with mock._lock:
                     mock._counter += 1
                     ts = f"{int(time.time())}.{mock._counter:06d}"

@@ -52,7 +52,8 @@ def action_body(action_id: str, value: str, *, user: str, response_url: str, cha
     return urlencode({"payload": json.dumps(payload)})
 
 
-def start_slack_server(moto_url: str, mock, state, *, db_url: str | None = None, jobs: bool = False):
+def start_slack_server(moto_url: str, mock, state, *, db_url: str | None = None, jobs: bool = False,
+                       extra_env: dict | None = None, args: tuple[str, ...] = ()):
     """`gpu-assist slack serve` as a real process on a free port, talking to moto and the mock Web API.
 
     Returns (process, info dict with url, base, env, log path); the caller stops the process."""
@@ -63,11 +64,12 @@ def start_slack_server(moto_url: str, mock, state, *, db_url: str | None = None,
            "GPU_ASSIST_SLACK_API_URL": mock.api_url, "GPU_ASSIST_APPROVERS": "U-ALICE,U-BOB",
            "GPU_ASSIST_APPROVAL_CHANNEL": "C-APPROVALS", "GPU_ASSIST_DB_URL": db_url or f"sqlite:///{state / 'state.db'}",
            "GPU_ASSIST_AMI_ID": "ami-12c6146b", "AWS_ENDPOINT_URL": moto_url, "AWS_ACCESS_KEY_ID": "testing",
-           "AWS_SECRET_ACCESS_KEY": AWS_SECRET, "AWS_REGION": "us-east-1", "GPU_ASSIST_CACHE_DIR": str(state / "cache")}
+           "AWS_SECRET_ACCESS_KEY": AWS_SECRET, "AWS_REGION": "us-east-1", "GPU_ASSIST_CACHE_DIR": str(state / "cache"),
+           **(extra_env or {})}
     env.pop("AWS_PROFILE", None)
     log_path = state / f"server-{port}.log"
     log = open(log_path, "w")
-    command = [sys.executable, "-m", "gpu_assist", "slack", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command = [sys.executable, "-m", "gpu_assist", "slack", "serve", "--host", "127.0.0.1", "--port", str(port), *args]
     process = subprocess.Popen(command + ([] if jobs else ["--no-jobs"]), env=env, stdout=log,
                                stderr=subprocess.STDOUT)
     log.close()

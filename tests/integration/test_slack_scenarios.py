@@ -53,7 +53,7 @@ def test_health_endpoint(slack):
 
 def test_quote_card_matches_the_core_and_offers_launch_buttons(slack, mock_slack, catalog):
     status, body, response_url = _command(slack, mock_slack, "quote 8xA100 72h")
-    assert status == 200 and "Working on" in body
+    assert status == 200 and body == ""  # a quote takes milliseconds: no "Working on…" before it
     (answer,) = _responses(mock_slack, response_url)
     table = next(b for b in answer["blocks"] if b["type"] == "section")["text"]["text"]
     core = quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=TODAY, top=5)

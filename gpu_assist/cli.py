@@ -80,10 +80,12 @@ def _build_parser() -> argparse.ArgumentParser:
 
     sl = commands.add_parser("slack", help="run the Slack app")
     slack = sl.add_subparsers(dest="slack_command", required=True, parser_class=_Parser)
-    sv = slack.add_parser("serve", help="HTTP server for Slack's events (waitress, production WSGI)")
+    sv = slack.add_parser("serve", help="HTTP server for Slack's events (waitress; gunicorn with --workers N)")
     sv.add_argument("--host", default="0.0.0.0")
     sv.add_argument("--port", type=int, default=3000)
-    sv.add_argument("--threads", type=int, default=16)
+    sv.add_argument("--threads", type=int, default=16, help="request threads per process")
+    sv.add_argument("--workers", type=int, default=1,
+                    help="processes: 1 serves on waitress; more run under gunicorn's pre-fork master")
     sv.add_argument("--no-jobs", action="store_true", help="do not run expire/reap/reconcile in this process")
     slack.add_parser("socket", help="connect over Socket Mode (SLACK_APP_TOKEN)")
 
@@ -245,7 +247,10 @@ def main(argv: list[str] | None = None) -> int:
             from slackbot import server
 
             if args.slack_command == "serve":
-                server.serve(args.host, args.port, threads=args.threads, jobs=not args.no_jobs)
+                if args.workers < 1 or args.threads < 1:
+                    raise GpuAssistError("--workers and --threads must be at least 1",
+                                         hint="e.g. gpu-assist slack serve --workers 2")
+                server.serve(args.host, args.port, threads=args.threads, jobs=not args.no_jobs, workers=args.workers)
             else:
                 server.socket_mode()
             return 0

@@ -1,8 +1,9 @@
-"""Serving the Bolt app: a production WSGI server (waitress), Socket Mode, or AWS Lambda.
+"""Serving the Bolt app: one process (waitress), several (gunicorn, `--workers N`), Socket Mode, or AWS Lambda.
 
-`GET /healthz` answers 200 with the catalog size and the store's reachability; `POST /slack/events`
-is Bolt (signature verification on). Periodic jobs (expire, reap, reconcile) run in a background thread
-of every replica; on PostgreSQL each takes an advisory lock, so one replica does the work at a time.
+`GET /healthz` answers 200 with the catalog size, `GET /readyz` once the catalog is loaded; both come from
+a process that built its app (and loaded the catalog) before it opened or accepted on its socket.
+`POST /slack/events` is Bolt (signature verification on). Periodic jobs (expire, reap, reconcile) run in
+a background thread of every process; a lease in the database makes one of them the leader (`jobs.py`).
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from __future__ import annotations
 import io
 import json
 import logging
-import threading
+import sys
 
 from gpu_assist.commands import Context
 
 from .app import SlackSettings, create_app
+from .jobs import start_jobs
 
 log = logging.getLogger("gpu_assist.slack")
-JOB_INTERVAL_S = 60.0
 MAX_BODY_BYTES = 1 << 20
 
 
@@ -50,6 +51,9 @@ def wsgi_application(settings: SlackSettings, context: Context):
     def application(environ, start_response):
         if environ.get("PATH_INFO") == "/healthz" and environ.get("REQUEST_METHOD") in ("GET", "HEAD"):
             return _reply(start_response, "200 OK", {"ok": True, "offers": len(context.catalog.offers)})
+        if environ.get("PATH_INFO") == "/readyz" and environ.get("REQUEST_METHOD") in ("GET", "HEAD"):
+            ready = context._catalog is not None
+            return _reply(start_response, "200 OK" if ready else "503 Service Unavailable", {"ready": ready})
         if environ.get("PATH_INFO") == bolt.path and environ.get("REQUEST_METHOD") == "POST":
             length = int(environ.get("CONTENT_LENGTH") or 0)
             body = environ["wsgi.input"].read(length) if length else b""
@@ -65,34 +69,40 @@ def wsgi_application(settings: SlackSettings, context: Context):
     return application
 
 
-def run_jobs_forever(context: Context, stop: threading.Event, interval_s: float = JOB_INTERVAL_S) -> None:
-    """Expire, reap and reconcile every `interval_s`, first at start (finishing what a crash left)."""
-    while not stop.is_set():
-        try:
-            approvals = context.approvals
-            approvals.expire_due()
-            approvals.reap()
-            approvals.reconcile()
-        except Exception:  # noqa: BLE001 - a failed round is logged and retried, never fatal to the server
-            log.exception("periodic jobs failed; retrying in %.0f s", interval_s)
-        stop.wait(interval_s)
+def _log_to_stderr() -> None:
+    """gpu-assist's own lines (job rounds, failures) on stderr; libraries stay at their default level."""
+    logger = logging.getLogger("gpu_assist")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False  # a library's root handler would print each line twice
 
 
-def start_jobs(context: Context, interval_s: float = JOB_INTERVAL_S) -> threading.Event:
-    stop = threading.Event()
-    threading.Thread(target=run_jobs_forever, args=(context, stop, interval_s), name="gpu-assist-jobs",
-                     daemon=True).start()
-    return stop
-
-
-def serve(host: str = "0.0.0.0", port: int = 3000, *, threads: int = 16, jobs: bool = True) -> None:
-    import waitress
-
+def build_application(*, jobs: bool):
+    """One process's app: settings, context (the catalog loaded now), the WSGI app, and its jobs thread."""
+    _log_to_stderr()
     settings = SlackSettings.from_env()
     context = Context()
     application = wsgi_application(settings, context)
     if jobs:
         start_jobs(context)
+    return application
+
+
+def serve(host: str = "0.0.0.0", port: int = 3000, *, threads: int = 16, jobs: bool = True, workers: int = 1) -> None:
+    """One process on waitress, or `workers` processes under gunicorn's pre-fork master (see prefork.py)."""
+    if workers > 1:
+        from . import prefork
+
+        SlackSettings.from_env()  # missing credentials: one clear error from the master, not N worker crashes
+        prefork.serve(lambda: build_application(jobs=jobs), host, port, workers=workers, threads=threads,
+                      max_body_bytes=MAX_BODY_BYTES)
+        return
+    import waitress
+
+    application = build_application(jobs=jobs)
     log.info("gpu-assist Slack app on http://%s:%d/slack/events", host, port)
     # Slack's payloads are a few KiB: anything over 1 MiB is refused (413) before Bolt reads it.
     waitress.serve(application, host=host, port=port, threads=threads, ident="gpu-assist",

@@ -283,6 +283,18 @@ def validate_directory(directory: Path) -> list[Defect]:
     return defects
 
 
+def source_disagreements(directory: Path) -> list[str]:
+    """One line per offer (provider, instance type, region) where two public sources price it differently:
+    the rows a `sources disagree` note labels, with both figures and dates."""
+    lines = {}
+    for path in offer_files(Path(directory)):
+        frame = read_offer_file(path)
+        for row in frame[frame["notes"].str.contains("sources disagree", regex=False)].itertuples(index=False):
+            text = next(n.partition(":")[2] for n in row.notes.split(";") if "sources disagree" in n)
+            lines.setdefault((row.provider, row.instance_type, row.region), text)
+    return [f"{p} {i} {r}: {text}" for (p, i, r), text in sorted(lines.items())]
+
+
 def sources_in(sources_md: Path) -> set[str]:
     """Source keys: the first column of SOURCES.md's table rows, in backticks."""
     try:

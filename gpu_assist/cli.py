@@ -98,7 +98,8 @@ def _build_parser() -> argparse.ArgumentParser:
     s = cat.add_parser("status", help="offers, age and flagged rows per provider")
     s.add_argument("--format", choices=("text", "json"), default="text")
     i = cat.add_parser("import-skypilot", help="convert SkyPilot catalog extracts into catalogs/")
-    i.add_argument("path", type=Path, help="directory with aws_gpu.csv, gcp_gpu.csv, azure_gpu.csv, lambda_gpu.csv")
+    i.add_argument("path", type=Path, help="directory of the extracts (catalogs/sources: <provider>_gpu.csv, "
+                                          "aws_reserved_3y_allupfront.csv, gcp_cud.csv)")
     i.add_argument("--as-of", required=True, help="date of the extract, YYYY-MM-DD")
     i.add_argument("--catalog-dir", type=Path)
     rf = cat.add_parser("refresh", help="fetch fresh prices from a provider's API (aws)")
@@ -157,22 +158,30 @@ def _catalog(args) -> int:
 
     directory = getattr(args, "catalog_dir", None) or getattr(args, "directory", None) or default_catalog_dir()
     if args.catalog_command == "validate":
-        from .catalog import validate_directory
+        from .catalog import source_disagreements, validate_directory
 
         defects = validate_directory(directory)
         for defect in defects:
             print(defect)
         print(f"{directory}: {len(defects)} defects" if defects else f"{directory}: OK")
-        return 1 if defects else 0
+        if defects:
+            return 1
+        disagreements = source_disagreements(directory)
+        if disagreements:
+            print(f"{len(disagreements)} offers where two sources disagree (kept, labelled in quotes):")
+            print("\n".join(f"  {line}" for line in disagreements))
+        return 0
     if args.catalog_command == "import-skypilot":
         from .gpus import load_gpus
-        from .importers.skypilot import FILES, SkyPilotSource
+        from .importers.committed import WithCommittedPrices
+        from .importers.skypilot import EXTRACTS, SkyPilotSource
         from .sources import refresh
 
         dt.date.fromisoformat(args.as_of)
         gpus = load_gpus(directory / "gpus.csv")
-        for provider in FILES:
-            print(refresh(SkyPilotSource(provider, args.path, gpus, args.as_of), directory).summary())
+        for provider in EXTRACTS:
+            source = WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
+            print(refresh(source, directory).summary())
         return 0
     if args.catalog_command == "refresh":
         from .gpus import load_gpus

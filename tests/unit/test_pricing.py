@@ -149,8 +149,10 @@ def test_reserved_is_the_cost_of_the_whole_term_with_its_break_even(make_catalog
 
 
 def test_reserved_unknown_is_said_not_invented(catalog):
+    """AWS has 3-year prices (one dataset, us-east-1) and no 1-year ones: said, not invented."""
     result = _quote(catalog, "8xA100 72h reserved aws")
-    assert result.options == ()
+    assert {(o.pricing_model, o.region, o.source) for o in result.options} == \
+        {("reserved-3y", "us-east-1", "aws-reserved-3y")}
     assert "reserved-1y: reserved price unknown (no source in the catalogs gives one)" in result.notices
 
 

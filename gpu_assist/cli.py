@@ -30,7 +30,7 @@ def _build_parser() -> argparse.ArgumentParser:
     q = commands.add_parser("quote", help="price a GPU job: gpu-assist quote 8xA100 72h")
     q.add_argument("words", nargs="+", help="the request, e.g. 8xA100 72h spot region=us-east-1")
     q.add_argument("--top", type=int, help="show the N cheapest options")
-    q.add_argument("--provider", action="append", default=[], help="aws, gcp, azure, lambda, aliyun, tencent, huawei")
+    q.add_argument("--provider", action="append", default=[], help="aws, gcp, azure, lambda, oci, nebius, vast, … (see README)")
     q.add_argument("--region", action="append", default=[], help="a region or a group (us, eu, asia, cn)")
     q.add_argument("--pricing", help="on-demand,spot,reserved-1y,reserved-3y,monthly")
     q.add_argument("--currency", help="USD or CNY")

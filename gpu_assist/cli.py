@@ -102,8 +102,10 @@ def _build_parser() -> argparse.ArgumentParser:
                                           "aws_reserved_3y_allupfront.csv, gcp_cud.csv)")
     i.add_argument("--as-of", required=True, help="date of the extract, YYYY-MM-DD")
     i.add_argument("--catalog-dir", type=Path)
-    rf = cat.add_parser("refresh", help="fetch fresh prices from a provider's API (aws)")
-    rf.add_argument("provider", choices=("aws",))
+    rf = cat.add_parser("refresh", help="fetch fresh prices: aws (account APIs), azure or skypilot (public, no account)")
+    rf.add_argument("provider", choices=("aws", "azure", "skypilot"))
+    rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
+    rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")
     rf.add_argument("--regions", help="comma-separated (default: AWS_REGION or us-east-1)")
     rf.add_argument("--families", help="instance families, e.g. p4d,p5,g6e (default p*, g*)")
     rf.add_argument("--catalog-dir", type=Path)
@@ -183,6 +185,8 @@ def _catalog(args) -> int:
             source = WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
             print(refresh(source, directory).summary())
         return 0
+    if args.catalog_command == "refresh" and args.provider in ("azure", "skypilot"):
+        return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
         from .gpus import load_gpus
         from .importers.aws_api import DEFAULT_FAMILIES, AwsPriceSource
@@ -216,6 +220,30 @@ def _catalog(args) -> int:
         from .render.text import table
 
         print(table(list(frame.columns), [[str(v) for v in row] for row in frame.itertuples(index=False)]))
+    return 0
+
+
+def _refresh_public(args, directory: Path) -> int:
+    """`catalog refresh azure|skypilot`: public price lists, no account; the catalog is unchanged on failure."""
+    import re
+
+    from .importers import public
+    from .sources import refresh
+
+    today = dt.date.today()
+    if args.provider == "azure":
+        print(refresh(public.AzureRetailSource(directory, today), directory).summary())
+        return 0
+    if not args.commit or not re.fullmatch(r"[0-9a-f]{40}", args.commit):
+        raise GpuAssistError("refresh skypilot needs --commit with a full 40-digit commit hash",
+                             hint="example: gpu-assist catalog refresh skypilot --commit "
+                                  "00148f2af3672e2229b4f7bf8157d5a3f36e3c35 --providers aws")
+    providers = [p for p in (args.providers or ",".join(public.SKYPILOT_PATHS)).split(",") if p]
+    unknown = [p for p in providers if p not in public.SKYPILOT_PATHS]
+    if unknown:
+        raise GpuAssistError(f"unknown SkyPilot cloud '{unknown[0]}'", hint="known: " + ", ".join(public.SKYPILOT_PATHS))
+    for line in public.refresh_skypilot(args.commit, providers, directory, today):
+        print(line)
     return 0
 
 

@@ -112,8 +112,9 @@ def price_text(value: str) -> str:
 class SkyPilotSource:
     """One provider's rows from a directory of SkyPilot catalog extracts."""
 
-    def __init__(self, provider: str, directory: Path, gpus: GpuTable, as_of: str):
+    def __init__(self, provider: str, directory: Path, gpus: GpuTable, as_of: str, detail: str = ""):
         self.provider = provider
+        self.detail = detail
         self.extract = EXTRACTS[provider]
         self.source = f"skypilot-{provider}"
         self.path = Path(directory) / self.extract.file
@@ -133,6 +134,8 @@ class SkyPilotSource:
         }
         row.update(values)
         row["country"], row["continent"] = location(self.provider, row["region"])
+        if self.detail:  # where a refreshed file came from (commit and path)
+            row["source_detail"] = "; ".join(filter(None, [row.get("source_detail", ""), self.detail]))
         return row
 
     def _gpu(self, accelerator: str):

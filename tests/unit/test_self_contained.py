@@ -7,7 +7,7 @@ import subprocess
 
 from support import REPO
 
-# The shared folder beside the clone spelled as a relative path, or the parent of the repository reached through pathlib.
+# `../shared` spelled as a path, or the parent of the repository reached through pathlib.
 OUTSIDE = re.compile(r"\.\./shared|\.parent\s*/\s*[\"']shared[\"']|\bREPO\.parent\b")
 # The one place allowed to name it: the maintainer's copy step and the docs that explain it.
 ALLOWED = {"Makefile", "catalogs/SOURCES.md", "README.md", "CONTRIBUTING.md", "tests/unit/test_self_contained.py"}

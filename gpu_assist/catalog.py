@@ -220,6 +220,8 @@ def with_optional_columns(frame):
     missing = [c for c in OPTIONAL_COLUMNS if c not in frame.columns]
     if missing:
         frame = frame.assign(**{c: "" for c in missing})
+    if "provider" not in frame.columns or "region" not in frame.columns:
+        return frame  # check_offers reports the missing columns
     unlocated = (frame.country == "") & (frame.continent == "")
     if unlocated.any():
         frame = frame.copy()

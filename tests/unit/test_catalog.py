@@ -94,3 +94,21 @@ def test_a_row_with_a_surplus_field_is_refused_with_its_line(make_catalog):
     with pytest.raises(CatalogError, match=rf"aws\.csv:2: {width + 1} fields where the header has {width}"):
         load_catalog(directory, cache_dir=None)
     assert f"{width + 1} fields" in str(validate_directory(directory)[0])
+
+
+def test_a_file_without_provider_or_region_is_refused_naming_the_columns(make_catalog):
+    """Found by the fuzzer: locating regions must not run before the missing columns are reported."""
+    directory = make_catalog(offer(), load=False)
+    lines = (directory / "aws.csv").read_text().splitlines()
+    (directory / "aws.csv").write_text("\n".join(",".join(line.split(",")[1:]) for line in lines) + "\n")
+    with pytest.raises(CatalogError, match=r"aws\.csv:1: missing columns: provider"):
+        load_catalog(directory, cache_dir=None)
+
+
+def test_a_file_without_the_optional_columns_loads_with_located_regions(make_catalog):
+    directory = make_catalog(offer(region="eu-west-2"), load=False)
+    width = len(OFFER_COLUMNS) - 5  # country, continent, notes, reserved_source, reserved_as_of
+    lines = (directory / "aws.csv").read_text().splitlines()
+    (directory / "aws.csv").write_text("\n".join(",".join(line.split(",")[:width]) for line in lines) + "\n")
+    offers = load_catalog(directory, cache_dir=None).offers
+    assert (offers.country[0], offers.continent[0], offers.notes[0]) == ("GB", "EU", "")

@@ -4,12 +4,20 @@ Schema (one row per provider, region, zone, instance type and GPU configuration)
 
     provider, region, zone, instance_type, gpu, gpu_count, gpu_memory_gib, vcpus, memory_gib,
     interconnect, currency, on_demand_hourly, spot_hourly, reserved_1y_hourly, reserved_3y_hourly,
-    monthly, billing_granularity_s, source, as_of, verified, flags, source_detail
+    monthly, billing_granularity_s, source, as_of, verified, flags, source_detail,
+    country, continent, notes, reserved_source, reserved_as_of
 
 Prices are per instance and hour (reserved: effective hourly, upfront spread over the term;
 monthly: per instance and month); blank means "not offered" or "not known". `flags` lists
 known data defects as `model:reason` (`spot:not-below-on-demand`, `all:zero-host-price`);
-quotes leave a flagged price out unless asked to include it.
+quotes leave a flagged price out unless asked to include it. `notes` lists what a reader must
+know about a price that is still shown, as `model:text` (`all:marketplace offer, may be gone`,
+`spot:derived spot …`); quotes print them. `country`/`continent` locate the region
+(`regions.location`). Reserved prices may come from another source than the row's:
+`reserved_source`/`reserved_as_of` then name it and its date.
+
+The last five columns are optional in a file (older catalogs, hand-written test files): a file
+without them reads as blank, with the location derived from the region name.
 
 The loader and `catalog validate` share one set of checks, so a file that validates loads.
 """
@@ -26,13 +34,16 @@ from pathlib import Path
 
 from .errors import CatalogError
 from .gpus import GpuTable, load_gpus
+from .regions import location
 from .request import PROVIDERS
 
 OFFER_COLUMNS = (
     "provider", "region", "zone", "instance_type", "gpu", "gpu_count", "gpu_memory_gib", "vcpus", "memory_gib",
     "interconnect", "currency", "on_demand_hourly", "spot_hourly", "reserved_1y_hourly", "reserved_3y_hourly",
     "monthly", "billing_granularity_s", "source", "as_of", "verified", "flags", "source_detail",
+    "country", "continent", "notes", "reserved_source", "reserved_as_of",
 )
+OPTIONAL_COLUMNS = ("country", "continent", "notes", "reserved_source", "reserved_as_of")
 PRICE_COLUMNS = ("on_demand_hourly", "spot_hourly", "reserved_1y_hourly", "reserved_3y_hourly", "monthly")
 NUMBER_COLUMNS = ("gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "billing_granularity_s") + PRICE_COLUMNS
 KEY_COLUMNS = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count")
@@ -155,9 +166,10 @@ def offer_files(directory: Path) -> list[Path]:
 
 def check_offers(frame, path: str, gpus: GpuTable, currencies: set[str]) -> list[Defect]:
     """Every defect in one offers file (as read with all columns as strings)."""
-    missing = [c for c in OFFER_COLUMNS if c not in frame.columns]
+    missing = [c for c in OFFER_COLUMNS if c not in frame.columns and c not in OPTIONAL_COLUMNS]
     if missing:
         return [Defect(path, 1, f"missing columns: {', '.join(missing)}")]
+    frame = with_optional_columns(frame)
     defects: list[Defect] = []
 
     def report(mask, message) -> None:
@@ -190,9 +202,32 @@ def check_offers(frame, path: str, gpus: GpuTable, currencies: set[str]) -> list
     scopes = frame["flags"].str.split(";").map(lambda parts: [p.split(":")[0] for p in parts if p])
     report(scopes.map(lambda s: any(x not in FLAG_SCOPES for x in s)).astype(bool),
            lambda r: f"flags '{r['flags']}': each flag is scope:reason, scope one of {', '.join(FLAG_SCOPES)}")
+    note_scopes = frame["notes"].str.split(";").map(lambda parts: [p.split(":")[0] for p in parts if p])
+    report(note_scopes.map(lambda s: any(x not in FLAG_SCOPES for x in s)).astype(bool),
+           lambda r: f"notes '{r['notes']}': each note is scope:text, scope one of {', '.join(FLAG_SCOPES)}")
+    reserved = (frame.reserved_1y_hourly.str.strip() != "") | (frame.reserved_3y_hourly.str.strip() != "")
+    report((frame.reserved_source != "") & ~frame.reserved_as_of.str.match(_DATE_RE),
+           lambda r: f"reserved_as_of '{r.reserved_as_of}' is not YYYY-MM-DD (required with reserved_source)")
+    report((frame.reserved_source != "") & ~reserved, "reserved_source without a reserved price")
     duplicated = frame.duplicated(list(KEY_COLUMNS), keep="first")
     report(duplicated, lambda r: "duplicate offer " + "/".join(str(r[c]) for c in KEY_COLUMNS))
     return sorted(defects, key=lambda d: d.line)
+
+
+def with_optional_columns(frame):
+    """`frame` with every optional column: blank, except a blank location, which the region name gives."""
+    missing = [c for c in OPTIONAL_COLUMNS if c not in frame.columns]
+    if missing:
+        frame = frame.assign(**{c: "" for c in missing})
+    if "provider" not in frame.columns or "region" not in frame.columns:
+        return frame  # check_offers reports the missing columns
+    unlocated = (frame.country == "") & (frame.continent == "")
+    if unlocated.any():
+        frame = frame.copy()
+        located = [location(p, r) for p, r in zip(frame.provider[unlocated], frame.region[unlocated])]
+        frame.loc[unlocated, "country"] = [c for c, _ in located]
+        frame.loc[unlocated, "continent"] = [k for _, k in located]
+    return frame
 
 
 def read_offer_file(path: Path):
@@ -212,7 +247,7 @@ def read_offer_file(path: Path):
         if row and header and len(row) != len(header):
             raise CatalogError(f"{path}:{line}: {len(row)} fields where the header has {len(header)}")
     try:
-        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+        return with_optional_columns(pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False))
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         raise CatalogError(f"{path}:1: cannot read as CSV ({str(error).splitlines()[0]})") from None
 
@@ -237,12 +272,28 @@ def validate_directory(directory: Path) -> list[Defect]:
             defects.append(Defect(str(path), 1, error.message))
             continue
         defects.extend(check_offers(frame, str(path), gpus, set(fx.per_usd)))
-        if "source" in frame.columns:
-            unknown = ~frame.source.isin(known_sources)
+        for column in ("source", "reserved_source"):
+            if column not in frame.columns:
+                continue
+            unknown = ~frame[column].isin(known_sources)
+            if column == "reserved_source":  # blank: the row's own source prices the terms
+                unknown &= frame[column] != ""
             for index in frame.index[unknown][:20]:
                 defects.append(Defect(str(path), int(index) + 2,
-                                      f"source '{frame.source[index]}' is not described in SOURCES.md"))
+                                      f"{column} '{frame[column][index]}' is not described in SOURCES.md"))
     return defects
+
+
+def source_disagreements(directory: Path) -> list[str]:
+    """One line per offer (provider, instance type, region) where two public sources price it differently:
+    the rows a `sources disagree` note labels, with both figures and dates."""
+    lines = {}
+    for path in offer_files(Path(directory)):
+        frame = read_offer_file(path)
+        for row in frame[frame["notes"].str.contains("sources disagree", regex=False)].itertuples(index=False):
+            text = next(n.partition(":")[2] for n in row.notes.split(";") if "sources disagree" in n)
+            lines.setdefault((row.provider, row.instance_type, row.region), text)
+    return [f"{p} {i} {r}: {text}" for (p, i, r), text in sorted(lines.items())]
 
 
 def sources_in(sources_md: Path) -> set[str]:

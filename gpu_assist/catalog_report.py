@@ -31,16 +31,23 @@ def gpu_summary(catalog: Catalog):
 
 
 def provider_status(catalog: Catalog, today: dt.date):
-    """One row per provider: offers, newest and oldest as_of, flagged and unverified rows."""
+    """One row per provider: offers, GPU models, sources, age in days of its oldest price, verified share,
+    flagged offers, and how many offers are stale (a price older than `pricing.STALE_AFTER_DAYS`, reserved included)."""
     import pandas as pd
+
+    from .pricing import STALE_AFTER_DAYS
 
     rows = []
     for provider, group in catalog.offers.groupby("provider"):
-        dates = sorted(d for d in group.as_of if d)
+        dates = sorted({d for d in group.as_of if d} | {d for d in group.reserved_as_of if d})
+        sources = sorted(set(group.source) | {s for s in group.reserved_source if s})
+        ages = [days_old(d, today) if d else None for d in group.as_of]
+        reserved_ages = [days_old(d, today) if d else None for d in group.reserved_as_of]
+        stale = sum(1 for a, r in zip(ages, reserved_ages)
+                    if (a is not None and a > STALE_AFTER_DAYS) or (r is not None and r > STALE_AFTER_DAYS))
         rows.append({
-            "provider": provider, "offers": len(group),
-            "newest_as_of": dates[-1] if dates else "unknown", "oldest_as_of": dates[0] if dates else "unknown",
-            "oldest_age_days": days_old(dates[0], today) if dates else "",
-            "flagged": int((group["flags"] != "").sum()), "unverified": int((~group.verified).sum()),
+            "provider": provider, "offers": len(group), "gpu_models": group.gpu.nunique(),
+            "sources": ",".join(sources), "age_days": days_old(dates[0], today) if dates else "unknown",
+            "verified": f"{group.verified.mean():.0%}", "flagged": int((group["flags"] != "").sum()), "stale": stale,
         })
     return pd.DataFrame(rows)

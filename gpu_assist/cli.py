@@ -30,7 +30,7 @@ def _build_parser() -> argparse.ArgumentParser:
     q = commands.add_parser("quote", help="price a GPU job: gpu-assist quote 8xA100 72h")
     q.add_argument("words", nargs="+", help="the request, e.g. 8xA100 72h spot region=us-east-1")
     q.add_argument("--top", type=int, help="show the N cheapest options")
-    q.add_argument("--provider", action="append", default=[], help="aws, gcp, azure, lambda, aliyun, tencent, huawei")
+    q.add_argument("--provider", action="append", default=[], help="aws, gcp, azure, lambda, oci, nebius, vast, … (see README)")
     q.add_argument("--region", action="append", default=[], help="a region or a group (us, eu, asia, cn)")
     q.add_argument("--pricing", help="on-demand,spot,reserved-1y,reserved-3y,monthly")
     q.add_argument("--currency", help="USD or CNY")
@@ -100,11 +100,14 @@ def _build_parser() -> argparse.ArgumentParser:
     s = cat.add_parser("status", help="offers, age and flagged rows per provider")
     s.add_argument("--format", choices=("text", "json"), default="text")
     i = cat.add_parser("import-skypilot", help="convert SkyPilot catalog extracts into catalogs/")
-    i.add_argument("path", type=Path, help="directory with aws_gpu.csv, gcp_gpu.csv, azure_gpu.csv, lambda_gpu.csv")
+    i.add_argument("path", type=Path, help="directory of the extracts (catalogs/sources: <provider>_gpu.csv, "
+                                          "aws_reserved_3y_allupfront.csv, gcp_cud.csv)")
     i.add_argument("--as-of", required=True, help="date of the extract, YYYY-MM-DD")
     i.add_argument("--catalog-dir", type=Path)
-    rf = cat.add_parser("refresh", help="fetch fresh prices from a provider's API (aws)")
-    rf.add_argument("provider", choices=("aws",))
+    rf = cat.add_parser("refresh", help="fetch fresh prices: aws (account APIs), azure or skypilot (public, no account)")
+    rf.add_argument("provider", choices=("aws", "azure", "skypilot"))
+    rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
+    rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")
     rf.add_argument("--regions", help="comma-separated (default: AWS_REGION or us-east-1)")
     rf.add_argument("--families", help="instance families, e.g. p4d,p5,g6e (default p*, g*)")
     rf.add_argument("--catalog-dir", type=Path)
@@ -159,23 +162,33 @@ def _catalog(args) -> int:
 
     directory = getattr(args, "catalog_dir", None) or getattr(args, "directory", None) or default_catalog_dir()
     if args.catalog_command == "validate":
-        from .catalog import validate_directory
+        from .catalog import source_disagreements, validate_directory
 
         defects = validate_directory(directory)
         for defect in defects:
             print(defect)
         print(f"{directory}: {len(defects)} defects" if defects else f"{directory}: OK")
-        return 1 if defects else 0
+        if defects:
+            return 1
+        disagreements = source_disagreements(directory)
+        if disagreements:
+            print(f"{len(disagreements)} offers where two sources disagree (kept, labelled in quotes):")
+            print("\n".join(f"  {line}" for line in disagreements))
+        return 0
     if args.catalog_command == "import-skypilot":
         from .gpus import load_gpus
-        from .importers.skypilot import FILES, SkyPilotSource
+        from .importers.committed import WithCommittedPrices
+        from .importers.skypilot import EXTRACTS, SkyPilotSource
         from .sources import refresh
 
         dt.date.fromisoformat(args.as_of)
         gpus = load_gpus(directory / "gpus.csv")
-        for provider in FILES:
-            print(refresh(SkyPilotSource(provider, args.path, gpus, args.as_of), directory).summary())
+        for provider in EXTRACTS:
+            source = WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
+            print(refresh(source, directory).summary())
         return 0
+    if args.catalog_command == "refresh" and args.provider in ("azure", "skypilot"):
+        return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
         from .gpus import load_gpus
         from .importers.aws_api import DEFAULT_FAMILIES, AwsPriceSource
@@ -209,6 +222,30 @@ def _catalog(args) -> int:
         from .render.text import table
 
         print(table(list(frame.columns), [[str(v) for v in row] for row in frame.itertuples(index=False)]))
+    return 0
+
+
+def _refresh_public(args, directory: Path) -> int:
+    """`catalog refresh azure|skypilot`: public price lists, no account; the catalog is unchanged on failure."""
+    import re
+
+    from .importers import public
+    from .sources import refresh
+
+    today = dt.date.today()
+    if args.provider == "azure":
+        print(refresh(public.AzureRetailSource(directory, today), directory).summary())
+        return 0
+    if not args.commit or not re.fullmatch(r"[0-9a-f]{40}", args.commit):
+        raise GpuAssistError("refresh skypilot needs --commit with a full 40-digit commit hash",
+                             hint="example: gpu-assist catalog refresh skypilot --commit "
+                                  "00148f2af3672e2229b4f7bf8157d5a3f36e3c35 --providers aws")
+    providers = [p for p in (args.providers or ",".join(public.SKYPILOT_PATHS)).split(",") if p]
+    unknown = [p for p in providers if p not in public.SKYPILOT_PATHS]
+    if unknown:
+        raise GpuAssistError(f"unknown SkyPilot cloud '{unknown[0]}'", hint="known: " + ", ".join(public.SKYPILOT_PATHS))
+    for line in public.refresh_skypilot(args.commit, providers, directory, today):
+        print(line)
     return 0
 
 

@@ -101,6 +101,14 @@ class GpuTable:
             spec = sized
         return spec
 
+    def variant(self, spec: GpuSpec, memory_gib: float) -> GpuSpec:
+        """The member of `spec`'s family with `memory_gib` of memory, when the data's memory contradicts `spec`
+        (vast.ai files A100 40/80 GB and H100 SXM/NVL under one name); `spec` when it fits or nothing does."""
+        if abs(spec.memory_gib - memory_gib) <= 2:
+            return spec
+        sized = [s for s in self.family(spec) if abs(s.memory_gib - memory_gib) <= 2]
+        return sized[0] if len(sized) == 1 else spec
+
     def family(self, spec: GpuSpec) -> list[GpuSpec]:
         base = name_key(spec.name.split("-")[0])
         return [s for s in self.specs.values() if name_key(s.name.split("-")[0]) == base]

@@ -109,7 +109,8 @@ def select_offers(catalog: Catalog, gpu: str, *, providers=(), regions=(), verif
     if providers:
         offers = offers[offers.provider.isin(providers)]
     if regions and len(offers):
-        offers = offers[np.array([matches(p, r, regions) for p, r in zip(offers.provider, offers.region)], dtype=bool)]
+        offers = offers[np.array([matches(r, c, k, regions) for r, c, k in
+                                  zip(offers.region, offers.country, offers.continent)], dtype=bool)]
     if verified_only:
         offers = offers[offers.verified]
     return offers
@@ -264,8 +265,10 @@ def to_option(priced, row, gpus_requested: int, catalog: Catalog, currency: str,
     elif on_demand is not None and model != "on-demand":
         od_total = on_demand * instances * Decimal(billed_s) / HOUR_S
         savings = (od_total - total) / od_total if od_total else None
+    source, as_of = (row.reserved_source, row.reserved_as_of) if model in _TERM_YEARS and row.reserved_source \
+        else (row.source, row.as_of)
     notes = _notes(row, gpus_requested, duration_s, model, instances, gpu_count, hourly, on_demand, today, catalog,
-                   currency)
+                   currency, as_of)
     return QuoteOption(
         provider=row.provider, region=row.region, zone=priced.zone if model == "spot" else "",
         instance_type=row.instance_type, instances=instances, gpu=row.gpu, gpu_count=gpu_count,
@@ -273,12 +276,12 @@ def to_option(priced, row, gpus_requested: int, catalog: Catalog, currency: str,
         currency=currency, billed_hours=billed_hours,
         per_gpu_hour=total / (Decimal(gpus_requested) * Decimal(duration_s) / HOUR_S),
         savings_vs_on_demand=savings, interconnect=row.interconnect, price_currency=row.currency,
-        source=row.source, as_of=row.as_of, verified=bool(row.verified), notes=tuple(notes),
+        source=source, as_of=as_of, verified=bool(row.verified), notes=tuple(notes),
     )
 
 
 def _notes(row, gpus_requested, duration_s, model, instances, gpu_count, hourly, on_demand, today, catalog,
-           currency) -> list[str]:
+           currency, as_of) -> list[str]:
     notes = []
     idle = instances * gpu_count - gpus_requested
     if idle:
@@ -297,15 +300,18 @@ def _notes(row, gpus_requested, duration_s, model, instances, gpu_count, hourly,
             notes.append(f"breaks even vs on-demand at {break_even:.0f} h/month of use")
     if model == "monthly":
         notes.append("monthly subscription: billed per whole month (730 h)")
+    scope = _FLAG_SCOPE[model]
+    notes += [text for note in row.notes.split(";") if note
+              for note_scope, _, text in [note.partition(":")] if note_scope in ("all", scope)]
     if row.flags:
         notes.append(f"catalog flags: {row.flags} (included on request)")
     if not row.verified:
         notes.append(f"unverified list price ({row.source})")
-    age = days_old(row.as_of, today)
+    age = days_old(as_of, today)
     if age is None:
         notes.append("price date unknown")
     elif age > STALE_AFTER_DAYS:
-        notes.append(f"stale: price as of {row.as_of} ({age} days old)")
+        notes.append(f"stale: price as of {as_of} ({age} days old)")
     if row.currency != currency:
         foreign = row.currency if row.currency != "USD" else currency
         notes.append(f"converted from {row.currency} at {catalog.fx.describe(foreign)}")

@@ -9,7 +9,7 @@ Accepted, case-insensitive, in any order:
   a month is 730 hours (8760 / 12), as the clouds' monthly estimates use. No duration means 1 hour.
 - pricing models: `on-demand`, `spot`, `reserved` (both terms), `reserved-1y`, `reserved-3y`, `monthly`
   (also 按需, 竞价, 预留, 包月).
-- filters: a provider name (`aws`, `gcp`, `azure`, `lambda`, `aliyun`, `tencent`, `huawei`),
+- filters: a provider name (`aws`, `gcp`, `azure`, `lambda`, `nebius`, `oci`, `vast`, … `request.PROVIDERS`),
   `region=us-east-1,us-west-2` (or a group: `region=us`, `eu`, `asia`, `cn`), `provider=aws,gcp`,
   `pricing=spot,on-demand`, `currency=CNY`.
 
@@ -29,7 +29,8 @@ from .gpus import GpuTable
 EXAMPLE = "8xA100 72h"
 
 PRICING_MODELS = ("on-demand", "spot", "reserved-1y", "reserved-3y", "monthly")
-PROVIDERS = ("aws", "gcp", "azure", "lambda", "aliyun", "tencent", "huawei")
+PROVIDERS = ("aws", "gcp", "azure", "lambda", "nebius", "oci", "verda", "vast", "cudo", "hyperbolic", "shadeform",
+             "hyperstack", "jarvislabs", "primeintellect", "mithril", "yotta", "lium", "aliyun", "tencent", "huawei")
 CURRENCIES = ("USD", "CNY")
 
 HOUR_S = 3600
@@ -45,6 +46,10 @@ PROVIDER_WORDS = {
     "aliyun": "aliyun", "alibaba": "aliyun", "alicloud": "aliyun", "阿里云": "aliyun",
     "tencent": "tencent", "qcloud": "tencent", "腾讯云": "tencent",
     "huawei": "huawei", "huaweicloud": "huawei", "华为云": "huawei",
+    "oracle": "oci", "datacrunch": "verda", "vastai": "vast", "vast.ai": "vast", "cudocompute": "cudo",
+    "jarvis": "jarvislabs", "prime": "primeintellect", "prime-intellect": "primeintellect",
+    **{name: name for name in ("nebius", "oci", "verda", "vast", "cudo", "hyperbolic", "shadeform", "hyperstack",
+                               "jarvislabs", "primeintellect", "mithril", "yotta", "lium")},
 }
 _PRICING_WORDS = {
     "on-demand": ("on-demand",), "ondemand": ("on-demand",), "od": ("on-demand",), "按需": ("on-demand",),

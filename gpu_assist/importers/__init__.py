@@ -30,8 +30,18 @@ def number_text(value: str) -> str:
     return format(number.normalize(), "f") if number != number.to_integral() else str(int(number))
 
 
+# A spot price within 0.1 % of on-demand is the cap AWS applies (p4d apne1-az1: 30.0978 vs 30.09784), not a
+# discount; it is as useless for a quote as a spot price above on-demand.
+NEAR_CAP = Decimal("0.999")
+
+
 def spot_flags(on_demand: str, spot: str) -> list[str]:
-    """`spot:not-below-on-demand` when a spot price is not a discount (a known defect of scraped data)."""
-    if on_demand and spot and Decimal(spot) >= Decimal(on_demand):
+    """`spot:not-below-on-demand` when a spot price is not a discount (a known defect of scraped data);
+    `spot:at-on-demand-cap` when it is within 0.1 % of on-demand."""
+    if not (on_demand and spot):
+        return []
+    if Decimal(spot) >= Decimal(on_demand):
         return ["spot:not-below-on-demand"]
+    if Decimal(spot) >= Decimal(on_demand) * NEAR_CAP:
+        return ["spot:at-on-demand-cap"]
     return []

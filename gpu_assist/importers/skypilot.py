@@ -1,12 +1,17 @@
-"""SkyPilot's public catalog CSVs (AWS, GCP, Azure, Lambda) → gpu-assist offer rows.
+"""SkyPilot's public catalog CSVs (17 clouds) → gpu-assist offer rows.
 
-Values are copied as published; nothing is rounded. Known defects (listed in the extract's
+Values are copied as published; nothing is rounded except float artefacts beyond the catalog's
+6 decimals (cudo's 0.36979999999999996 → 0.3698). Known defects (listed in the extract's
 SOURCES.txt) are flagged, not repaired:
 
-- spot price not below on-demand → `spot:not-below-on-demand` (the spot price is left out of quotes);
+- spot price not below on-demand → `spot:not-below-on-demand`; within 0.1 % of it (a cap, not a
+  discount) → `spot:at-on-demand-cap` (both leave the spot price out of quotes);
 - GCP host row priced 0.0 (a4-highgpu-8g) → `all:zero-host-price`;
 - fractional GPUs (AWS g6f/gr6f: 1/8 to 1/2 of an L4) → `all:fractional-gpu` (no whole GPU to quote);
 - Azure Standard_ND96isr_H100_v5 listed with 12 GPUs (the VM has 8) → `all:gpu-count-mismatch`.
+
+The 13 newer clouds share one reader (`_rows_listed`) and a small rule each where their data
+needs it (`_RULES`, one function per provider; see each function's docstring).
 
 Skipped, with counts in the report: accelerators that are not GPUs (TPU, Trainium, Inferentia,
 Gaudi, FPGAs), GCP accelerators whose host family is not in the extract (T4/V100/P100/P4 attach
@@ -20,19 +25,49 @@ from __future__ import annotations
 
 import ast
 import csv
+import json
 import re
 from collections import Counter
-from decimal import Decimal
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from ..gpus import GpuTable
+from ..gpus import GpuSpec, GpuTable
+from ..regions import location
 from . import interconnect, number_text, spot_flags
 
-# Per-second billing with a one-minute minimum on AWS and GCP; per-minute on Azure and Lambda
-# (see catalogs/SOURCES.md, `billing-granularity`).
-BILLING_GRANULARITY_S = {"aws": 1, "gcp": 1, "azure": 60, "lambda": 60}
-SOURCE_KEYS = {"aws": "skypilot-aws", "gcp": "skypilot-gcp", "azure": "skypilot-azure", "lambda": "skypilot-lambda"}
-FILES = {"aws": "aws_gpu.csv", "gcp": "gcp_gpu.csv", "azure": "azure_gpu.csv", "lambda": "lambda_gpu.csv"}
+
+@dataclass(frozen=True)
+class Extract:
+    """One vendored SkyPilot file: its name under catalogs/sources/, the commit it was read at, and how the
+    provider bills (not in the data: see catalogs/SOURCES.md, `billing-granularity`)."""
+
+    file: str
+    commit: str
+    billing_granularity_s: int
+
+
+EXTRACTS = {
+    "aws": Extract("aws_gpu.csv", "00148f2af3672e2229b4f7bf8157d5a3f36e3c35", 1),
+    "gcp": Extract("gcp_gpu.csv", "006059e0f18acb1341e22a27751e9f80df6ba92f", 1),
+    "azure": Extract("azure_gpu.csv", "098741e70562f65d7af1cceb81e33b284f742604", 60),
+    "lambda": Extract("lambda_gpu.csv", "0f4070387edc953d7004cff197940e1918a1d6aa", 60),
+    "nebius": Extract("nebius_gpu.csv", "0082b0435f3912ae4c566856b272455cc78f4f61", 3600),
+    "oci": Extract("oci_gpu.csv", "0588751183820cf2dab5c8a89447e8aac9f73fd5", 3600),
+    "verda": Extract("verda_gpu.csv", "000c1d0bf24621f4ac37cfa585f0897c1aa1d9cf", 3600),
+    "vast": Extract("vast_gpu.csv", "01b8cdda287814b30ff0acb49746cca19fbd4355", 3600),
+    "cudo": Extract("cudo_gpu.csv", "113567a74b2f208af08e0c9236e26cc354a2bf65", 3600),
+    "hyperbolic": Extract("hyperbolic_gpu.csv", "0082b0435f3912ae4c566856b272455cc78f4f61", 3600),
+    "shadeform": Extract("shadeform_gpu.csv", "002363dac75913b446b2d3d564ae795678849dfd", 3600),
+    "hyperstack": Extract("hyperstack_gpu.csv", "fdc9d908ab0b2af9f468f139fb3f662c8c6b3257", 3600),
+    "jarvislabs": Extract("jarvislabs_gpu.csv", "57d65781a544958d7d07014f062f7d1cad8415a7", 3600),
+    "primeintellect": Extract("primeintellect_gpu.csv", "d9a304ea01e96cd4a043159c60d9326d8de4cf0f", 3600),
+    "mithril": Extract("mithril_gpu.csv", "1f9eb0c264f9a6d78833766f4b18353ac7dfdde9", 3600),
+    "yotta": Extract("yotta_gpu.csv", "1f6904890c9bb9408f1d11e2865c3c1ee4d409c0", 3600),
+    "lium": Extract("lium_gpu.csv", "04a03aee12247fb62be7a2ee9d460bbf6dff30b1", 3600),
+}
+FILES = {provider: extract.file for provider, extract in EXTRACTS.items()}
+_MICRO = Decimal("0.000001")
 
 # GCP machine family → (accelerator, GPUs attached), as GCP documents the accelerator-optimised families.
 _GCP_FAMILIES = [
@@ -47,25 +82,42 @@ _GCP_FAMILIES = [
 ]
 _G2_L4_COUNT = {"4": 1, "8": 1, "12": 1, "16": 1, "32": 1, "24": 2, "48": 4, "96": 8}
 
-def _gpu_memory_gib(gpu_info: str, fallback: float) -> float:
-    """Per-GPU memory from a SkyPilot GpuInfo cell (a Python dict literal), else the spec sheet's."""
-    if gpu_info.startswith("{"):
+def _gpu_info_mib(gpu_info: str) -> float | None:
+    """`SizeInMiB` of the first GPU in a SkyPilot GpuInfo cell (a Python dict literal, or JSON), else None."""
+    if not gpu_info.startswith("{"):
+        return None
+    for parse in (ast.literal_eval, json.loads):
         try:
-            info = ast.literal_eval(gpu_info)
-            mib = info["Gpus"][0]["MemoryInfo"]["SizeInMiB"]
-            return round(float(mib) / 1024, 2)
+            return float(parse(gpu_info)["Gpus"][0]["MemoryInfo"]["SizeInMiB"])
         except (ValueError, SyntaxError, KeyError, IndexError, TypeError):
-            pass
-    return fallback
+            continue
+    return None
+
+
+def _gpu_memory_gib(gpu_info: str, fallback: float) -> float:
+    """Per-GPU memory from a SkyPilot GpuInfo cell, else the spec sheet's."""
+    mib = _gpu_info_mib(gpu_info)
+    return round(mib / 1024, 2) if mib is not None else fallback
+
+
+def price_text(value: str) -> str:
+    """A price as published, except float artefacts beyond 6 decimals, rounded half-up (0.36979999999999996 →
+    0.3698); blank stays blank."""
+    value = value.strip()
+    if not value or Decimal(value) == Decimal(value).quantize(_MICRO):
+        return value
+    return format(Decimal(value).quantize(_MICRO, rounding=ROUND_HALF_UP).normalize(), "f")
 
 
 class SkyPilotSource:
     """One provider's rows from a directory of SkyPilot catalog extracts."""
 
-    def __init__(self, provider: str, directory: Path, gpus: GpuTable, as_of: str):
+    def __init__(self, provider: str, directory: Path, gpus: GpuTable, as_of: str, detail: str = ""):
         self.provider = provider
-        self.source = SOURCE_KEYS[provider]
-        self.path = Path(directory) / FILES[provider]
+        self.detail = detail
+        self.extract = EXTRACTS[provider]
+        self.source = f"skypilot-{provider}"
+        self.path = Path(directory) / self.extract.file
         self.gpus = gpus
         self.as_of = as_of
         self.skipped: Counter[str] = Counter()
@@ -77,10 +129,13 @@ class SkyPilotSource:
     def _offer(self, **values) -> dict:
         row = {
             "provider": self.provider, "currency": "USD", "verified": "yes", "source": self.source,
-            "as_of": self.as_of, "billing_granularity_s": str(BILLING_GRANULARITY_S[self.provider]),
+            "as_of": self.as_of, "billing_granularity_s": str(self.extract.billing_granularity_s),
             "interconnect": interconnect(values["instance_type"]), "zone": "",
         }
         row.update(values)
+        row["country"], row["continent"] = location(self.provider, row["region"])
+        if self.detail:  # where a refreshed file came from (commit and path)
+            row["source_detail"] = "; ".join(filter(None, [row.get("source_detail", ""), self.detail]))
         return row
 
     def _gpu(self, accelerator: str):
@@ -90,6 +145,8 @@ class SkyPilotSource:
         return spec
 
     def rows(self):
+        if self.provider in _RULES:
+            return self._rows_listed(_RULES[self.provider])
         return getattr(self, f"_rows_{self.provider}")()
 
     def _priced_gpu_rows(self):
@@ -195,9 +252,139 @@ class SkyPilotSource:
                 on_demand_hourly=r["Price"], spot_hourly="", flags="",
             )
 
+    def _rows_listed(self, rule):
+        """The newer clouds' files: one row per offer, columns by name, then the provider's `rule`."""
+        for r in self._read():
+            count = number_text(r["AcceleratorCount"] or "0")
+            if Decimal(count) == 0:
+                self.skipped["no GPU"] += 1
+                continue
+            spec = self._gpu(r["AcceleratorName"])
+            if spec is None:
+                continue
+            raw = Listed(row=r, spec=spec, count=Decimal(count), on_demand=price_text(r.get("Price", "")),
+                         spot=price_text(r.get("SpotPrice", "")),
+                         memory_gib=_gpu_memory_gib(r.get("GpuInfo", ""), spec.memory_gib))
+            rule(raw)
+            if not (raw.on_demand or raw.spot):
+                self.skipped["no price"] += 1
+                continue
+            spec = self.gpus.variant(raw.spec, raw.memory_gib)
+            flags = raw.flags + spot_flags(raw.on_demand, raw.spot)
+            yield self._offer(
+                region=r["Region"], zone=r.get("AvailabilityZone", ""),
+                instance_type=r["InstanceType"], gpu=spec.name, gpu_count=count,
+                gpu_memory_gib=str(raw.memory_gib), vcpus=raw.vcpus, memory_gib=raw.memory,
+                interconnect=_named_interconnect(r["InstanceType"], r["AcceleratorName"]),
+                on_demand_hourly=raw.on_demand, spot_hourly=raw.spot, flags=";".join(flags),
+                notes=";".join(raw.notes),
+            )
+
 
 def _sum_prices(host: str, accelerator: str) -> str:
     """Host + accelerator, exactly; blank when either is unknown."""
     if not host or not accelerator:
         return ""
     return format(Decimal(host) + Decimal(accelerator), "f")
+
+
+class Listed:
+    """One row of a newer cloud's file while its provider rule adjusts it (prices as text, memory per GPU)."""
+
+    def __init__(self, row: dict, spec: GpuSpec, count: Decimal, on_demand: str, spot: str, memory_gib: float):
+        self.row, self.spec, self.count = row, spec, count
+        self.on_demand, self.spot, self.memory_gib = on_demand, spot, memory_gib
+        self.vcpus = number_text(row["vCPUs"]) if row.get("vCPUs") else ""
+        self.memory = number_text(row["MemoryGiB"]) if row.get("MemoryGiB") else ""
+        self.flags: list[str] = []
+        self.notes: list[str] = []
+
+    def memory_is_total(self) -> None:
+        """GpuInfo's SizeInMiB covers all the instance's GPUs: divide by the count."""
+        mib = _gpu_info_mib(self.row.get("GpuInfo", ""))
+        if mib is not None:
+            self.memory_gib = round(mib / float(self.count) / 1024, 2)
+
+
+def _named_interconnect(instance_type: str, accelerator: str) -> str:
+    """NVLink or PCIe where the provider's names say so (SXM parts are NVLink-connected), else by family."""
+    names = f"{instance_type} {accelerator}".lower()
+    if "nvlink" in names or "sxm" in names:
+        return "nvlink"
+    if "pci" in names:
+        return "pcie"
+    return interconnect(instance_type)
+
+
+MARKETPLACE = "all:marketplace offer, may be gone (a snapshot of hosts' asks, not a price list)"
+
+
+def _vast(raw: Listed) -> None:
+    """vast.ai: SpotPrice is 0.00 in every row (a placeholder: no spot); vCPUs/MemoryGiB are the request size
+    of the InstanceType suffix, not the host; SizeInMiB is the total over the GPUs; merged models (A100 40/80 GB,
+    H100 SXM/NVL) are told apart by that memory (`GpuTable.variant`)."""
+    raw.spot = ""
+    raw.vcpus = raw.memory = ""
+    raw.memory_is_total()
+    raw.notes.append(MARKETPLACE)
+
+
+def _lium(raw: Listed) -> None:
+    """Lium: a marketplace snapshot (one InstanceType per country at different prices)."""
+    raw.notes.append(MARKETPLACE)
+
+
+def _primeintellect(raw: Listed) -> None:
+    """Prime Intellect: SizeInMiB is already the total in multi-GPU rows (TotalGpuMemoryInMiB counts it twice);
+    the provider's location is the zone (the region is a country code)."""
+    if raw.count > 1:
+        raw.memory_is_total()
+
+
+def _memory_from_spec(raw: Listed) -> None:
+    """Hyperstack (GpuInfo 'Manufacturer': null) and Shadeform (SizeInMiB holds GB): memory from gpus.csv."""
+    raw.memory_gib = raw.spec.memory_gib
+
+
+def _oci(raw: Listed) -> None:
+    """OCI: the same 21 shapes at the same prices in all 54 region blocks: a global list price."""
+    raw.notes.append("all:list price, regional availability not in the source")
+
+
+_VERDA_SPOT_FACTOR = Decimal("0.35")
+# Prices flagged for review: far below every comparable offer (SOURCES.txt §7: 1V100.6V looks low).
+_REVIEW = {("verda", "1V100.6V", "0.1381")}
+
+
+def _verda(raw: Listed) -> None:
+    """Verda: spot is a fixed 0.35 × on-demand (derived, not a market price); the 0.1381 V100 is flagged."""
+    if raw.spot:
+        raw.notes.append("spot:derived spot (the source sets spot = 0.35 × on-demand, not a market price)")
+    if ("verda", raw.row["InstanceType"], raw.on_demand) in _REVIEW:
+        raw.flags.append("on_demand:price-needs-review")
+
+
+def _mithril(raw: Listed) -> None:
+    """Mithril: every price is 1.00 per GPU-hour, spot and on-demand, H100 and H200 alike: a placeholder."""
+    raw.flags.append("all:placeholder-price")
+
+
+def _hyperbolic(raw: Listed) -> None:
+    """Hyperbolic: the region is the placeholder 'default'."""
+    raw.notes.append("all:region not given in the source")
+
+
+def _yotta(raw: Listed) -> None:
+    """Yotta: GpuInfo's Count is 1 in every row; the count is AcceleratorCount (as for every cloud) and
+    SizeInMiB is per GPU, so nothing else to correct."""
+
+
+def _as_published(raw: Listed) -> None:
+    """Nebius, Cudo, JarvisLabs: nothing beyond the shared reader."""
+
+
+_RULES = {
+    "vast": _vast, "lium": _lium, "primeintellect": _primeintellect, "hyperstack": _memory_from_spec,
+    "shadeform": _memory_from_spec, "oci": _oci, "verda": _verda, "mithril": _mithril, "hyperbolic": _hyperbolic,
+    "yotta": _yotta, "nebius": _as_published, "cudo": _as_published, "jarvislabs": _as_published,
+}

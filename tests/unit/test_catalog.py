@@ -7,12 +7,13 @@ import pytest
 from support import CATALOGS, offer
 from gpu_assist.catalog import OFFER_COLUMNS, load_catalog, validate_directory
 from gpu_assist.errors import CatalogError
+from gpu_assist.request import PROVIDERS
 from gpu_assist.sources import rows_to_csv
 
 
-def test_bundled_catalogs_validate_and_cover_seven_providers(catalog):
+def test_bundled_catalogs_validate_and_cover_every_provider(catalog):
     assert validate_directory(CATALOGS) == []
-    assert set(catalog.offers.provider) == {"aws", "gcp", "azure", "lambda", "aliyun", "tencent", "huawei"}
+    assert set(catalog.offers.provider) == set(PROVIDERS) and len(PROVIDERS) == 20
     assert list(catalog.offers.columns) == list(OFFER_COLUMNS)
     unverified = catalog.offers[~catalog.offers.verified]
     assert set(unverified.provider) == {"aliyun", "tencent", "huawei"}
@@ -89,6 +90,25 @@ def test_a_row_with_a_surplus_field_is_refused_with_its_line(make_catalog):
     lines = (directory / "aws.csv").read_text().splitlines()
     lines[1] = lines[1].replace(",32,", ",3,2,", 1)
     (directory / "aws.csv").write_text("\n".join(lines) + "\n")
-    with pytest.raises(CatalogError, match=r"aws\.csv:2: 23 fields where the header has 22"):
+    width = len(OFFER_COLUMNS)
+    with pytest.raises(CatalogError, match=rf"aws\.csv:2: {width + 1} fields where the header has {width}"):
         load_catalog(directory, cache_dir=None)
-    assert "23 fields" in str(validate_directory(directory)[0])
+    assert f"{width + 1} fields" in str(validate_directory(directory)[0])
+
+
+def test_a_file_without_provider_or_region_is_refused_naming_the_columns(make_catalog):
+    """Found by the fuzzer: locating regions must not run before the missing columns are reported."""
+    directory = make_catalog(offer(), load=False)
+    lines = (directory / "aws.csv").read_text().splitlines()
+    (directory / "aws.csv").write_text("\n".join(",".join(line.split(",")[1:]) for line in lines) + "\n")
+    with pytest.raises(CatalogError, match=r"aws\.csv:1: missing columns: provider"):
+        load_catalog(directory, cache_dir=None)
+
+
+def test_a_file_without_the_optional_columns_loads_with_located_regions(make_catalog):
+    directory = make_catalog(offer(region="eu-west-2"), load=False)
+    width = len(OFFER_COLUMNS) - 5  # country, continent, notes, reserved_source, reserved_as_of
+    lines = (directory / "aws.csv").read_text().splitlines()
+    (directory / "aws.csv").write_text("\n".join(",".join(line.split(",")[:width]) for line in lines) + "\n")
+    offers = load_catalog(directory, cache_dir=None).offers
+    assert (offers.country[0], offers.continent[0], offers.notes[0]) == ("GB", "EU", "")

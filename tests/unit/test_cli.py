@@ -79,13 +79,16 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, message):
 
 def test_catalog_commands(capsys, tmp_path):
     assert main(["catalog", "validate"]) == 0
-    assert capsys.readouterr().out.strip().endswith(": OK")
+    out = capsys.readouterr().out
+    assert ": OK\n" in out and "75 offers where two sources disagree" in out
+    assert "gcp a3-highgpu-8g us-central1: sources disagree on on-demand: skypilot-gcp $43.06615/h (2026-12-02) " \
+           "vs gcp-cud $88.4899999025753/h (2026-07-30)" in out
     assert main(["catalog", "list-gpus", "--format", "json"]) == 0
     gpus = {g["gpu"]: g for g in json.loads(capsys.readouterr().out)}
     assert "aws" in gpus["A100"]["providers"] and gpus["A100"]["offers"] > 100
     assert main(["catalog", "status", "--format", "json"]) == 0
     status = {s["provider"]: s for s in json.loads(capsys.readouterr().out)}
-    assert status["tencent"]["unverified"] == status["tencent"]["offers"]
+    assert status["tencent"]["verified"] == "0%" and status["aws"]["verified"] == "100%"
     (tmp_path / "gpus.csv").write_text("name\nA100\n")
     assert main(["catalog", "validate", str(tmp_path)]) == 1
     assert "missing columns" in capsys.readouterr().out

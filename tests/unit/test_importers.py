@@ -12,7 +12,8 @@ from gpu_assist.catalog import load_catalog, validate_directory
 from gpu_assist.errors import CatalogError
 from gpu_assist.gpus import load_gpus
 from gpu_assist.importers.ecb import write_fx
-from gpu_assist.importers.skypilot import SkyPilotSource
+from gpu_assist.cli import main
+from gpu_assist.importers.skypilot import EXTRACTS, SkyPilotSource
 from gpu_assist.sources import refresh, rows_to_csv
 
 AWS_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone,Arch"
@@ -90,16 +91,18 @@ def test_bundled_gcp_rows_equal_the_raw_extract_sums():
         assert Decimal(row["on_demand_hourly"]) == Decimal(host["Price"]) + Decimal(accelerator["Price"])
 
 
-def test_import_of_the_vendored_extract_reproduces_the_committed_catalogs(tmp_path):
-    """The committed CSVs are the converter's output, not hand edits: rerunning it changes nothing."""
+def test_import_of_the_vendored_extract_reproduces_the_committed_catalogs(tmp_path, capsys):
+    """The committed CSVs are the converter's output, not hand edits: `make catalogs`' import, rerun into an
+    empty directory from the vendored extracts alone, writes every provider's file byte for byte."""
     directory = tmp_path / "catalogs"
     directory.mkdir()
     for name in ("gpus.csv", "fx.csv", "SOURCES.md"):
         (directory / name).write_bytes((CATALOGS / name).read_bytes())
-    gpus = load_gpus(directory / "gpus.csv")
-    for provider in ("aws", "gcp", "azure", "lambda"):
-        refresh(SkyPilotSource(provider, SOURCES, gpus, "2026-12-02"), directory)
-        assert (directory / f"{provider}.csv").read_text() == (CATALOGS / f"{provider}.csv").read_text()
+    assert main(["catalog", "import-skypilot", str(SOURCES), "--as-of", "2026-12-02",
+                 "--catalog-dir", str(directory)]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(EXTRACTS) == 17
+    for provider in EXTRACTS:
+        assert (directory / f"{provider}.csv").read_bytes() == (CATALOGS / f"{provider}.csv").read_bytes()
 
 
 def test_a_refresh_that_does_not_validate_keeps_the_previous_file(make_catalog):

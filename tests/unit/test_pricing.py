@@ -75,9 +75,24 @@ def test_cny_rows_convert_at_the_fx_rate(make_catalog):
 
 
 def test_the_bundled_cny_rows_convert_at_the_bundled_rate(catalog):
-    option = _quote(catalog, "8xA100-80GB 72h provider=tencent on-demand").options[0]
-    assert option.total == Decimal(28) * 72 / catalog.fx.per_usd["CNY"]
+    option = _quote(catalog, "8xA100-80GB 72h provider=aliyun on-demand").options[0]
+    assert (option.instance_type, option.instances) == ("gn8i", 2)
+    assert option.total == Decimal("85.2") * 2 * 72 / catalog.fx.per_usd["CNY"]
     assert not option.verified
+
+
+def test_chinese_rows_carry_their_family_gpu_and_mismatches_are_left_out(catalog):
+    """The articles' specs are checked against each instance family's published GPU: aliyun gn7i is A10."""
+    offers = catalog.offers
+    gn7i = offers[(offers.provider == "aliyun") & offers.instance_type.str.startswith("gn7i")]
+    assert len(gn7i) == 2 and set(gn7i.gpu) == {"A10"} and set(gn7i.gpu_memory_gib) == {24.0}
+    tencent = offers[offers.provider == "tencent"]
+    assert set(tencent[tencent.instance_type == "GN10Xp"].gpu) == {"V100-32GB"}
+    assert (tencent["flags"] == "all:article-spec-mismatch").all()
+    assert _quote(catalog, "8xA100-80GB 72h provider=tencent").options == ()
+    shown = _quote(catalog, "1xA10 1h provider=aliyun", include_flagged=True).options
+    assert {o.instance_type for o in shown} == {"gn7i", "gn7i-c12g1"}
+    assert any("family is NVIDIA A10" in note for o in shown for note in o.notes)
 
 
 def test_flagged_prices_are_left_out_unless_asked_for(make_catalog):
@@ -134,8 +149,10 @@ def test_reserved_is_the_cost_of_the_whole_term_with_its_break_even(make_catalog
 
 
 def test_reserved_unknown_is_said_not_invented(catalog):
+    """AWS has 3-year prices (one dataset, us-east-1) and no 1-year ones: said, not invented."""
     result = _quote(catalog, "8xA100 72h reserved aws")
-    assert result.options == ()
+    assert {(o.pricing_model, o.region, o.source) for o in result.options} == \
+        {("reserved-3y", "us-east-1", "aws-reserved-3y")}
     assert "reserved-1y: reserved price unknown (no source in the catalogs gives one)" in result.notices
 
 

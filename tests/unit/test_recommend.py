@@ -13,7 +13,7 @@ from gpu_assist.cli import main
 from gpu_assist.commands import Context, RecommendCommand, parse_command, run
 from gpu_assist.errors import ParseError
 from gpu_assist.recommend import GIB, memory_needed, min_gpus, recommend, spot_overhead, training_hours
-from gpu_assist.regions import in_china
+from gpu_assist.regions import location
 from gpu_assist.workload import parse_workload
 
 
@@ -78,7 +78,7 @@ def test_region_cn_returns_only_chinese_regions(catalog):
     result = _recommend(catalog, "train 175B bf16 deadline=2w region=cn", top=1000)
     assert result.plans or result.rejected
     for plan in result.plans + result.rejected:
-        assert in_china(plan.provider, plan.region)
+        assert location(plan.provider, plan.region)[0] == "CN"
 
 
 def test_spot_plans_carry_the_checkpoint_overhead(catalog):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 FORMAT = b"gpu-assist-catalog/2\n"
 # Modules whose code decides what a loaded catalog holds: a change to any of them invalidates every cache.
-LOADER_MODULES = ("catalog.py", "catalog_cache.py", "gpus.py", "request.py")
+LOADER_MODULES = ("catalog.py", "catalog_cache.py", "gpus.py", "regions.py", "request.py")
 _PACKAGE = Path(__file__).resolve().parent
 
 

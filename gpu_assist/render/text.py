@@ -1,7 +1,8 @@
-"""Plain-text tables for the terminal."""
+"""Text for the terminal: `rich` tables (100 columns, colour only on a terminal), plain tables elsewhere."""
 
 from __future__ import annotations
 
+from ..compare import Comparison
 from ..pricing import Quote
 from ..request import format_duration
 from .money import format_money, format_percent
@@ -18,26 +19,86 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
-def render_quote(result: Quote) -> str:
+def rich_table(headers, rows, *, right=(), color: bool = False, sections=(), highlight: str = "") -> str:
+    """Rows as a borderless `rich` table no wider than 100 columns; `sections` are more row groups, each
+    after a heading line. Cells ending in `highlight` are shown bold green on a colour terminal."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from .comparison import WIDTH
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=WIDTH, color_system="standard" if color else None, force_terminal=color,
+                      highlight=False, emoji=False, legacy_windows=False)
+
+    def build(body) -> Table:
+        table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold" if color
+                      else "", expand=False)
+        for index, header in enumerate(headers):
+            table.add_column(header, justify="right" if index in right else "left", overflow="fold")
+        for row in body:
+            table.add_row(*(Text(cell, style="bold green" if color and highlight and cell.endswith(highlight)
+                                 else "") for cell in row))
+        return table
+
+    console.print(build(rows))
+    for heading, body in sections:
+        if body:
+            console.print(Text(heading, style="bold" if color else ""))
+            console.print(build(body))
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+
+
+def render_comparison(result: Comparison, *, color: bool = False) -> str:
+    from .comparison import BEST, layout, wrap
+
+    view = layout(result)
+    lines = [view.title]
+    if not view.rows and not view.untrusted:
+        lines.append("no offer matches")
+    else:
+        sections = [("not ranked: unverified or stale prices (include-unverified ranks them)", view.untrusted)]
+        lines.append(rich_table(view.headers, view.rows, right=set(view.money_columns), color=color,
+                                sections=sections, highlight=BEST))
+    if view.more:
+        lines.append(f"{view.more} more offers: top={len(view.rows) + view.more} shows them; `list` shows every "
+                     "option with its region")
+    for line in view.legend:
+        lines += wrap(line)
+    for notice in view.notices:
+        lines += wrap(f"note: {notice}")
+    return "\n".join(lines)
+
+
+def render_quote(result: Quote, *, color: bool = False) -> str:
+    """The flat list (`list`): one row per option, notes as footnote markers under the table."""
+    from .comparison import wrap
+
     request = result.request
-    title = f"{request.count}x{request.gpu} for {format_duration(request.duration_s)} — " \
-            f"{len(result.options)} options, cheapest first ({result.currency})"
-    lines = [title]
+    count = len(result.options)
+    lines = [f"{request.count}x{request.gpu} for {format_duration(request.duration_s)} — "
+             f"{count} option{'' if count == 1 else 's'}, verified first, cheapest first ({result.currency})"]
+    markers: dict[str, int] = {}
     if result.options:
         rows = []
         for rank, o in enumerate(result.options, start=1):
+            marks = ",".join(str(markers.setdefault(n, len(markers) + 1)) for n in o.notes)
             rows.append([
-                str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances),
-                f"{o.gpu_count}x{o.gpu} {o.gpu_memory_gib:g}GB", o.pricing_model,
+                str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances), o.pricing_model,
                 format_money(o.hourly, o.currency, places=4 if o.hourly < 1 else 2),
                 format_money(o.total, o.currency), format_money(o.per_gpu_hour, o.currency, places=4),
-                format_percent(o.savings_vs_on_demand), "; ".join(o.notes),
+                format_percent(o.savings_vs_on_demand), marks,
             ])
-        headers = ["#", "provider", "region/zone", "instance", "n", "GPUs/instance", "pricing", "hourly",
-                   "total", "per GPU-h", "saves", "notes"]
-        lines.append(table(headers, rows, right={0, 4, 7, 8, 9, 10}))
+        headers = ["#", "provider", "region/zone", "instance", "n", "pricing", "hourly", "total", "per GPU-h",
+                   "saves", "notes"]
+        lines.append(rich_table(headers, rows, right={0, 4, 6, 7, 8, 9}, color=color))
+    for note, number in markers.items():
+        lines += wrap(f"{number} {note}")
     for notice in result.notices:
-        lines.append(f"note: {notice}")
+        lines += wrap(f"note: {notice}")
     return "\n".join(lines)
 
 
@@ -192,8 +253,8 @@ def render_request(record, trail=()) -> str:
     return "\n".join(lines)
 
 
-def render(result, *, explain: bool = False) -> str:
-    """Any command result as text."""
+def render(result, *, explain: bool = False, color: bool = False) -> str:
+    """Any command result as text; `color` when the output is a terminal."""
     from ..commands import RequestDetail
     from ..records import RequestRecord
 
@@ -215,8 +276,10 @@ def render(result, *, explain: bool = False) -> str:
         return render_snapshot(result)
     if isinstance(result, FleetReport):
         return render_fleet(result)
+    if isinstance(result, Comparison):
+        return render_comparison(result, color=color)
     if isinstance(result, Quote):
-        return render_quote(result)
+        return render_quote(result, color=color)
     if isinstance(result, Recommendation):
         return render_recommendation(result, explain=explain)
     if isinstance(result, TcoResult):

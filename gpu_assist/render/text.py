@@ -102,45 +102,56 @@ def render_quote(result: Quote, *, color: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _hours(hours: float | None) -> str:
-    if hours is None:
-        return "?"
-    return f"{hours:,.1f}" if hours < 100 else f"{hours:,.0f}"
-
-
 def _yes_no(value: bool | None) -> str:
     return {True: "yes", False: "NO", None: "-"}[value]
 
 
-def _plan_row(rank: int, plan) -> list[str]:
-    where = plan.zone or plan.region
-    return [str(rank), f"{plan.gpu_count}x{plan.gpu}", plan.provider, where, plan.instance_type,
-            str(plan.instances), plan.strategy, _hours(plan.hours), format_money(plan.total, plan.currency),
-            _yes_no(plan.meets_deadline), _yes_no(plan.within_budget), "*" if plan.pareto else "",
-            "; ".join(plan.reasons[:3])]
+def render_recommendation(result, *, explain: bool = False, color: bool = False) -> str:
+    """Plans as a 100-column table: durations as people read them, notes as footnote markers."""
+    from .comparison import format_total, wrap
+    from .money import format_hours
 
-
-def render_recommendation(result, *, explain: bool = False) -> str:
     workload = result.workload
     timed = any(plan.hours is not None for plan in result.plans)
-    lines = [f"{workload.describe()} — {len(result.plans)} feasible plans, cheapest first ({result.currency})"]
+    within = f" within the {workload.deadline_s / 86400:g}-day deadline" if workload.deadline_s and timed else ""
+    lines = [f"{workload.describe()} — {len(result.plans)} feasible plans, cheapest first{within} "
+             f"({result.currency})"]
     if result.plans and not timed and workload.kind != "serve":
-        lines.append("job length unknown: totals are per hour, ranked by cost per unit of throughput")
-    headers = ["#", "GPUs", "provider", "region/zone", "instance", "n", "strategy", "hours", "total", "deadline",
-               "budget", "pareto", "why / notes"]
+        lines += wrap("job length unknown: ranked by the hourly price of the smallest configuration that fits "
+                      "(fewest GPUs first); tokens=… gives each plan a time and a total")
+    markers: dict[str, int] = {}
+    budget = workload.budget is not None
     if result.plans:
-        lines.append(table(headers, [_plan_row(i, p) for i, p in enumerate(result.plans, 1)], right={0, 5, 7, 8}))
+        rows = []
+        for rank, plan in enumerate(result.plans, 1):
+            marks = ",".join(str(markers.setdefault(r, len(markers) + 1)) for r in plan.reasons)
+            total = format_total(plan.total, plan.currency) + ("/h" if plan.hours is None and
+                                                               workload.kind != "serve" else "")
+            rows.append([f"{rank}{'*' if plan.pareto else ''}", f"{plan.gpu_count}×{plan.gpu}", plan.provider,
+                         plan.zone or plan.region,
+                         plan.instance_type if plan.instances == 1 else f"{plan.instances}× {plan.instance_type}",
+                         plan.pricing_model, format_hours(plan.hours), total,
+                         *([_yes_no(plan.within_budget)] if budget else []), marks])
+        headers = ["#", "GPUs", "provider", "where", "instance", "pricing", "time", "total",
+                   *(["budget"] if budget else []), "notes"]
+        lines.append(rich_table(headers, rows, right={6, 7}, color=color))
+        if any(plan.pareto for plan in result.plans):
+            lines.append("* on the Pareto front of cost and time (no plan is both cheaper and faster)")
     else:
         lines.append("no plan meets every constraint; the closest per GPU are below")
+    for note, number in markers.items():
+        lines += wrap(f"{number} {note}")
     if result.rejected:
         lines.append("not chosen:")
         for plan in result.rejected[:8]:
-            lines.append(f"  {plan.gpu_count}x{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
-                         f"{plan.reasons[0] if plan.reasons else 'infeasible'}")
+            lines += wrap(f"  {plan.gpu_count}×{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
+                          f"{plan.reasons[0] if plan.reasons else 'infeasible'}", "    ")
     lines.append("reasoning:")
-    lines += [f"  {line}" for line in result.reasoning]
+    for line in result.reasoning:
+        lines += wrap(f"  {line}", "    ")
     lines.append("assumptions (override with name=value):")
-    lines += [f"  {line}" for line in result.assumptions]
+    for line in result.assumptions:
+        lines += wrap(f"  {line}", "    ")
     if explain:
         from .. import recommend
 
@@ -281,7 +292,7 @@ def render(result, *, explain: bool = False, color: bool = False) -> str:
     if isinstance(result, Quote):
         return render_quote(result, color=color)
     if isinstance(result, Recommendation):
-        return render_recommendation(result, explain=explain)
+        return render_recommendation(result, explain=explain, color=color)
     if isinstance(result, TcoResult):
         return render_tco(result)
     if isinstance(result, HelpCommand):

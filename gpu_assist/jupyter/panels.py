@@ -104,6 +104,7 @@ class QuotePanel(_Panel):
         self.currency = widgets.Dropdown(options=["USD", "CNY"], value=context.currency, description="currency")
         self.top = widgets.BoundedIntText(value=10, min=1, max=1000, description="top")
         self.table = None
+        self.chart = ""
         super().__init__(context, [widgets.HBox([self.gpu, self.count, self.duration]), self.pricing,
                                    widgets.HBox([self.providers, widgets.VBox([self.region, self.currency,
                                                                                self.top])])], "Quote")
@@ -155,7 +156,8 @@ class QuotePanel(_Panel):
         ranked = frame[frame.ranked]
         best = ranked.assign(best_total=ranked[list(COLUMNS)].min(axis=1)).groupby("provider", sort=False)[
             "best_total"].min()
-        display(HTML(cost_bars(list(best.index), [float(v) for v in best], result.currency)))
+        self.chart = cost_bars(list(best.index), [float(v) for v in best], result.currency)
+        display(HTML(self.chart))
         models = [m for m in COLUMNS if frame[m].notna().any()]
         shown = frame[["provider", "instance_type", "instances", "where", *models, "verified", "notes"]]
         money = {m: (lambda v: "" if v != v else format_money(Decimal(str(v)), result.currency)) for m in models}

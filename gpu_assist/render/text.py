@@ -19,9 +19,11 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
-def rich_table(headers, rows, *, right=(), color: bool = False, sections=(), highlight: str = "") -> str:
+def rich_table(headers, rows, *, right=(), color: bool = False, sections=(), highlight: str = "",
+               whole=()) -> str:
     """Rows as a borderless `rich` table no wider than 100 columns; `sections` are more row groups, each
-    after a heading line. Cells ending in `highlight` are shown bold green on a colour terminal."""
+    after a heading line. Cells ending in `highlight` are shown bold green on a colour terminal; columns in
+    `whole` are never folded (when space is short, the others fold first)."""
     import io
 
     from rich.console import Console
@@ -38,7 +40,8 @@ def rich_table(headers, rows, *, right=(), color: bool = False, sections=(), hig
         table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold" if color
                       else "", expand=False)
         for index, header in enumerate(headers):
-            table.add_column(header, justify="right" if index in right else "left", overflow="fold")
+            table.add_column(header, justify="right" if index in right else "left", overflow="fold",
+                             no_wrap=index in whole)
         for row in body:
             table.add_row(*(Text(cell, style="bold green" if color and highlight and cell.endswith(highlight)
                                  else "") for cell in row))
@@ -62,7 +65,7 @@ def render_comparison(result: Comparison, *, color: bool = False) -> str:
     else:
         sections = [("not ranked: unverified or stale prices (include-unverified ranks them)", view.untrusted)]
         lines.append(rich_table(view.headers, view.rows, right=set(view.money_columns), color=color,
-                                sections=sections, highlight=BEST))
+                                sections=sections, highlight=BEST, whole={2, *view.money_columns}))
     if view.more:
         lines.append(f"{view.more} more offers: top={len(view.rows) + view.more} shows them; `list` shows every "
                      "option with its region")
@@ -134,7 +137,7 @@ def render_recommendation(result, *, explain: bool = False, color: bool = False)
                          *([_yes_no(plan.within_budget)] if budget else []), marks])
         headers = ["#", "GPUs", "provider", "where", "instance", "pricing", "time", "total",
                    *(["budget"] if budget else []), "notes"]
-        lines.append(rich_table(headers, rows, right={6, 7}, color=color))
+        lines.append(rich_table(headers, rows, right={6, 7}, color=color, whole={1, 4, 6, 7}))
         if any(plan.pareto for plan in result.plans):
             lines.append("* on the Pareto front of cost and time (no plan is both cheaper and faster)")
     else:

@@ -8,8 +8,8 @@ from decimal import Decimal
 
 from ..pricing import Quote
 from ..request import format_duration
-from .money import format_money, format_percent
-from .text import render as render_text, table
+from .money import format_hours, format_money, format_percent
+from .text import render as render_text, rich_table, table
 
 APPROVE = "approve_request"
 REJECT = "reject_request"
@@ -131,11 +131,10 @@ def recommendation_blocks(result, *, top: int = 5) -> list[dict]:
     blocks = [{"type": "header", "text": {"type": "plain_text",
                                           "text": f"Plan: {workload.describe()} ({result.currency})"[:150]}}]
     if plans:
-        rows = [[str(i), f"{p.gpu_count}x{p.gpu}", p.provider, p.instance_type, p.strategy,
-                 "?" if p.hours is None else f"{p.hours:,.1f}", format_money(p.total, p.currency)]
-                for i, p in enumerate(plans, 1)]
-        blocks.append(_section(_code(table(["#", "GPUs", "provider", "instance", "strategy", "hours", "total"], rows,
-                                           right={0, 5, 6}))))
+        rows = [[str(i), f"{p.gpu_count}x{p.gpu}", p.provider, p.instance_type, p.strategy, format_hours(p.hours),
+                 format_money(p.total, p.currency)] for i, p in enumerate(plans, 1)]
+        blocks.append(_section(_code(rich_table(["#", "GPUs", "provider", "instance", "strategy", "time", "total"],
+                                                rows, right={0, 5, 6}))))
     else:
         blocks.append(_section("No plan meets every constraint."))
     why = [f"not chosen: {p.gpu_count}×{p.gpu} — {p.reasons[0]}" for p in result.rejected[:3] if p.reasons]

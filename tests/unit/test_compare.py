@@ -182,3 +182,11 @@ def test_the_flat_list_stays_available(context, catalog):
     direct = refine(quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=TODAY))
     assert listed.options == direct.options[:5]
     assert render_csv.render(listed).count("\n") == 5 and "| provider |" in render_markdown.render(listed)
+
+
+@pytest.mark.parametrize("text", ["recommend train 7B tokens=1T", "recommend finetune 7B lora",
+                                  "recommend serve 70B fp8 users=50"])
+def test_slack_plan_cards_carry_no_cli_flags(context, text):
+    from gpu_assist.render.blocks import recommendation_blocks
+
+    assert "--" not in json.dumps(recommendation_blocks(_run(context, text)), ensure_ascii=False)

@@ -40,7 +40,10 @@ Time:
 Plans: each feasible (GPU type, count, offer, pricing model) — on-demand, spot with checkpoints, a mixed
 `spot_share` spot + on-demand fleet, reserved terms and monthly subscriptions where priced, and the
 user's own GPUs (`own=2xRTX3090`, marginal cost 0: see `tco` for what owning costs). Feasible = meets
-the deadline and the budget; ranked by total cost, with the Pareto front of cost vs time marked.
+the deadline (30 days when none is given; `deadline=none` lifts it) and the budget. Ranked by total cost,
+verified prices before unverified ones unless the search holds nothing verified or names those providers
+(`provider=`); without a job length, fewest GPUs first, then the cheapest hour. The fastest verified plan is
+always listed; the Pareto front of cost vs time is marked.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def _cell(row: ComparisonRow, model: str, currency: str) -> str:
     return format_total(option.total, currency) + (BEST if option is row.best else "")
 
 
-def layout(comparison: Comparison, *, more_hint: str = "top={n} shows them") -> Layout:
+def layout(comparison: Comparison) -> Layout:
     columns = comparison.columns
     currency = comparison.currency
     markers: dict[str, int] = {}
@@ -85,11 +85,10 @@ def layout(comparison: Comparison, *, more_hint: str = "top={n} shows them") -> 
     if "monthly" in columns:
         legend.append("monthly: billed per whole month (730 h)")
     legend += [f"{number} {note}" for note, number in markers.items()]
-    notices = list(comparison.notices)
     return Layout(title=title(comparison),
                   headers=("#", "provider", "instance", "where", *(HEADERS[m] for m in columns), "notes"),
                   money_columns=tuple(range(4, 4 + len(columns))), rows=rows, untrusted=untrusted,
-                  legend=tuple(legend), notices=tuple(notices),
+                  legend=tuple(legend), notices=comparison.notices,
                   more=comparison.more)
 
 

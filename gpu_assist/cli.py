@@ -29,7 +29,12 @@ def _build_parser() -> argparse.ArgumentParser:
 
     q = commands.add_parser("quote", help="price a GPU job: gpu-assist quote 8xA100 72h")
     q.add_argument("words", nargs="+", help="the request, e.g. 8xA100 72h spot region=us-east-1")
-    q.add_argument("--top", type=int, help="show the N cheapest options")
+    q.add_argument("--top", type=int, help="show the N cheapest offers (default 15)")
+    q.add_argument("--list", action="store_true", help="every option as a flat list, not the comparison")
+    q.add_argument("--sort", help="total (default), price (per job-hour), per-gpu, provider")
+    q.add_argument("--max-price", help="at most this much per hour for the whole job, e.g. 30")
+    q.add_argument("--min-gpu-memory", help="GPUs with at least this many GiB, e.g. 80")
+    q.add_argument("--include-unverified", action="store_true", help="rank unverified and stale prices too")
     q.add_argument("--provider", action="append", default=[], help="aws, gcp, azure, lambda, oci, nebius, vast, … (see README)")
     q.add_argument("--region", action="append", default=[], help="a region or a group (us, eu, asia, cn)")
     q.add_argument("--pricing", help="on-demand,spot,reserved-1y,reserved-3y,monthly")
@@ -37,13 +42,13 @@ def _build_parser() -> argparse.ArgumentParser:
     q.add_argument("--all-regions", action="store_true", help="every region, not only the cheapest per offer")
     q.add_argument("--include-flagged", action="store_true", help="include prices with known data defects")
     q.add_argument("--verified-only", action="store_true", help="leave out unverified list prices")
-    q.add_argument("--format", choices=("text", "json"), default="text")
+    q.add_argument("--format", choices=("text", "json", "csv", "markdown"), default="text")
 
     r = commands.add_parser("recommend", help="plan a workload: gpu-assist recommend train 7B tokens=20B deadline=72h")
     r.add_argument("words", nargs="+", help="the workload, e.g. finetune 70B lora budget=$2000")
     r.add_argument("--top", type=int, help="show the N cheapest feasible plans (default 10)")
     r.add_argument("--explain", action="store_true", help="print every formula and assumption used")
-    r.add_argument("--format", choices=("text", "json"), default="text")
+    r.add_argument("--format", choices=("text", "json", "csv", "markdown"), default="text")
 
     t = commands.add_parser("tco", help="buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY")
     t.add_argument("words", nargs="+")
@@ -130,30 +135,34 @@ def _command_text(args) -> str:
         words.append(f"provider={provider}")
     for region in getattr(args, "region", []):
         words.append(f"region={region}")
-    for key in ("pricing", "currency", "top"):
-        if getattr(args, key, None):
-            words.append(f"{key}={getattr(args, key)}")
-    words += [f"--{flag}" for flag in ("all-regions", "include-flagged", "verified-only", "explain")
-              if getattr(args, flag.replace("-", "_"), False)]
+    for key in ("pricing", "currency", "top", "sort", "max-price", "min-gpu-memory"):
+        if getattr(args, key.replace("-", "_"), None):
+            words.append(f"{key}={getattr(args, key.replace('-', '_'))}")
+    words += [f"--{flag}" for flag in ("all-regions", "include-flagged", "include-unverified", "verified-only",
+                                       "explain", "list") if getattr(args, flag.replace("-", "_"), False)]
+    if getattr(args, "format", "text") == "json" and args.command == "quote":
+        words.append("list")  # JSON is the flat list of options (each names its comparison row)
     return f"{args.command} " + " ".join(words)
 
 
 def _command(args) -> int:
     from .commands import Context, QuoteCommand, RecommendCommand, parse_command, run
-    from .render import json as render_json, text as render_text
+    from .render import csv as render_csv, json as render_json, markdown as render_markdown, text as render_text
 
     context = Context()
     command = parse_command(_command_text(args), context.catalog.gpus)
-    if isinstance(command, QuoteCommand) and args.format == "text" and command.top is None:
+    output = getattr(args, "format", "text")
+    if isinstance(command, QuoteCommand) and output != "json" and command.top is None:
         command = dataclasses.replace(command, top=15)
     explain = isinstance(command, RecommendCommand) and command.explain
-    renderer = render_json if getattr(args, "format", "text") == "json" else render_text
+    renderer = {"json": render_json, "csv": render_csv, "markdown": render_markdown}.get(output, render_text)
+    options = {"color": sys.stdout.isatty()} if renderer is render_text else {}
     while True:
         result = run(command, context, actor=_actor(args))
         if not getattr(args, "watch", False):
-            print(renderer.render(result, explain=explain))
+            print(renderer.render(result, explain=explain, **options))
             return 0
-        print("\x1b[H\x1b[2J" + renderer.render(result), flush=True)  # clear the screen, redraw
+        print("\x1b[H\x1b[2J" + renderer.render(result, **options), flush=True)  # clear the screen, redraw
         time.sleep(max(0.1, args.interval))
 
 

@@ -2,7 +2,9 @@
 
 The Slack text after `/gpu`, the CLI's arguments and the Jupyter widgets' inputs all become
 the command objects below and run through `run()`, so every face gives the same numbers.
-Command options are words too: `top=5`, `all-regions`, `include-flagged`, `verified-only`.
+Command options are words too: `top=5`, `all-regions`, `include-flagged`, `include-unverified`, `verified-only`,
+`list` (the flat per-option list instead of the comparison), `sort=total|price|per-gpu|provider`,
+`max-price=30` (per job-hour, in the quote's currency), `min-gpu-memory=80` (GiB per GPU).
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import datetime as dt
 import os
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
 from typing import Callable
 
 from .catalog import Catalog, load_catalog
+from .compare import SORTS, Comparison, compare, refine
 from .errors import ParseError
 from .fleet import FleetReport
 from .pricing import Quote, quote
@@ -29,7 +33,9 @@ from .workload import Workload, parse_workload
 HELP = """\
 gpu-assist — GPU prices across clouds, for the whole job.
 
-  quote 8xA100 72h                       every way to rent 8 A100s for 72 hours, cheapest first
+  quote 8xA100 72h                       8 A100s for 72 hours: providers side by side, cheapest first
+  quote 8xA100 72h list                  every option (offer × pricing model) as a flat list
+  quote 8xA100 72h sort=price max-price=30 min-gpu-memory=40 include-unverified top=20
   quote 4xA100-80GB 2d spot              spot only
   quote A100:8 3d region=us-east-1       one region (or a group: region=us, eu, asia, cn)
   quote 2×H100 1w provider=aws,gcp       some providers only
@@ -55,7 +61,8 @@ gpu-assist — GPU prices across clouds, for the whole job.
   help                                   this text
 """
 
-_FLAG_OPTIONS = ("all-regions", "include-flagged", "verified-only", "explain")
+_FLAG_OPTIONS = ("all-regions", "include-flagged", "include-unverified", "verified-only", "explain", "list")
+_VALUE_OPTIONS = ("top", "sort", "max-price", "min-gpu-memory")
 ANSWERS_KEPT = 256
 
 
@@ -66,6 +73,11 @@ class QuoteCommand:
     all_regions: bool = False
     include_flagged: bool = False
     verified_only: bool = False
+    include_unverified: bool = False
+    view: str = "compare"  # or "list": the flat per-option list
+    sort: str = "total"
+    max_price: Decimal | None = None
+    min_gpu_memory_gib: float | None = None
 
 
 @dataclass(frozen=True)
@@ -120,7 +132,7 @@ class HelpCommand:
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
     RequestsCommand | HelpCommand
-Result = Quote | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | RequestRecord | \
+Result = Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | RequestRecord | \
     tuple[RequestRecord, ...]
 
 
@@ -206,26 +218,48 @@ class Context:
 
 
 def _take_options(words: list[str]) -> tuple[list[str], dict]:
-    """Split command options (`top=5`, `--top 5`, `all-regions`) from the request's own words."""
+    """Split command options (`top=5`, `--top 5`, `all-regions`, `sort=price`) from the request's own words."""
     rest, options = [], {}
     words = iter(words)
     for word in words:
         lowered = word.lower()
         key = lowered[2:] if lowered.startswith("--") else lowered
+        name, has_value, value = key.partition("=")
         if key in _FLAG_OPTIONS:
             options[key] = True
-        elif key == "top" and lowered.startswith("--"):
-            options["top"] = next(words, "")
-        elif key.startswith("top="):
-            options["top"] = key.partition("=")[2]
+        elif name in _VALUE_OPTIONS and has_value:
+            options[name] = value
+        elif key in _VALUE_OPTIONS and lowered.startswith("--"):
+            options[key] = next(words, "")
         else:
             rest.append(word)
     if "top" in options:
         value = options["top"]
         if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 10_000:
-            raise ParseError(f"top must be a number from 1 to 10000, got '{value}'", example="quote 8xA100 72h top=5")
+            raise ParseError(f"top must be a number from 1 to 10000, got '{value[:40]}'",
+                             example="quote 8xA100 72h top=5")
         options["top"] = int(value)
+    if "sort" in options and options["sort"] not in SORTS:
+        raise ParseError(f"unknown sort '{options['sort'][:40]}'", hint="sort by " + ", ".join(SORTS),
+                         example="quote 8xA100 72h sort=price")
+    if "max-price" in options:
+        options["max-price"] = _positive(options["max-price"].lstrip("$¥"), "max-price", Decimal,
+                                         "quote 8xA100 72h max-price=30")
+    if "min-gpu-memory" in options:
+        text = options["min-gpu-memory"].removesuffix("gib").removesuffix("gb")
+        options["min-gpu-memory"] = float(_positive(text, "min-gpu-memory", Decimal,
+                                                    "quote 8xA100 72h min-gpu-memory=80"))
     return rest, options
+
+
+def _positive(text: str, name: str, kind, example: str):
+    try:
+        value = kind(text)
+    except (InvalidOperation, ValueError):
+        value = None
+    if value is None or not value.is_finite() or value <= 0:
+        raise ParseError(f"{name} must be a positive number, got '{text[:40]}'", example=example)
+    return value
 
 
 def parse_command(text: str, gpus) -> Command:
@@ -242,6 +276,11 @@ def parse_command(text: str, gpus) -> Command:
             all_regions=options.get("all-regions", False),
             include_flagged=options.get("include-flagged", False),
             verified_only=options.get("verified-only", False),
+            include_unverified=options.get("include-unverified", False),
+            view="list" if options.get("list") else "compare",
+            sort=options.get("sort", "total"),
+            max_price=options.get("max-price"),
+            min_gpu_memory_gib=options.get("min-gpu-memory"),
         )
     if verb == "recommend":
         rest, options = _take_options(rest)
@@ -304,12 +343,22 @@ def _parse_util(words: list[str]) -> UtilCommand:
 
 def _compute(command, context: Context, today: dt.date):
     if isinstance(command, QuoteCommand):
-        return quote(command.request, context.catalog, today=today, currency=context.currency, top=command.top,
-                     all_regions=command.all_regions, include_flagged=command.include_flagged,
-                     verified_only=command.verified_only)
+        return quote_view(command, context.catalog, today=today, currency=context.currency)
     if isinstance(command, RecommendCommand):
         return recommend(command.workload, context.catalog, today=today, currency=context.currency, top=command.top)
     return total_cost_of_ownership(command.inputs, context.catalog)
+
+
+def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, currency: str) -> Quote | Comparison:
+    """The quote a command asks for: every option priced, filtered and sorted (`refine`), then either the
+    comparison (`top` rows) or the flat list (`top` options)."""
+    priced = quote(command.request, catalog, today=today, currency=currency, all_regions=command.all_regions,
+                   include_flagged=command.include_flagged, verified_only=command.verified_only)
+    refined = refine(priced, sort=command.sort, max_price=command.max_price,
+                     min_gpu_memory_gib=command.min_gpu_memory_gib, include_unverified=command.include_unverified)
+    if command.view == "list":
+        return replace(refined, options=refined.options[:command.top]) if command.top else refined
+    return compare(refined, top=command.top, sort=command.sort, include_unverified=command.include_unverified)
 
 
 def run(command: Command, context: Context, *, actor: str | None = None) -> Result:

@@ -326,7 +326,7 @@ def _notices(request, offers, options, models, flagged_excluded) -> tuple[str, .
         if model in _TERM_YEARS and (not len(offers) or offers[_COLUMN[model]].isna().all()):
             notices.append(f"{model}: reserved price unknown (no source in the catalogs gives one)")
     if flagged_excluded:
-        notices.append(f"{flagged_excluded} prices with known data defects left out (--include-flagged shows them)")
+        notices.append(f"{flagged_excluded} prices with known data defects left out (include-flagged shows them)")
     unverified = sum(1 for o in options if not o.verified)
     if unverified:
         notices.append(f"{unverified} of {len(options)} options are unverified list prices")

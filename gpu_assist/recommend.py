@@ -6,8 +6,18 @@ Memory, in bytes (GB = 1e9 bytes; GPU memory is GiB, of which `usable_memory` is
 - full training / full fine-tuning, mixed precision with Adam: 16 B/param (2 weights + 2 gradients
   + 4 fp32 master weights + 8 Adam moments), sharded over all GPUs (ZeRO-3/FSDP), plus
   `runtime_overhead` × that for activations (with activation checkpointing) and buffers;
-- LoRA: frozen weights at the precision's bytes/param + adapters of `lora_fraction` × params at 16 B/param,
-  plus the overhead; QLoRA: the same with 4-bit (0.5 B/param) frozen weights;
+- LoRA / QLoRA, as published practice runs them (Hu et al. 2021; Dettmers et al. 2023):
+  base weights frozen at their storage precision: LoRA at the precision's bytes/param (bf16: 2); QLoRA in
+  4-bit NF4 with double quantisation, 4 + 0.127 bits/param (blocks of 64 with 8-bit constants, themselves
+  quantised in blocks of 256), except the embeddings and LM head (2 × vocab × d_model) kept in bf16;
+  adapters: r × (d_in + d_out) per adapted matrix, per layer: `lora_targets` all = q, k, v, o (4 × 2d·r)
+  + the MLP's two d × 4d matrices (2 × 5d·r) = 18·d·r; attention = 8·d·r; qv = 4·d·r;
+  adapter weights, gradients and Adam moments only for the adapters: LoRA 16 B/param (fp32 weights and
+  gradients, two fp32 moments), QLoRA 12 B/param (bf16 weights and gradients, paged 32-bit AdamW whose
+  states page to CPU memory under spikes instead of failing);
+  activations with gradient checkpointing: one d_model × 2 B checkpoint per layer and token, plus one
+  layer recomputed at 34 × d_model bytes per token (Korthikanti et al. 2022, flash attention), for
+  `batch_tokens` tokens per micro-batch;
 - serving: weights at the precision's bytes/param + KV cache = users × context × KV bytes per token, plus
   10 % runtime overhead. KV bytes/token = 2 (K and V) × layers × d_model × 2 bytes / `kv_group`, for a dense
   transformer with d_model = 128 × layers and params = 12 × layers × d_model².
@@ -30,7 +40,10 @@ Time:
 Plans: each feasible (GPU type, count, offer, pricing model) — on-demand, spot with checkpoints, a mixed
 `spot_share` spot + on-demand fleet, reserved terms and monthly subscriptions where priced, and the
 user's own GPUs (`own=2xRTX3090`, marginal cost 0: see `tco` for what owning costs). Feasible = meets
-the deadline and the budget; ranked by total cost, with the Pareto front of cost vs time marked.
+the deadline (30 days when none is given; `deadline=none` lifts it) and the budget. Ranked by total cost,
+verified prices before unverified ones unless the search holds nothing verified or names those providers
+(`provider=`); without a job length, fewest GPUs first, then the cheapest hour. The fastest verified plan is
+always listed; the Pareto front of cost vs time is marked.
 """
 
 from __future__ import annotations
@@ -91,10 +104,12 @@ class Plan:
 
     @property
     def rank_key(self) -> tuple:
-        """Cheapest first; with no job length known, cheapest per unit of throughput first."""
-        if self.hours is None and self.effective_tflops:
-            return (float(self.total) / self.effective_tflops, 0.0)
-        return (float(self.total), self.hours or 0.0)
+        """Cheapest first. With no job length known a plan is priced for one hour of the smallest configuration
+        of its GPU that fits: fewest GPUs first (one GPU that holds the job beats eight faster ones, and two
+        hosts linked by a network), then the cheapest hour."""
+        if self.hours is None:
+            return (self.gpu_count, float(self.total))
+        return (float(self.total), self.hours)
 
     @property
     def feasible(self) -> bool:
@@ -130,13 +145,35 @@ def memory_needed(workload: Workload) -> MemoryEstimate:
         kv = workload.users * a.context_tokens * kv_bytes_per_token(params, a.kv_group)
         return MemoryEstimate({"weights": weights, "KV cache": kv, "runtime": SERVING_OVERHEAD * (weights + kv)})
     if workload.kind == "finetune" and workload.method in ("lora", "qlora"):
-        frozen = params * (0.5 if workload.method == "qlora" else _WEIGHT_BYTES[workload.precision])
-        adapters = 16 * params * a.lora_fraction
-        return MemoryEstimate({"frozen weights": frozen, "adapters + optimizer": adapters,
-                               "activations + buffers": a.runtime_overhead * (frozen + adapters)})
+        return adapter_memory(workload)
     states = 16 * params
     return MemoryEstimate({"weights + gradients + optimizer state": states,
                            "activations + buffers": a.runtime_overhead * states})
+
+
+ADAPTED_PER_LAYER = {"all": 18, "attention": 8, "qv": 4}  # × d_model × rank adapter parameters per layer
+NF4_DQ_BITS = 4 + 8 / 64 + 32 / (64 * 256)  # NF4 weights + 8-bit block constants + their fp32 constants
+
+
+def adapter_memory(workload: Workload) -> MemoryEstimate:
+    """LoRA / QLoRA memory as the papers describe it (see the module docstring), part by part."""
+    a = workload.assumptions
+    layers, d_model = transformer_shape(workload.params)
+    if workload.method == "qlora":
+        embeddings = min(workload.params, 2 * a.vocab * d_model)
+        base = (workload.params - embeddings) * NF4_DQ_BITS / 8 + embeddings * 2
+        base_name, per_adapter = "base weights (NF4 + double quant; embeddings bf16)", 12
+    else:
+        base = workload.params * _WEIGHT_BYTES[workload.precision]
+        base_name, per_adapter = f"base weights ({workload.precision}, frozen)", 16
+    adapters = ADAPTED_PER_LAYER[a.lora_targets] * d_model * a.lora_rank * layers
+    optimizer = "paged AdamW" if workload.method == "qlora" else "AdamW"
+    activations = a.batch_tokens * d_model * (2 * layers + 34)
+    return MemoryEstimate({
+        base_name: base,
+        f"adapters r={a.lora_rank} on {a.lora_targets} ({adapters / 1e6:,.0f}M params: weights, gradients, "
+        f"{optimizer})": adapters * per_adapter,
+        f"activations (gradient checkpointing, {a.batch_tokens:,} tokens)": activations})
 
 
 def transformer_shape(params: float) -> tuple[float, float]:
@@ -292,11 +329,35 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     plans += _own_plans(workload, catalog, memory, flops, currency)
     budget = _budget_in(workload, catalog, currency)
     judged = _mark_pareto([_judge(p, workload, budget) for p in plans])
-    feasible = sorted((p for p in judged if p.feasible), key=lambda p: p.rank_key)
+    ranked = _ranked_providers(workload, judged)
+    feasible = sorted((p for p in judged if p.feasible), key=lambda p: (not _trusted(p, ranked), p.rank_key))
     rejected = sorted((p for p in judged if not p.feasible), key=lambda p: p.rank_key)
-    return Recommendation(workload=workload, memory=memory, plans=tuple(feasible[:top]),
+    return Recommendation(workload=workload, memory=memory, plans=tuple(_with_fastest(feasible, top, ranked)),
                           rejected=tuple(_one_per_gpu(rejected)), reasoning=tuple(reasoning),
                           assumptions=tuple(describe_assumptions(workload, memory, flops)), currency=currency)
+
+
+def _trusted(plan: Plan, ranked: set[str]) -> bool:
+    return plan.verified or plan.provider in ranked
+
+
+def _ranked_providers(workload: Workload, plans: list[Plan]) -> set[str]:
+    """Providers whose unverified plans rank with verified ones: all when the search holds nothing verified
+    (the user restricted it to such providers), else those named with `provider=`."""
+    if not any(p.verified and p.provider != "own" for p in plans):
+        return {p.provider for p in plans}
+    return set(workload.providers)
+
+
+def _with_fastest(feasible: list[Plan], top: int, ranked: set[str]) -> list[Plan]:
+    """The `top` cheapest plans, and the fastest trusted plan too when it is not among them."""
+    shown = feasible[:top]
+    timed = [p for p in feasible if p.hours is not None and _trusted(p, ranked)]
+    if timed:
+        fastest = min(timed, key=lambda p: (p.hours, float(p.total)))
+        if fastest not in shown:
+            shown.append(replace(fastest, reasons=("the fastest plan", *fastest.reasons)))
+    return shown
 
 
 def _offer_plans(workload, catalog, offers, instances, durations, job_hours, gpu_total, currency, today) -> list[Plan]:
@@ -337,7 +398,8 @@ def _split_replica_refused(plan: Plan, tp_by_host: dict[int, int]) -> Plan:
 
 def _plan_from_option(option: QuoteOption, workload: Workload, base_hours, gpu_total) -> Plan:
     hours = base_hours
-    reasons = list(option.notes)
+    # What the reader must weigh first: an unverified or stale price leads the plan's notes.
+    reasons = sorted(option.notes, key=lambda n: not n.startswith(("unverified", "stale", "price date")))
     strategy = option.pricing_model
     if option.pricing_model == "spot" and workload.kind != "serve" and base_hours is not None:
         overhead = spot_overhead(workload.assumptions)
@@ -439,6 +501,11 @@ def _one_per_gpu(rejected: list[Plan]) -> list[Plan]:
 def describe_assumptions(workload: Workload, memory: MemoryEstimate, flops: float | None) -> list[str]:
     a = workload.assumptions
     lines = [f"memory: {memory.describe()}"]
+    if workload.kind != "serve":
+        if workload.deadline_assumed:
+            lines.append(f"deadline: {workload.deadline_s / 86400:g} days (none given; deadline=none lifts it)")
+        elif workload.deadline_s is None:
+            lines.append("deadline: none (the cheapest plans may take long)")
     if workload.kind == "serve":
         layers, d_model = transformer_shape(workload.params)
         lines.append(f"serving {workload.users} users × {a.context_tokens} tokens of context; model shape "
@@ -458,6 +525,10 @@ def describe_assumptions(workload: Workload, memory: MemoryEstimate, flops: floa
             lines.append(f"spot: {a.interruption_rate_per_h:g} interruptions/h, checkpoint every "
                          f"{a.checkpoint_interval_h * 60:g} min taking {a.checkpoint_write_h * 60:g} min, restart "
                          f"{a.restart_h * 60:g} min → +{spot_overhead(a):.0%} time")
-    overhead = SERVING_OVERHEAD if workload.kind == "serve" else a.runtime_overhead
-    lines.append(f"usable GPU memory {a.usable_memory:.0%}; runtime overhead {overhead:.0%}")
+    if workload.kind == "finetune" and workload.method in ("lora", "qlora"):
+        lines.append(f"usable GPU memory {a.usable_memory:.0%}; LoRA rank {a.lora_rank} on {a.lora_targets}, "
+                     f"{a.batch_tokens:,} tokens per micro-batch")
+    else:
+        overhead = SERVING_OVERHEAD if workload.kind == "serve" else a.runtime_overhead
+        lines.append(f"usable GPU memory {a.usable_memory:.0%}; runtime overhead {overhead:.0%}")
     return lines

@@ -26,6 +26,8 @@ METHODS = ("full", "lora", "qlora")
 PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
 TRAINING_PRECISIONS = ("fp32", "bf16", "fp16", "fp8")
 EXAMPLE = "recommend train 7B tokens=20B deadline=72h budget=$5000"
+DEFAULT_DEADLINE_S = 30 * 24 * 3600  # a month: what a team plans around when it names no deadline
+LORA_TARGETS = ("all", "attention", "qv")
 _KIND_WORDS = {"train": "train", "training": "train", "pretrain": "train", "训练": "train",
                "finetune": "finetune", "fine-tune": "finetune", "ft": "finetune", "微调": "finetune",
                "serve": "serve", "serving": "serve", "inference": "serve", "infer": "serve", "推理": "serve"}
@@ -47,7 +49,10 @@ class Assumptions:
     checkpoint_write_h: float = 2 / 60
     restart_h: float = 10 / 60
     spot_share: float = 0.8               # spot part of a mixed spot + on-demand fleet
-    lora_fraction: float = 0.01           # LoRA adapter parameters relative to the model
+    lora_rank: int = 16                   # LoRA rank r (the QLoRA paper used 64; PEFT examples 8-16)
+    lora_targets: str = "all"             # adapted matrices: all (q,k,v,o + MLP), attention (q,k,v,o), qv
+    batch_tokens: int = 4096              # tokens per micro-batch (activations, with gradient checkpointing)
+    vocab: int = 32000                    # vocabulary: embeddings and LM head stay 16-bit under QLoRA
     kv_group: int = 8                     # attention heads per KV head (grouped-query attention)
     context_tokens: int = 4096
     target_tokens_per_s: float = 20.0     # decode speed each serving user should get
@@ -74,6 +79,7 @@ class Workload:
     gpus: tuple[str, ...] = ()
     own: tuple[tuple[str, int], ...] = ()
     serve_hours: float = 730.0
+    deadline_assumed: bool = False  # no deadline given: the default one (deadline=none lifts it)
     assumptions: Assumptions = Assumptions()
 
     @property
@@ -138,7 +144,8 @@ def _own(value: str, gpus: GpuTable) -> tuple[tuple[str, int], ...]:
 _ASSUMPTION_KEYS = {f.name: f.type for f in fields(Assumptions)}
 _ASSUMPTION_ALIASES = {"context": "context_tokens", "interruption_rate": "interruption_rate_per_h",
                        "checkpoint": "checkpoint_interval_h", "scaling": "multi_host_efficiency",
-                       "overhead": "runtime_overhead", "tokens_per_s": "target_tokens_per_s"}
+                       "overhead": "runtime_overhead", "tokens_per_s": "target_tokens_per_s",
+                       "rank": "lora_rank", "lora_r": "lora_rank", "targets": "lora_targets"}
 
 
 def parse_workload(text: str, gpus: GpuTable) -> Workload:
@@ -178,6 +185,8 @@ def parse_workload(text: str, gpus: GpuTable) -> Workload:
         raise ParseError(f"model size {format_count(values['params'])} is out of range (1M to 100T)", example=EXAMPLE)
     if values.get("method", "full") != "full" and values["kind"] != "finetune":
         raise ParseError(f"{values['method']} applies to finetune", example="recommend finetune 70B lora")
+    if values["kind"] != "serve" and "deadline_s" not in values:
+        values.update(deadline_s=DEFAULT_DEADLINE_S, deadline_assumed=True)
     precision = values.get("precision", "bf16")
     if values["kind"] != "serve" and precision not in TRAINING_PRECISIONS and values.get("method") != "qlora":
         raise ParseError(f"training in {precision} is not supported",
@@ -203,7 +212,8 @@ def _set_option(key: str, raw: str, original: str, values: dict, overrides: dict
             raise ParseError("gpu_hours needs the GPU they were measured on", example="gpu_hours=576@A100")
         values["reference_gpu"] = gpus.resolve(reference).name
     elif key == "deadline":
-        values["deadline_s"] = parse_duration(value, example="recommend train 7B tokens=20B deadline=72h")
+        values["deadline_s"] = None if value in ("none", "no", "off") else \
+            parse_duration(value, example="recommend train 7B tokens=20B deadline=72h")
     elif key in ("duration", "for"):
         values["serve_hours"] = parse_duration(value, example="recommend serve 70B duration=1mo") / 3600
     elif key == "budget":
@@ -241,6 +251,12 @@ def _set_option(key: str, raw: str, original: str, values: dict, overrides: dict
         values["precision"] = value
     elif key in _ASSUMPTION_KEYS or key in _ASSUMPTION_ALIASES:
         name = _ASSUMPTION_ALIASES.get(key, key)
+        if name == "lora_targets":
+            if value not in LORA_TARGETS:
+                raise ParseError(f"unknown lora_targets '{raw}'", hint="known: " + ", ".join(LORA_TARGETS),
+                                 example="recommend finetune 7B lora lora_targets=qv")
+            overrides[name] = value
+            return
         if name in ("checkpoint_interval_h",) and not value.replace(".", "", 1).isdigit():
             overrides[name] = parse_duration(value, example="checkpoint=30m") / 3600
         elif name == "context_tokens":

@@ -11,6 +11,7 @@ Slack user id in the signed request; the approval rules themselves live in `gpu_
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -22,6 +23,7 @@ from slack_sdk import WebClient
 
 from gpu_assist.commands import (HELP, Context, HelpCommand, LaunchCommand, QuoteCommand, RequestsCommand,
                                  StopCommand, TcoCommand, UtilCommand, parse_command, run)
+from gpu_assist.compare import Comparison
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.fleet import FleetReport
 from gpu_assist.pricing import Quote
@@ -82,7 +84,10 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
     app = App(signing_secret=settings.signing_secret, client=client, process_before_response=True, logger=log,
               listener_executor=workers)
 
-    def answer(result) -> tuple[str, list[dict]]:
+    def answer(result, text: str = "") -> tuple[str, list[dict]]:
+        if isinstance(result, Comparison):
+            return (f"{len(result.rows) + result.more} offers for {result.request.describe()}",
+                    blocks.comparison_blocks(result, text=text))
         if isinstance(result, Quote):
             return f"{len(result.options)} options for {result.request.describe()}", blocks.quote_blocks(result)
         if isinstance(result, Recommendation):
@@ -145,7 +150,7 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
             respond(response_type="ephemeral", replace_original=replace,
                     text=f"Request `{result.id}` is waiting for an approver in {where}.")
             return
-        fallback, rendered = answer(result)
+        fallback, rendered = answer(result, text)
         respond(response_type="ephemeral", replace_original=replace, text=fallback, blocks=rendered)
 
     app.command("/gpu")(ack_command)
@@ -202,6 +207,26 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         post_card(record, channel)
         respond(response_type="ephemeral", replace_original=False,
                 text=f"Request `{record.id}` is waiting for an approver.")
+
+    def more_rows(body, action, respond):
+        """The "More" button of a quote card: the same command, the next rows."""
+        try:
+            asked = json.loads(action["value"])
+            result = run(parse_command(str(asked["q"]), gpus), context, actor=body["user"]["id"])
+            start = int(asked.get("start", 0))
+        except GpuAssistError as error:
+            respond(response_type="ephemeral", replace_original=False, text=str(error))
+            return
+        except (ValueError, KeyError, TypeError):
+            respond(response_type="ephemeral", replace_original=False, text="That button is out of date.")
+            return
+        if not isinstance(result, Comparison):
+            respond(response_type="ephemeral", replace_original=False, text="That button is out of date.")
+            return
+        respond(response_type="ephemeral", replace_original=False, text=f"More offers for {asked['q']}",
+                blocks=blocks.comparison_blocks(result, text=str(asked["q"]), start=start))
+
+    app.action(blocks.QUOTE_MORE)(ack=just_ack, lazy=[more_rows])
 
     app.action(re.compile(rf"^({blocks.REQUEST_LAUNCH}|{blocks.REQUEST_STOP})_\d+$"))(
         ack=just_ack, lazy=[request_from_button])

@@ -19,6 +19,7 @@ import threading
 import ipywidgets as widgets
 
 from ..commands import Context, parse_command, run
+from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
 from ..render.money import format_money
@@ -103,6 +104,7 @@ class QuotePanel(_Panel):
         self.currency = widgets.Dropdown(options=["USD", "CNY"], value=context.currency, description="currency")
         self.top = widgets.BoundedIntText(value=10, min=1, max=1000, description="top")
         self.table = None
+        self.chart = ""
         super().__init__(context, [widgets.HBox([self.gpu, self.count, self.duration]), self.pricing,
                                    widgets.HBox([self.providers, widgets.VBox([self.region, self.currency,
                                                                                self.top])])], "Quote")
@@ -118,9 +120,12 @@ class QuotePanel(_Panel):
             words.append("region=" + self.region.value.strip().replace(" ", ""))
         return " ".join(w for w in words if w)
 
-    def show(self, result: Quote) -> None:
+    def show(self, result: Quote | Comparison) -> None:
         from IPython.display import HTML, display
 
+        if isinstance(result, Comparison):
+            self.show_comparison(result)
+            return
         frame = result.to_frame()
         if frame.empty:
             display(HTML("<i>No option matches.</i> " + html.escape("; ".join(result.notices))))
@@ -134,6 +139,33 @@ class QuotePanel(_Panel):
         display(HTML(cost_bars(labels, [float(o.total) for o in result.options], result.currency)))
         display(shown.style.format({"hourly": "{:,.4f}", "total": "{:,.2f}", "per_gpu_hour": "{:,.4f}"})
                 .set_table_attributes('class="gpu-assist-quote"'))
+        if result.notices:
+            display(HTML("<br>".join(html.escape(n) for n in result.notices)))
+
+
+    def show_comparison(self, result: Comparison) -> None:
+        """The comparison's columns as a styled DataFrame (each row's cheapest model highlighted) and a bar
+        chart of the cheapest ranked total per provider."""
+        from IPython.display import HTML, display
+
+        frame = result.to_frame()
+        self.table = frame
+        if frame.empty:
+            display(HTML("<i>No offer matches.</i> " + html.escape("; ".join(result.notices))))
+            return
+        ranked = frame[frame.ranked]
+        best = ranked.assign(best_total=ranked[list(COLUMNS)].min(axis=1)).groupby("provider", sort=False)[
+            "best_total"].min()
+        self.chart = cost_bars(list(best.index), [float(v) for v in best], result.currency)
+        display(HTML(self.chart))
+        models = [m for m in COLUMNS if frame[m].notna().any()]
+        shown = frame[["provider", "instance_type", "instances", "where", *models, "verified", "notes"]]
+        money = {m: (lambda v: "" if v != v else format_money(Decimal(str(v)), result.currency)) for m in models}
+        display(shown.style.format(money).highlight_min(subset=models, axis=1, props="font-weight:bold;"
+                                                         "background-color:#c8e6c9")
+                .set_table_attributes('class="gpu-assist-quote"'))
+        if len(frame) > len(ranked):
+            display(HTML("<i>Rows with verified=False are unverified or stale list prices, not ranked.</i>"))
         if result.notices:
             display(HTML("<br>".join(html.escape(n) for n in result.notices)))
 

@@ -59,7 +59,7 @@ class _CommandHandler(APIHandler):
 
 
 class QuoteHandler(_CommandHandler):
-    verb = "quote"
+    verb = "quote list"  # JSON is the flat list, as `--format json`; each option names its comparison row
 
 
 class RecommendHandler(_CommandHandler):

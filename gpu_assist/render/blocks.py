@@ -8,13 +8,15 @@ from decimal import Decimal
 
 from ..pricing import Quote
 from ..request import format_duration
-from .money import format_money, format_percent
-from .text import render as render_text, table
+from .money import format_hours, format_money, format_percent
+from .text import render as render_text, rich_table, table
 
 APPROVE = "approve_request"
 REJECT = "reject_request"
 REQUEST_LAUNCH = "request_launch"
 REQUEST_STOP = "request_stop"
+QUOTE_MORE = "quote_more"
+CARD_ROWS = 8  # a card shows at most this many comparison rows; "More" shows the next ones
 _SECTION_LIMIT = 2900  # Slack allows 3000 characters of text in a section
 
 
@@ -65,17 +67,74 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
     return blocks
 
 
+def _launch_button(row, index: int, request) -> dict | None:
+    """A "Request launch" accessory for a verified AWS row, for its cheapest on-demand or spot option."""
+    options = [o for m, o in row.cells if m in ("on-demand", "spot") and o.verified]
+    if row.provider != "aws" or not options:
+        return None
+    option = min(options, key=lambda o: o.total)
+    return {"type": "button", "action_id": f"{REQUEST_LAUNCH}_{index}",
+            "text": {"type": "plain_text", "text": f"Request launch ({option.pricing_model})"},
+            "value": f"{option.provider}:{option.instance_type}:{option.region}:{option.pricing_model} "
+                     f"{format_duration(request.duration_s)}"}
+
+
+def comparison_blocks(result, *, text: str = "", start: int = 0) -> list[dict]:
+    """The comparison as Block Kit: a section per offer (at most 8), the legend in a context block, a "More"
+    button for the next rows. It speaks Slack's grammar (`include-flagged`, `top=20`), never CLI flags."""
+    import json
+
+    from .comparison import HEADERS, layout
+
+    view = layout(result)
+    rows = result.rows[start:start + CARD_ROWS]
+    lines = view.rows[start:start + CARD_ROWS]
+    header = f"{view.title}" if not start else f"{view.title} (from #{start + 1})"
+    blocks: list[dict] = [{"type": "header", "text": {"type": "plain_text", "text": header[:150]}}]
+    if not rows and not result.untrusted:
+        return blocks + [_section("No offer matches."), _context(list(result.notices) or ["try fewer filters"])]
+    columns = result.columns
+    for index, (row, line) in enumerate(zip(rows, lines), start + 1):
+        cells = line[4:4 + len(columns)]
+        prices = " · ".join(f"*{HEADERS[m]} {c.rstrip('*')}*" if c.endswith("*") else f"{HEADERS[m]} {c}"
+                            for m, c in zip(columns, cells) if c)
+        marks = f"  _notes {line[-1]}_" if line[-1] else ""
+        section = _section(f"*{index}. {row.provider}* `{line[2]}` · {line[3]}{marks}\n{prices}")
+        button = _launch_button(row, index, result.request)
+        if button:
+            section["accessory"] = button
+        blocks.append(section)
+    if result.untrusted and not start:
+        unranked = [f"{r.provider} `{r.instance_type}`: {line[-1] and 'notes ' + line[-1]}"
+                    for r, line in zip(result.untrusted, view.untrusted)]
+        blocks.append(_section("*Not ranked: unverified or stale prices* (`include-unverified` ranks them)\n"
+                               + "\n".join(unranked)))
+    legend = "\n".join(("*bold*: the cheapest way to buy each row", *view.legend[1:], *view.notices))
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": legend[:_SECTION_LIMIT]}]})
+    shown = start + len(rows)
+    remaining = len(result.rows) - shown + result.more
+    if remaining > 0 and text:
+        if shown < len(result.rows):
+            value = json.dumps({"q": text, "start": shown})
+        else:  # the command's own top= cut the rest: ask again for more rows
+            words = [w for w in text.split() if not w.lower().startswith("top=")]
+            value = json.dumps({"q": " ".join(words + [f"top={shown + CARD_ROWS}"]), "start": shown})
+        blocks.append({"type": "actions", "elements": [
+            {"type": "button", "action_id": QUOTE_MORE, "value": value[:2000],
+             "text": {"type": "plain_text", "text": f"More ({remaining} offers)"}}]})
+    return blocks
+
+
 def recommendation_blocks(result, *, top: int = 5) -> list[dict]:
     workload = result.workload
     plans = result.plans[:top]
     blocks = [{"type": "header", "text": {"type": "plain_text",
                                           "text": f"Plan: {workload.describe()} ({result.currency})"[:150]}}]
     if plans:
-        rows = [[str(i), f"{p.gpu_count}x{p.gpu}", p.provider, p.instance_type, p.strategy,
-                 "?" if p.hours is None else f"{p.hours:,.1f}", format_money(p.total, p.currency)]
-                for i, p in enumerate(plans, 1)]
-        blocks.append(_section(_code(table(["#", "GPUs", "provider", "instance", "strategy", "hours", "total"], rows,
-                                           right={0, 5, 6}))))
+        rows = [[str(i), f"{p.gpu_count}x{p.gpu}", p.provider, p.instance_type, p.strategy, format_hours(p.hours),
+                 format_money(p.total, p.currency)] for i, p in enumerate(plans, 1)]
+        blocks.append(_section(_code(rich_table(["#", "GPUs", "provider", "instance", "strategy", "time", "total"],
+                                                rows, right={0, 5, 6}))))
     else:
         blocks.append(_section("No plan meets every constraint."))
     why = [f"not chosen: {p.gpu_count}×{p.gpu} — {p.reasons[0]}" for p in result.rejected[:3] if p.reasons]

@@ -11,15 +11,24 @@ from .money import round_money
 _PLACES = {"hourly": 6, "total": 2, "per_gpu_hour": 6, "billed_hours": 4, "savings_vs_on_demand": 4}
 
 
-def quote_options(result: Quote) -> list[dict]:
-    options = []
-    for option in result.options:
+def quote_options(result) -> list[dict]:
+    """The flat list of options, each with `group`: the key (`provider/instance_type`) of the comparison row
+    that shows it, so a tool can rebuild the comparison. A comparison gives the options of the rows it shows."""
+    from ..compare import Comparison, compare
+
+    comparison = result if isinstance(result, Comparison) else compare(result)
+    options = result.options if isinstance(result, Quote) else [
+        o for o in result.quote.options
+        if comparison.group_of(o) in {r.key for r in comparison.rows + comparison.untrusted}]
+    items = []
+    for option in options:
         item = option.to_dict()
+        item["group"] = comparison.group_of(option)
         for key, places in _PLACES.items():
             item[key] = round_money(item[key], places)
         item["notes"] = list(item["notes"])
-        options.append(item)
-    return options
+        items.append(item)
+    return items
 
 
 def render_quote(result: Quote) -> str:
@@ -95,7 +104,7 @@ def render(result, **_options) -> str:
         payload = _plain(asdict(result))
         payload["idle"] = [i.instance_id for i in result.idle]
         payload["wasted_per_hour"] = round_money(result.wasted_per_hour, 4)
-    elif isinstance(result, Quote):
+    elif isinstance(result, Quote) or type(result).__name__ == "Comparison":
         payload = quote_options(result)
     elif isinstance(result, Recommendation):
         payload = recommendation(result)

@@ -25,3 +25,17 @@ def round_money(amount: Decimal | None, places: int) -> float | None:
     if amount is None:
         return None
     return float(amount.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN))
+
+
+def format_hours(hours: float | None) -> str:
+    """A duration as people read it: `45 min`, `35.2 h`, `3.2 days`, `2.7 years`; `?` when unknown."""
+    if hours is None:
+        return "?"
+    if hours < 1:
+        return f"{max(1, round(hours * 60))} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    days = hours / 24
+    if days < 365:
+        return f"{days:,.1f} days"
+    return f"{days / 365:,.1f} years"

@@ -1,7 +1,8 @@
-"""Plain-text tables for the terminal."""
+"""Text for the terminal: `rich` tables (100 columns, colour only on a terminal), plain tables elsewhere."""
 
 from __future__ import annotations
 
+from ..compare import Comparison
 from ..pricing import Quote
 from ..request import format_duration
 from .money import format_money, format_percent
@@ -18,68 +19,146 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
-def render_quote(result: Quote) -> str:
-    request = result.request
-    title = f"{request.count}x{request.gpu} for {format_duration(request.duration_s)} — " \
-            f"{len(result.options)} options, cheapest first ({result.currency})"
-    lines = [title]
-    if result.options:
-        rows = []
-        for rank, o in enumerate(result.options, start=1):
-            rows.append([
-                str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances),
-                f"{o.gpu_count}x{o.gpu} {o.gpu_memory_gib:g}GB", o.pricing_model,
-                format_money(o.hourly, o.currency, places=4 if o.hourly < 1 else 2),
-                format_money(o.total, o.currency), format_money(o.per_gpu_hour, o.currency, places=4),
-                format_percent(o.savings_vs_on_demand), "; ".join(o.notes),
-            ])
-        headers = ["#", "provider", "region/zone", "instance", "n", "GPUs/instance", "pricing", "hourly",
-                   "total", "per GPU-h", "saves", "notes"]
-        lines.append(table(headers, rows, right={0, 4, 7, 8, 9, 10}))
-    for notice in result.notices:
-        lines.append(f"note: {notice}")
+def rich_table(headers, rows, *, right=(), color: bool = False, sections=(), highlight: str = "",
+               whole=(), clip=None) -> str:
+    """Rows as a borderless `rich` table no wider than 100 columns; `sections` are more row groups, each
+    after a heading line. Cells ending in `highlight` are shown bold green on a colour terminal; columns in
+    `whole` are never folded (when space is short, the others fold first); `clip` maps a column to the widest
+    it may be, longer cells ending in "…" (names a reader recognises by their start; JSON has them whole)."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from .comparison import WIDTH
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=WIDTH, color_system="standard" if color else None, force_terminal=color,
+                      highlight=False, emoji=False, legacy_windows=False)
+
+    def build(body) -> Table:
+        table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold" if color
+                      else "", expand=False)
+        for index, header in enumerate(headers):
+            clipped = (clip or {}).get(index)
+            table.add_column(header, justify="right" if index in right else "left",
+                             overflow="ellipsis" if clipped else "fold", no_wrap=index in whole or bool(clipped),
+                             max_width=clipped)
+        for row in body:
+            table.add_row(*(Text(cell, style="bold green" if color and highlight and cell.endswith(highlight)
+                                 else "") for cell in row))
+        return table
+
+    console.print(build(rows))
+    for heading, body in sections:
+        if body:
+            console.print(Text(heading, style="bold" if color else ""))
+            console.print(build(body))
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+
+
+def render_comparison(result: Comparison, *, color: bool = False) -> str:
+    from .comparison import BEST, layout, wrap
+
+    view = layout(result)
+    lines = [view.title]
+    if not view.rows and not view.untrusted:
+        lines.append("no offer matches")
+    else:
+        sections = [("not ranked: unverified or stale prices (include-unverified ranks them)", view.untrusted)]
+        lines.append(rich_table(view.headers, view.rows, right=set(view.money_columns), color=color,
+                                sections=sections, highlight=BEST, whole={0, *view.money_columns},
+                                clip={1: 14, 2: 22, 3: 12}))
+    if view.more:
+        lines.append(f"{view.more} more offers: top={len(view.rows) + view.more} shows them; `list` shows every "
+                     "option with its region")
+    for line in view.legend:
+        lines += wrap(line)
+    for notice in view.notices:
+        lines += wrap(f"note: {notice}")
     return "\n".join(lines)
 
 
-def _hours(hours: float | None) -> str:
-    if hours is None:
-        return "?"
-    return f"{hours:,.1f}" if hours < 100 else f"{hours:,.0f}"
+def render_quote(result: Quote, *, color: bool = False) -> str:
+    """The flat list (`list`): one row per option, notes as footnote markers under the table."""
+    from .comparison import wrap
+
+    request = result.request
+    count = len(result.options)
+    lines = [f"{request.count}x{request.gpu} for {format_duration(request.duration_s)} — "
+             f"{count} option{'' if count == 1 else 's'}, verified first, cheapest first ({result.currency})"]
+    markers: dict[str, int] = {}
+    if result.options:
+        rows = []
+        for rank, o in enumerate(result.options, start=1):
+            marks = ",".join(str(markers.setdefault(n, len(markers) + 1)) for n in o.notes)
+            rows.append([
+                str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances), o.pricing_model,
+                format_money(o.hourly, o.currency, places=4 if o.hourly < 1 else 2),
+                format_money(o.total, o.currency), format_money(o.per_gpu_hour, o.currency, places=4),
+                format_percent(o.savings_vs_on_demand), marks,
+            ])
+        headers = ["#", "provider", "region/zone", "instance", "n", "pricing", "hourly", "total", "per GPU-h",
+                   "saves", "notes"]
+        lines.append(rich_table(headers, rows, right={0, 4, 6, 7, 8, 9}, color=color))
+    for note, number in markers.items():
+        lines += wrap(f"{number} {note}")
+    for notice in result.notices:
+        lines += wrap(f"note: {notice}")
+    return "\n".join(lines)
 
 
 def _yes_no(value: bool | None) -> str:
     return {True: "yes", False: "NO", None: "-"}[value]
 
 
-def _plan_row(rank: int, plan) -> list[str]:
-    where = plan.zone or plan.region
-    return [str(rank), f"{plan.gpu_count}x{plan.gpu}", plan.provider, where, plan.instance_type,
-            str(plan.instances), plan.strategy, _hours(plan.hours), format_money(plan.total, plan.currency),
-            _yes_no(plan.meets_deadline), _yes_no(plan.within_budget), "*" if plan.pareto else "",
-            "; ".join(plan.reasons[:3])]
+def render_recommendation(result, *, explain: bool = False, color: bool = False) -> str:
+    """Plans as a 100-column table: durations as people read them, notes as footnote markers."""
+    from .comparison import format_total, wrap
+    from .money import format_hours
 
-
-def render_recommendation(result, *, explain: bool = False) -> str:
     workload = result.workload
     timed = any(plan.hours is not None for plan in result.plans)
-    lines = [f"{workload.describe()} — {len(result.plans)} feasible plans, cheapest first ({result.currency})"]
+    within = f" within the {workload.deadline_s / 86400:g}-day deadline" if workload.deadline_s and timed else ""
+    lines = [f"{workload.describe()} — {len(result.plans)} feasible plans, cheapest first{within} "
+             f"({result.currency})"]
     if result.plans and not timed and workload.kind != "serve":
-        lines.append("job length unknown: totals are per hour, ranked by cost per unit of throughput")
-    headers = ["#", "GPUs", "provider", "region/zone", "instance", "n", "strategy", "hours", "total", "deadline",
-               "budget", "pareto", "why / notes"]
+        lines += wrap("job length unknown: ranked by the hourly price of the smallest configuration that fits "
+                      "(fewest GPUs first); tokens=… gives each plan a time and a total")
+    markers: dict[str, int] = {}
+    budget = workload.budget is not None
     if result.plans:
-        lines.append(table(headers, [_plan_row(i, p) for i, p in enumerate(result.plans, 1)], right={0, 5, 7, 8}))
+        rows = []
+        for rank, plan in enumerate(result.plans, 1):
+            marks = ",".join(str(markers.setdefault(r, len(markers) + 1)) for r in plan.reasons)
+            total = format_total(plan.total, plan.currency) + ("/h" if plan.hours is None and
+                                                               workload.kind != "serve" else "")
+            rows.append([f"{rank}{'*' if plan.pareto else ''}", f"{plan.gpu_count}×{plan.gpu}", plan.provider,
+                         plan.zone or plan.region,
+                         plan.instance_type if plan.instances == 1 else f"{plan.instances}× {plan.instance_type}",
+                         plan.pricing_model, format_hours(plan.hours), total,
+                         *([_yes_no(plan.within_budget)] if budget else []), marks])
+        headers = ["#", "GPUs", "provider", "where", "instance", "pricing", "time", "total",
+                   *(["budget"] if budget else []), "notes"]
+        lines.append(rich_table(headers, rows, right={6, 7}, color=color, whole={1, 4, 6, 7}))
+        if any(plan.pareto for plan in result.plans):
+            lines.append("* on the Pareto front of cost and time (no plan is both cheaper and faster)")
     else:
         lines.append("no plan meets every constraint; the closest per GPU are below")
+    for note, number in markers.items():
+        lines += wrap(f"{number} {note}")
     if result.rejected:
         lines.append("not chosen:")
         for plan in result.rejected[:8]:
-            lines.append(f"  {plan.gpu_count}x{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
-                         f"{plan.reasons[0] if plan.reasons else 'infeasible'}")
+            lines += wrap(f"  {plan.gpu_count}×{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
+                          f"{plan.reasons[0] if plan.reasons else 'infeasible'}", "    ")
     lines.append("reasoning:")
-    lines += [f"  {line}" for line in result.reasoning]
+    for line in result.reasoning:
+        lines += wrap(f"  {line}", "    ")
     lines.append("assumptions (override with name=value):")
-    lines += [f"  {line}" for line in result.assumptions]
+    for line in result.assumptions:
+        lines += wrap(f"  {line}", "    ")
     if explain:
         from .. import recommend
 
@@ -192,8 +271,8 @@ def render_request(record, trail=()) -> str:
     return "\n".join(lines)
 
 
-def render(result, *, explain: bool = False) -> str:
-    """Any command result as text."""
+def render(result, *, explain: bool = False, color: bool = False) -> str:
+    """Any command result as text; `color` when the output is a terminal."""
     from ..commands import RequestDetail
     from ..records import RequestRecord
 
@@ -215,10 +294,12 @@ def render(result, *, explain: bool = False) -> str:
         return render_snapshot(result)
     if isinstance(result, FleetReport):
         return render_fleet(result)
+    if isinstance(result, Comparison):
+        return render_comparison(result, color=color)
     if isinstance(result, Quote):
-        return render_quote(result)
+        return render_quote(result, color=color)
     if isinstance(result, Recommendation):
-        return render_recommendation(result, explain=explain)
+        return render_recommendation(result, explain=explain, color=color)
     if isinstance(result, TcoResult):
         return render_tco(result)
     if isinstance(result, HelpCommand):

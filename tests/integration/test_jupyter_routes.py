@@ -20,6 +20,7 @@ async def test_quote_route_returns_the_json_renderers_options(jp_fetch, catalog)
     options = json.loads(response.body)
     assert len(options) == 3 and options[0]["gpu"] == "A100"
     assert [o["total"] for o in options] == sorted(o["total"] for o in options)
+    assert options[0]["group"] == f"{options[0]['provider']}/{options[0]['instance_type']}"
 
 
 async def test_post_and_other_routes(jp_fetch):

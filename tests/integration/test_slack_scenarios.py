@@ -10,9 +10,10 @@ import urllib.request
 import pytest
 
 from gpu_assist import aws as aws_clients
+from gpu_assist.compare import compare, refine
 from gpu_assist.pricing import quote
 from gpu_assist.provision.aws import REQUEST_TAG
-from gpu_assist.render.money import format_money
+from gpu_assist.render.comparison import format_total
 from gpu_assist.request import parse_request
 from slack_client import SIGNING_SECRET, action_body, command_body, signed_post
 from support import TODAY
@@ -55,14 +56,35 @@ def test_quote_card_matches_the_core_and_offers_launch_buttons(slack, mock_slack
     status, body, response_url = _command(slack, mock_slack, "quote 8xA100 72h")
     assert status == 200 and body == ""  # a quote takes milliseconds: no "Working on…" before it
     (answer,) = _responses(mock_slack, response_url)
-    table = next(b for b in answer["blocks"] if b["type"] == "section")["text"]["text"]
-    core = quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=TODAY, top=5)
-    for option in core.options:
-        assert option.instance_type in table and format_money(option.total, "USD") in table
-    buttons = [e for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]]
-    aws_rows = [o for o in core.options if o.provider == "aws"]
+    card = json.dumps(answer["blocks"], ensure_ascii=False)
+    assert "--" not in card  # Slack's grammar (include-flagged, top=20), never CLI flags
+    core = compare(refine(quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=TODAY)))
+    rows = [b for b in answer["blocks"] if b["type"] == "section" and "accessory" in b or
+            b["type"] == "section" and b["text"]["text"][:1] == "*" and ". " in b["text"]["text"][:6]]
+    assert 0 < len(rows) <= 8
+    for row, section in zip(core.rows, rows):
+        assert row.instance_type in section["text"]["text"]
+        assert format_total(row.best.total, "USD") in section["text"]["text"]
+    buttons = [b["accessory"] for b in rows if "accessory" in b]
+    aws_rows = [r for r in core.rows[:8] if r.provider == "aws"]
     assert buttons and len(buttons) == len(aws_rows)
     assert buttons[0]["value"].startswith("aws:p4d.24xlarge:") and buttons[0]["value"].endswith(" 72h")
+
+
+def test_the_more_button_shows_the_next_rows(slack, mock_slack, catalog):
+    _, _, response_url = _command(slack, mock_slack, "quote 1xA100 72h top=3")
+    (answer,) = _responses(mock_slack, response_url)
+    more = next(e for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]
+                if e["action_id"] == "quote_more")
+    assert json.loads(more["value"]) == {"q": "quote 1xA100 72h top=11", "start": 3}
+    again = mock_slack.response_url()
+    status, _ = signed_post(slack["url"], action_body("quote_more", more["value"], user="U-CAROL",
+                                                      response_url=again))
+    assert status == 200
+    (page,) = _responses(mock_slack, again)
+    assert page["blocks"][0]["text"]["text"].endswith("(from #4)")
+    core = compare(refine(quote(parse_request("1xA100 72h", catalog.gpus), catalog, today=TODAY)), top=11)
+    assert core.rows[3].instance_type in page["blocks"][1]["text"]["text"]
 
 
 def test_the_ack_comes_before_the_slow_work(slack, mock_slack):

@@ -22,8 +22,9 @@ def context(catalog):
 
 
 def test_command_text_and_core_give_the_same_options(catalog, context):
-    command = parse_command("quote 8xA100 72h spot top=3 all-regions", catalog.gpus)
+    command = parse_command("quote 8xA100 72h spot top=3 all-regions list", catalog.gpus)
     assert isinstance(command, QuoteCommand) and command.top == 3 and command.all_regions
+    assert command.view == "list"
     via_command = run(command, context)
     direct = quote(parse_request("8xA100 72h spot", catalog.gpus), catalog, today=TODAY, top=3, all_regions=True)
     assert via_command.options == direct.options
@@ -59,8 +60,8 @@ def test_flags_become_the_same_filters_as_words(capsys):
 def test_text_table_shows_the_cheapest_first_and_notices(capsys):
     assert main(["quote", "3xA100", "72h", "aws", "on-demand"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("3xA100 for 72h")
-    assert "p4d.24xlarge" in out and "5 of 8 GPUs idle" in out
+    assert out.splitlines()[0].startswith("3×A100 40 GB for 72h")
+    assert "p4d.24xlarge" in out and "5 of 8 GPUs idle" in out  # a footnote under the table
     assert "note: reserved-1y: reserved price unknown" not in out  # not asked for
 
 
@@ -98,7 +99,7 @@ def test_the_installed_console_script_runs_end_to_end():
     done = subprocess.run([sys.executable, "-m", "gpu_assist", "quote", "8xA100", "72h", "--top", "3"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert "8xA100 for 72h — 3 options" in done.stdout
+    assert "8×A100 40 GB for 72h — " in done.stdout and len(done.stdout.splitlines()) > 3
     bad = subprocess.run([sys.executable, "-m", "gpu_assist", "quote", "banana"], capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

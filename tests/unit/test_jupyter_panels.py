@@ -8,6 +8,7 @@ import pytest
 
 from fake_nvml import FakeNvml, eight_gpus
 from gpu_assist.commands import Context
+from gpu_assist.compare import compare, refine
 from gpu_assist.jupyter import QuotePanel, RecommendPanel, UtilizationPanel
 from gpu_assist.jupyter.panels import cost_bars, sparkline
 from gpu_assist.pricing import quote
@@ -26,10 +27,23 @@ def test_quote_panel_gives_the_cores_numbers(context, catalog):
     panel.gpu.value, panel.count.value, panel.duration.value, panel.top.value = "A100", 8, "72h", 5
     panel.button.click()
     assert panel.error.value == ""
-    core = quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=TODAY, top=5)
-    assert panel.result.options == core.options
-    assert list(panel.table.instance_type) == [o.instance_type for o in core.options]
-    assert panel.table.total.tolist() == [round(float(o.total), 4) for o in core.options]
+    core = compare(refine(quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=TODAY)), top=5)
+    assert panel.result.rows == core.rows
+    ranked = panel.table[panel.table.ranked]
+    assert list(ranked.instance_type) == [r.instance_type for r in core.rows]
+    assert ranked["on-demand"].tolist()[:1] == [float(core.rows[0].cell("on-demand").total)]
+    # the same columns as the text view: one per pricing model, the unverified rows flagged, not ranked
+    assert {"on-demand", "spot", "reserved-1y", "reserved-3y", "where", "notes"} <= set(panel.table.columns)
+    assert not panel.table[~panel.table.ranked].verified.any()
+
+
+def test_quote_panel_charts_the_cheapest_total_per_provider(context):
+    panel = QuotePanel(context)
+    panel.run()
+    bars = panel.chart.split("</div>")
+    assert "gpu-assist-bars" in panel.chart and len(bars) > 4
+    assert [p for p in ("aws", "azure", "gcp", "lambda") if p in panel.chart] == ["aws", "azure", "gcp", "lambda"]
+    assert "tencent" not in panel.chart  # unverified rows are not ranked, nor charted
 
 
 def test_quote_panel_filters_become_the_grammars_words(context):
@@ -37,8 +51,8 @@ def test_quote_panel_filters_become_the_grammars_words(context):
     panel.pricing.value, panel.providers.value, panel.region.value = "spot", ("aws", "gcp"), "us-east-1"
     assert panel.command_text().endswith("pricing=spot provider=aws,gcp region=us-east-1")
     panel.button.click()
-    assert {o.provider for o in panel.result.options} <= {"aws", "gcp"}
-    assert {o.pricing_model for o in panel.result.options} == {"spot"}
+    assert {r.provider for r in panel.result.rows} <= {"aws", "gcp"}
+    assert {m for r in panel.result.rows for m, _ in r.cells} == {"spot"}
 
 
 def test_bad_input_shows_an_error_line_not_a_traceback(context):

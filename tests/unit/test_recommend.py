@@ -166,3 +166,109 @@ def test_explain_prints_the_formulas(capsys):
 def test_bad_workloads_are_parse_errors(catalog, text, message):
     with pytest.raises(ParseError, match=message):
         parse_command(text, catalog.gpus)
+
+
+# ---- defaults a person would choose ----------------------------------------------------------------------
+
+def test_no_deadline_means_30_days_stated_in_the_assumptions(catalog):
+    result = _recommend(catalog, "train 7B tokens=1T")
+    assert result.plans[0].hours <= 30 * 24 and result.plans[0].meets_deadline
+    assert any(line.startswith("deadline: 30 days (none given; deadline=none lifts it)") for line in result.assumptions)
+    lifted = _recommend(catalog, "train 7B tokens=1T deadline=none")
+    assert lifted.workload.deadline_s is None and lifted.plans[0].total <= result.plans[0].total
+    assert lifted.plans[0].hours > 30 * 24  # without the deadline the cheapest plan takes longer
+
+
+def test_the_fastest_plan_is_always_listed(catalog):
+    result = _recommend(catalog, "train 7B tokens=1T", top=3)
+    assert len(result.plans) == 4 and result.plans[-1].reasons[0] == "the fastest plan"
+    everything = _recommend(catalog, "train 7B tokens=1T", top=1000)
+    assert result.plans[-1].hours == min(p.hours for p in everything.plans if p.verified)
+
+
+def test_finetune_without_tokens_ranks_the_smallest_configuration_by_its_hourly_price(catalog):
+    result = _recommend(catalog, "finetune 7B lora")
+    assert result.plans[0].gpu_count == 1
+    ones = [p for p in result.plans if p.gpu_count == 1]
+    assert [float(p.total) for p in ones] == sorted(float(p.total) for p in ones)
+
+
+def test_unverified_plans_never_rank_above_verified_ones(catalog):
+    result = _recommend(catalog, "serve 70B fp8 users=50", top=1000)
+    verified = [p.verified for p in result.plans]
+    assert verified[0] and verified == sorted(verified, reverse=True)
+    china = _recommend(catalog, "finetune 7B lora region=cn", top=50)
+    assert china.plans and not any(p.verified for p in china.plans)
+    assert all(p.reasons[0].startswith("unverified") for p in china.plans)  # every line says so
+
+
+def test_spreading_over_hosts_is_charged_and_noted(catalog):
+    result = _recommend(catalog, "train 7B tokens=1T", top=1000)
+    multi = next(p for p in result.plans if p.instances > 1 and p.pricing_model == "on-demand")
+    assert any(r.startswith(f"spans {multi.instances} hosts") for r in multi.reasons)
+    workload = parse_workload("train 7B tokens=1T", catalog.gpus)
+    spec = catalog.gpus.specs[multi.gpu]
+    assert math.isclose(multi.hours, training_hours(6 * 7e9 * 1e12, multi.gpu_count, spec, workload,
+                                                    hosts=multi.instances))
+    assert math.isclose(training_hours(1e21, 16, spec, workload, hosts=16),
+                        training_hours(1e21, 16, spec, workload, hosts=1) / 0.9)
+
+
+def test_text_speaks_in_days_and_years_with_thousands_separators(capsys):
+    assert main(["recommend", "train", "70B", "tokens=2T", "deadline=none", "gpus=A100", "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert " years " in out and "GPU-hours" in out
+    assert all(len(line) <= 100 for line in out.splitlines())
+
+
+# ---- LoRA / QLoRA memory against the published figures ---------------------------------------------------
+
+def _memory_gb(catalog, text):
+    return memory_needed(parse_workload(text, catalog.gpus)).total_bytes / 1e9
+
+
+def test_lora_memory_matches_the_lora_paper(catalog):
+    """Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models" (arXiv:2106.09685), §4.2: on
+    GPT-3 175B with r = 4 on W_q and W_v, training VRAM falls from 1.2 TB to 350 GB."""
+    estimate = _memory_gb(catalog, "finetune 175B lora fp16 lora_rank=4 lora_targets=qv batch_tokens=512")
+    assert abs(estimate - 350) / 350 <= 0.15
+
+
+@pytest.mark.parametrize("size, published_gb", [
+    # Dettmers et al. 2023, "QLoRA: Efficient Finetuning of Quantized LLMs" (arXiv:2305.14314), with the
+    # paper's setting (r = 64 on every linear layer, paged 32-bit AdamW, batch 1 × 512 tokens):
+    ("65B", 48),  # abstract and §1: a 65B model finetunes on a single 48 GB GPU
+    ("33B", 24),  # §5.3: Guanaco 33B trains on 24 GB consumer GPUs
+])
+def test_qlora_memory_matches_the_single_gpu_figures_of_the_qlora_paper(catalog, size, published_gb):
+    estimate = _memory_gb(catalog, f"finetune {size} qlora lora_rank=64 batch_tokens=512")
+    assert abs(estimate - published_gb) / published_gb <= 0.15
+    assert estimate <= published_gb  # it does fit the GPU the paper used
+
+
+def test_qlora_7b_matches_the_papers_breakdown(catalog):
+    """QLoRA §2, for LLaMA 7B, batch size 1, LoRA weights 0.2 % of the model: the 4-bit base model takes
+    5,048 MB, the LoRA parameters 26 MB, the input gradients 18 MB per sequence with gradient checkpointing:
+    5,092 MB in all (before optimizer state). r = 8 on all linear layers is 0.3 % of 7B here."""
+    published_gb = (5048 + 26 + 18) / 1e3
+    estimate = _memory_gb(catalog, "finetune 7B qlora lora_rank=8 batch_tokens=512")
+    assert abs(estimate - published_gb) / published_gb <= 0.15
+
+
+def test_qlora_13b_lies_between_the_published_7b_and_33b_figures(catalog):
+    """The paper gives no 13B training figure we could check; the estimate must at least sit between 7B's
+    breakdown (5.1 GB) and 33B's 24 GB, and below the 16-bit model alone (26 GB, Table 6's Vicuna 13B)."""
+    estimate = _memory_gb(catalog, "finetune 13B qlora lora_rank=64 batch_tokens=512")
+    assert 5.1 < estimate < 24 and estimate < 26
+
+
+def test_lora_breakdown_parts_and_explain(catalog, capsys):
+    memory = memory_needed(parse_workload("finetune 7B qlora", catalog.gpus))
+    names = list(memory.parts)
+    assert names[0].startswith("base weights (NF4 + double quant") and "paged AdamW" in names[1]
+    assert names[2].startswith("activations (gradient checkpointing")
+    lora = memory_needed(parse_workload("finetune 7B lora", catalog.gpus))
+    assert lora.parts["base weights (bf16, frozen)"] == 14e9
+    assert main(["recommend", "finetune", "7B", "qlora", "--explain", "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "NF4 with double quantisation" in out and "base weights (NF4 + double quant" in out

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 
 from .catalog import Catalog, days_old
+from .plural import plural
 from .regions import matches
 from .request import HOUR_S, MONTH_S, PRICING_MODELS, Request
 
@@ -326,8 +327,10 @@ def _notices(request, offers, options, models, flagged_excluded) -> tuple[str, .
         if model in _TERM_YEARS and (not len(offers) or offers[_COLUMN[model]].isna().all()):
             notices.append(f"{model}: reserved price unknown (no source in the catalogs gives one)")
     if flagged_excluded:
-        notices.append(f"{flagged_excluded} prices with known data defects left out (--include-flagged shows them)")
+        notices.append(f"{plural(flagged_excluded, 'price')} with known data defects left out "
+                       "(--include-flagged shows them)")
     unverified = sum(1 for o in options if not o.verified)
     if unverified:
-        notices.append(f"{unverified} of {len(options)} options are unverified list prices")
+        notices.append(f"{unverified} of {plural(len(options), 'option')} "
+                       + ("is an unverified list price" if unverified == 1 else "are unverified list prices"))
     return tuple(notices)

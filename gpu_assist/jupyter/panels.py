@@ -21,6 +21,7 @@ import ipywidgets as widgets
 from ..commands import Context, parse_command, run
 from ..errors import GpuAssistError
 from ..pricing import Quote
+from ..plural import plural
 from ..render.money import format_money
 from ..request import PRICING_MODELS, PROVIDERS
 
@@ -210,7 +211,8 @@ class UtilizationPanel(widgets.VBox):
             self.bars.children = ()
             return
         history = self.poller.history()
-        self.status.value = f"{len(snapshot.gpus)} GPUs · driver {html.escape(snapshot.driver_version or '?')}" + \
+        self.status.value = f"{plural(len(snapshot.gpus), 'GPU')} · " \
+            f"driver {html.escape(snapshot.driver_version or '?')}" + \
             "".join(f"<br><span style='color:#c62828'>{html.escape(e)}</span>" for e in snapshot.errors)
         rows = []
         for gpu in snapshot.gpus:

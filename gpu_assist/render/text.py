@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..pricing import Quote
+from ..plural import plural
 from ..request import format_duration
 from .money import format_money, format_percent
 
@@ -21,7 +22,7 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset
 def render_quote(result: Quote) -> str:
     request = result.request
     title = f"{request.count}x{request.gpu} for {format_duration(request.duration_s)} — " \
-            f"{len(result.options)} options, cheapest first ({result.currency})"
+            f"{plural(len(result.options), 'option')}, cheapest first ({result.currency})"
     lines = [title]
     if result.options:
         rows = []
@@ -62,7 +63,8 @@ def _plan_row(rank: int, plan) -> list[str]:
 def render_recommendation(result, *, explain: bool = False) -> str:
     workload = result.workload
     timed = any(plan.hours is not None for plan in result.plans)
-    lines = [f"{workload.describe()} — {len(result.plans)} feasible plans, cheapest first ({result.currency})"]
+    lines = [f"{workload.describe()} — {plural(len(result.plans), 'feasible plan')}, cheapest first "
+             f"({result.currency})"]
     if result.plans and not timed and workload.kind != "serve":
         lines.append("job length unknown: totals are per hour, ranked by cost per unit of throughput")
     headers = ["#", "GPUs", "provider", "region/zone", "instance", "n", "strategy", "hours", "total", "deadline",
@@ -134,7 +136,7 @@ def render_snapshot(snapshot) -> str:
         for p in gpu.processes:
             processes.append([str(gpu.index), str(p.pid), p.name or "(hidden)",
                               _number(None if p.used_memory_mib is None else p.used_memory_mib / 1024, " GiB", 1)])
-    lines = [f"{len(snapshot.gpus)} GPUs (driver {snapshot.driver_version or '?'})",
+    lines = [f"{plural(len(snapshot.gpus), 'GPU')} (driver {snapshot.driver_version or '?'})",
              table(["#", "GPU", "util", "memory", "temp", "power", "SM clock", "procs", "errors"], rows,
                    right={0, 2, 4, 6, 7})]
     if processes:
@@ -153,7 +155,7 @@ def render_fleet(report) -> str:
                      _number(i.gpu_utilization_avg_pct, "%", 1),
                      "IDLE" if i.idle else "", "" if i.hourly_cost is None else format_money(i.hourly_cost, i.currency),
                      i.request_id or "", i.note])
-    lines = [f"{len(report.instances)} GPU instances in {report.region}, GPU use averaged over {window}",
+    lines = [f"{plural(len(report.instances), 'GPU instance')} in {report.region}, GPU use averaged over {window}",
              table(["instance", "type", "zone", "market", "GPUs", "avg util", "idle", "per hour", "request", "note"],
                    rows, right={4, 5, 7})]
     if report.idle:

@@ -132,6 +132,8 @@ def load_fx(path: Path) -> FxRates:
             rows = list(csv.DictReader(handle))
     except OSError as error:
         raise CatalogError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise CatalogError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     per_usd = {"USD": Decimal(1)}
     as_of, sources, verified = [], [], True
     for line, row in enumerate(rows, start=2):
@@ -324,7 +326,7 @@ def sources_in(sources_md: Path) -> set[str]:
         return set()
     try:
         text = sources_md.read_text(encoding="utf-8")
-    except OSError:
+    except (OSError, UnicodeDecodeError):  # then every source is reported as not described
         return set()
     return set(re.findall(r"^\|\s*`([^`]+)`", text, flags=re.MULTILINE))
 

@@ -141,11 +141,17 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _tco_keys() -> str:
+    """The keys `tco` reads, for `tco --help`, within 100 columns."""
+    import textwrap
+
     from .tco import EXAMPLE, OPTIONS
 
     width = max(len(key) for key in OPTIONS) + 1
-    return "keys:\n" + "\n".join(f"  {key + '=':<{width}}  {meaning}" for key, meaning in OPTIONS.items()) + \
-        f"\nexample: gpu-assist {EXAMPLE}"
+    lines = ["keys:"]
+    for key, meaning in OPTIONS.items():
+        lines += textwrap.wrap(meaning, 100, initial_indent=f"  {key + '=':<{width}}  ",
+                               subsequent_indent=" " * (width + 4))
+    return "\n".join([*lines, "example:", f"  gpu-assist {EXAMPLE}"])
 
 
 def _parse_args(parser: argparse.ArgumentParser, argv: list[str] | None):

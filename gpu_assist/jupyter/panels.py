@@ -124,7 +124,8 @@ class QuotePanel(_Panel):
 
         frame = result.to_frame()
         if frame.empty:
-            display(HTML("<i>No option matches.</i> " + html.escape("; ".join(result.notices))))
+            display(HTML(f"<i>No option matches:</i> {html.escape(result.empty_reason or 'try fewer filters')}"
+                         + "".join(f"<br>{html.escape(n)}" for n in result.notices)))
             return
         shown = frame[["provider", "region", "zone", "instance_type", "instances", "pricing_model", "hourly",
                        "total", "per_gpu_hour", "verified"]].copy()

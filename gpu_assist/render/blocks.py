@@ -35,7 +35,8 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
     options = result.options[:top]
     title = f"{request.count}×{request.gpu} for {format_duration(request.duration_s)}"
     if not options:
-        return [_section(f"*{title}*: no option matches."), _context(list(result.notices) or ["try fewer filters"])]
+        return [_section(f"*{title}*: no option matches: {result.empty_reason or 'try fewer filters'}."),
+                _context(list(result.notices) or ["prices from catalogs/SOURCES.md"])]
     rows = [[str(i), o.provider, o.instance_type, o.zone or o.region, o.pricing_model,
              format_money(o.total, o.currency), format_money(o.per_gpu_hour, o.currency, places=2)]
             for i, o in enumerate(options, 1)]

@@ -22,8 +22,14 @@ def quote_options(result: Quote) -> list[dict]:
     return options
 
 
+def quote(result: Quote) -> dict:
+    """The options with what the reader must know: notices, and why there are none when there are none."""
+    return {"request": result.request.describe(), "currency": result.currency, "options": quote_options(result),
+            "notices": list(result.notices), "empty_reason": result.empty_reason}
+
+
 def render_quote(result: Quote) -> str:
-    return json.dumps(quote_options(result), ensure_ascii=False, indent=2)
+    return json.dumps(quote(result), ensure_ascii=False, indent=2)
 
 
 def _plain(value):
@@ -96,7 +102,7 @@ def render(result, **_options) -> str:
         payload["idle"] = [i.instance_id for i in result.idle]
         payload["wasted_per_hour"] = round_money(result.wasted_per_hour, 4)
     elif isinstance(result, Quote):
-        payload = quote_options(result)
+        payload = quote(result)
     elif isinstance(result, Recommendation):
         payload = recommendation(result)
     elif isinstance(result, TcoResult):

@@ -37,6 +37,8 @@ def render_quote(result: Quote) -> str:
         headers = ["#", "provider", "region/zone", "instance", "n", "GPUs/instance", "pricing", "hourly",
                    "total", "per GPU-h", "saves", "notes"]
         lines.append(table(headers, rows, right={0, 4, 7, 8, 9, 10}))
+    if result.empty_reason:
+        lines.append(f"no options: {result.empty_reason}")
     for notice in result.notices:
         lines.append(f"note: {notice}")
     return "\n".join(lines)

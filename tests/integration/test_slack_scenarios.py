@@ -65,6 +65,14 @@ def test_quote_card_matches_the_core_and_offers_launch_buttons(slack, mock_slack
     assert buttons[0]["value"].startswith("aws:p4d.24xlarge:") and buttons[0]["value"].endswith(" 72h")
 
 
+def test_an_empty_quote_card_says_which_filter_removed_what(slack, mock_slack, catalog):
+    _, _, response_url = _command(slack, mock_slack, "quote 8xH100 1mo monthly")
+    (answer,) = _responses(mock_slack, response_url)
+    reason = quote(parse_request("8xH100 1mo monthly", catalog.gpus), catalog, today=TODAY).empty_reason
+    assert reason.startswith("no monthly prices for H100")
+    assert answer["blocks"][0]["text"]["text"] == f"*8×H100 for 730h*: no option matches: {reason}."
+
+
 def test_the_ack_comes_before_the_slow_work(slack, mock_slack):
     started = time.monotonic()
     status, body, response_url = _command(slack, mock_slack, "recommend train 70B tokens=1T deadline=30d")

@@ -40,7 +40,9 @@ def test_help_and_unknown_commands(catalog):
 
 def test_json_lists_options_with_the_documented_fields(capsys):
     assert main(["quote", "8xA100", "72h", "--format", "json", "--top", "5"]) == 0
-    options = json.loads(capsys.readouterr().out)
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["request"] == "8xA100 for 72h" and answer["empty_reason"] is None
+    options = answer["options"]
     assert len(options) == 5
     required = {"provider", "region", "zone", "instance_type", "instances", "gpu", "gpu_count", "gpu_memory_gib",
                 "pricing_model", "hourly", "total", "currency", "billed_hours", "source", "as_of", "verified", "notes"}
@@ -50,9 +52,9 @@ def test_json_lists_options_with_the_documented_fields(capsys):
 
 def test_flags_become_the_same_filters_as_words(capsys):
     assert main(["quote", "8xA100", "72h", "--provider", "aws", "--pricing", "on-demand", "--format", "json"]) == 0
-    by_flags = json.loads(capsys.readouterr().out)
+    by_flags = json.loads(capsys.readouterr().out)["options"]
     assert main(["quote", "8xA100", "72h", "aws", "on-demand", "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out) == by_flags
+    assert json.loads(capsys.readouterr().out)["options"] == by_flags
     assert {o["provider"] for o in by_flags} == {"aws"} and {o["pricing_model"] for o in by_flags} == {"on-demand"}
 
 

@@ -102,9 +102,10 @@ def test_import_from_a_missing_extract_folder(tmp_path):
 
 def test_make_catalogs_with_a_missing_extract_says_so(tmp_path):
     """`make catalogs` passes SKYPILOT_EXTRACT to the importer: the user sees its one line, not a traceback."""
-    done = subprocess.run(["make", "-s", "-o", "install", "catalogs", f"SKYPILOT_EXTRACT={tmp_path / 'nope'}",
-                           f"BIN={os.path.dirname(sys.executable)}"], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+    bin_dir = os.path.dirname(sys.executable)
+    done = subprocess.run(["make", "-s", "-o", "install", "-o", ".venv/.installed-catalog", "catalogs",
+                           f"SKYPILOT_EXTRACT={tmp_path / 'nope'}", f"BIN={bin_dir}"], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode != 0 and "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert f"error: SkyPilot extract folder {tmp_path / 'nope'} not found" in done.stderr
 
@@ -203,3 +204,16 @@ def test_watch_without_a_gpu_says_there_is_nothing_to_watch(tmp_path):
 def test_the_readme_states_the_real_length_of_a_month():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "`2mo` (730 h)" not in readme and "`1mo` = 730 h" in readme
+
+
+# 7. Each command installs what it needs.
+
+def test_make_demo_installs_no_test_system_packages():
+    """Even where every package is missing, `make demo` asks only for Node.js (to build the extension)."""
+    done = subprocess.run(["make", "-n", "demo", "NODE_PACKAGE=nodejs", "TEST_PACKAGES=nodejs postgresql chromium"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "nodejs" in done.stdout
+    assert "postgresql" not in done.stdout and "chromium" not in done.stdout and "[test]" not in done.stdout
+    test = subprocess.run(["make", "-n", "test", "TEST_PACKAGES=nodejs postgresql chromium"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert "postgresql chromium" in test.stdout and "'.[test]'" in test.stdout

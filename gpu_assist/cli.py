@@ -36,18 +36,25 @@ class _Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+class _Version(argparse.Action):
+    """`--version`, read from the installed package's metadata only when asked (not on every start)."""
 
-    try:
-        return version("gpu-assist")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown (not installed)"
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"gpu-assist {version('gpu-assist')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            print("gpu-assist (version unknown: not installed)")
+        parser.exit()
 
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpu-assist", description="GPU prices, plans and utilization across clouds.")
-    parser.add_argument("--version", action="version", version=f"gpu-assist {_version()}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     q = commands.add_parser("quote", help="price a GPU job: gpu-assist quote 8xA100 72h")

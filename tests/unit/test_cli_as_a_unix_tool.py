@@ -66,6 +66,12 @@ def test_a_zero_cloud_rate_is_a_user_error(argv):
     assert "cloud price per GPU-hour must be above 0" in line and "example: tco 1xA100" in line
 
 
+def test_an_amount_beyond_a_trillion_is_a_user_error():
+    """Found by the tco fuzzing: 40 nines overflowed the decimal precision money is shown with."""
+    line = user_error(cli("tco", "1xA100", "hardware=" + "9" * 40))
+    assert "is more than 1,000,000,000,000" in line and "example: tco" in line
+
+
 def _catalog_copy(tmp_path):
     directory = tmp_path / "catalog"
     directory.mkdir()
@@ -210,10 +216,11 @@ def test_the_readme_states_the_real_length_of_a_month():
 
 def test_make_demo_installs_no_test_system_packages():
     """Even where every package is missing, `make demo` asks only for Node.js (to build the extension)."""
-    done = subprocess.run(["make", "-n", "demo", "NODE_PACKAGE=nodejs", "TEST_PACKAGES=nodejs postgresql chromium"],
-                          cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and "nodejs" in done.stdout
+    everything = ["NODE_PACKAGE=nodejs", "TEST_PACKAGES=nodejs postgresql chromium"]
+    done = subprocess.run(["make", "-n", "-B", "demo", *everything], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)  # -n -B: what a fresh clone would run, printed, not run
+    assert done.returncode == 0 and "nodejs" in done.stdout and "pip install --quiet -e .\n" in done.stdout
     assert "postgresql" not in done.stdout and "chromium" not in done.stdout and "[test]" not in done.stdout
-    test = subprocess.run(["make", "-n", "test", "TEST_PACKAGES=nodejs postgresql chromium"], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
-    assert "postgresql chromium" in test.stdout and "'.[test]'" in test.stdout
+    test = subprocess.run(["make", "-n", "-B", "test", *everything], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
+    assert "nodejs postgresql chromium" in test.stdout and "'.[test]'" in test.stdout

@@ -154,7 +154,7 @@ def test_catalog_status_lists_at_least_19_providers_with_offers(capsys):
 
 
 def test_reserved_3y_quote_has_the_aws_p4d_row_with_its_commitment(capsys):
-    options = _cli_json(capsys, "quote", "8xA100", "1mo", "pricing=reserved-3y")
+    options = _cli_json(capsys, "quote", "8xA100", "1mo", "pricing=reserved-3y")["options"]
     p4d = next(o for o in options if o["provider"] == "aws" and o["instance_type"] == "p4d.24xlarge")
     assert (p4d["pricing_model"], p4d["region"], p4d["source"], p4d["as_of"]) == \
         ("reserved-3y", "us-east-1", "aws-reserved-3y", "2026-06-09")
@@ -165,17 +165,17 @@ def test_reserved_3y_quote_has_the_aws_p4d_row_with_its_commitment(capsys):
 
 
 def test_reserved_1y_gcp_quote_has_an_a2_highgpu_8g_row(capsys):
-    options = _cli_json(capsys, "quote", "8xA100", "1mo", "pricing=reserved-1y", "provider=gcp")
+    options = _cli_json(capsys, "quote", "8xA100", "1mo", "pricing=reserved-1y", "provider=gcp")["options"]
     row = next(o for o in options if o["instance_type"] == "a2-highgpu-8g")
     assert row["source"] == "gcp-cud" and "1-year resource-based committed use" in " ".join(row["notes"])
 
 
 def test_8xh100_for_an_hour_is_offered_by_at_least_8_providers(capsys):
-    options = _cli_json(capsys, "quote", "8xH100", "1h")
+    options = _cli_json(capsys, "quote", "8xH100", "1h")["options"]
     assert len({o["provider"] for o in options}) >= 8
     assert not any(o["provider"] == "vast" and o["pricing_model"] == "spot" for o in options)
     assert not any(o["provider"] == "mithril" for o in options)
-    flagged = _cli_json(capsys, "quote", "8xH100", "1h", "--include-flagged")
+    flagged = _cli_json(capsys, "quote", "8xH100", "1h", "--include-flagged")["options"]
     assert any(o["provider"] == "mithril" for o in flagged)
     assert not any(o["provider"] == "vast" and o["pricing_model"] == "spot" for o in flagged)
 

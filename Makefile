@@ -6,50 +6,69 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test soak bench install system-deps labextension catalogs sources validate clean
+.PHONY: demo test soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The editable install builds the JupyterLab extension (labextension/, with jlpm) when it is not built yet.
+# What each command needs, no more: `make demo` the package alone (and Node.js only while the JupyterLab extension
+# is not built yet: the editable install builds labextension/ with jlpm then); `make test` adds the test extras and
+# the Debian packages the tests start; `make catalogs` the ECB rates package.
 $(STAMP): $(BIN)/python pyproject.toml labextension/package.json
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
+
+$(STAMP)-test: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+$(STAMP)-catalog: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[catalog]'
+	touch $@
 
 # Rebuild the JupyterLab extension after editing labextension/src.
 labextension: install
 	cd labextension && PATH=$(CURDIR)/$(BIN):$$PATH $(CURDIR)/$(BIN)/jlpm install && PATH=$(CURDIR)/$(BIN):$$PATH $(CURDIR)/$(BIN)/jlpm build:prod
 
-install: system-deps $(STAMP)
+install: build-deps $(STAMP)
+
+install-test: test-deps $(STAMP)-test
 
 demo: install
 	$(BIN)/gpu-assist quote 8xA100 72h
 
-# Debian packages: Node.js (builds the JupyterLab extension at install), PostgreSQL (multi-replica tests),
-# Chromium (JupyterLab e2e).
-DEB_PACKAGES := $(if $(shell command -v node),,nodejs) $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql) \
+# Debian packages, installed as root (otherwise the tests that need them say they are skipped): Node.js builds the
+# JupyterLab extension (only while gpu_assist/labextension is not built), PostgreSQL (multi-replica tests) and
+# Chromium (JupyterLab e2e) are for `make test` alone.
+NODE_PACKAGE := $(if $(wildcard gpu_assist/labextension/static/style.js),,$(if $(shell command -v node),,nodejs))
+TEST_PACKAGES := $(NODE_PACKAGE) $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql) \
 	$(if $(wildcard /usr/bin/chromium),,chromium)
-system-deps:
-	@if [ -n "$(strip $(DEB_PACKAGES))" ]; then \
+define apt_install
+	@if [ -n "$(strip $(1))" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PACKAGES); \
-		else echo "note: $(DEB_PACKAGES) missing and this is not root: those tests will be skipped"; fi; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(1); \
+		else echo "note: $(strip $(1)) missing and this is not root: install them, or the steps needing them fail or skip"; fi; \
 	fi
+endef
+build-deps:
+	$(call apt_install,$(NODE_PACKAGE))
+test-deps:
+	$(call apt_install,$(TEST_PACKAGES))
 
-test: install
+test: install-test
 	$(BIN)/python -m pytest -q
 
 # The long variants of the reliability suite: 1,000 clicks over 2 replicas, ≥ 100,000 fuzz examples.
-soak: install
+soak: install-test
 	GPU_ASSIST_SOAK=1 $(BIN)/python -m pytest -q tests/reliability
 
-# Figures, not tests: writes bench/results/latest.{json,md} (SkyPilot side by side in .venv-skypilot).
+# Figures, not tests: writes bench/results/latest.{json,md} (SkyPilot side by side, installed in the ignored .bench/).
 bench: install
 	$(BIN)/python bench/run.py
 
 # Rerunnable: regenerate the committed catalogs from the shared extracts and the ECB rates.
-catalogs: install
+catalogs: install $(STAMP)-catalog
 	$(BIN)/gpu-assist catalog import-skypilot $(SKYPILOT_EXTRACT) --as-of $(SKYPILOT_AS_OF)
 	$(BIN)/gpu-assist catalog import-fx
 	$(BIN)/gpu-assist catalog validate
@@ -67,4 +86,4 @@ validate: install
 	$(BIN)/gpu-assist catalog validate
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info gpu_assist/labextension labextension/lib labextension/node_modules
+	rm -rf $(VENV) build dist *.egg-info gpu_assist/labextension labextension/lib labextension/node_modules .bench

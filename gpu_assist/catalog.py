@@ -74,7 +74,29 @@ class Defect:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+        """`path:line: message`; without the line for a whole file, without the path when the message
+        already says where (the loaders' own errors)."""
+        if not self.path:
+            return self.message
+        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
+
+
+def file_problem(path: Path) -> str | None:
+    """Why `path` cannot be read as a catalog file, or None when it can. Checked before any read: a directory
+    fails with an OSError, and a FIFO named like a CSV file would block the reader forever."""
+    if path.is_file():
+        return None
+    if not path.exists():  # also a symlink to nothing
+        return "not found"
+    return "is a directory, not a CSV file" if path.is_dir() else "is not a regular file"
+
+
+def require_file(path: Path) -> Path:
+    """`path`, or a CatalogError that says why it cannot be read."""
+    problem = file_problem(path)
+    if problem:
+        raise CatalogError(f"{path}: {problem}")
+    return path
 
 
 @dataclass(frozen=True)
@@ -110,6 +132,8 @@ def load_fx(path: Path) -> FxRates:
             rows = list(csv.DictReader(handle))
     except OSError as error:
         raise CatalogError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise CatalogError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     per_usd = {"USD": Decimal(1)}
     as_of, sources, verified = [], [], True
     for line, row in enumerate(rows, start=2):
@@ -256,10 +280,10 @@ def validate_directory(directory: Path) -> list[Defect]:
     """All defects in a catalog directory: GPU table, FX table and every offers file."""
     directory = Path(directory)
     try:
-        gpus = load_gpus(directory / "gpus.csv")
-        fx = load_fx(directory / "fx.csv")
+        gpus = load_gpus(require_file(directory / "gpus.csv"))
+        fx = load_fx(require_file(directory / "fx.csv"))
     except CatalogError as error:
-        return [Defect(str(directory), 0, error.message)]
+        return [Defect("", 0, error.message)]  # the message names the file (and line)
     files = offer_files(directory)
     if not files:
         return [Defect(str(directory), 0, "no offer files (*.csv besides gpus.csv and fx.csv)")]
@@ -267,9 +291,9 @@ def validate_directory(directory: Path) -> list[Defect]:
     defects: list[Defect] = []
     for path in files:
         try:
-            frame = read_offer_file(path)
+            frame = read_offer_file(require_file(path))
         except CatalogError as error:
-            defects.append(Defect(str(path), 1, error.message))
+            defects.append(Defect("", 0, error.message))
             continue
         defects.extend(check_offers(frame, str(path), gpus, set(fx.per_usd)))
         for column in ("source", "reserved_source"):
@@ -298,9 +322,11 @@ def source_disagreements(directory: Path) -> list[str]:
 
 def sources_in(sources_md: Path) -> set[str]:
     """Source keys: the first column of SOURCES.md's table rows, in backticks."""
+    if file_problem(sources_md):
+        return set()
     try:
         text = sources_md.read_text(encoding="utf-8")
-    except OSError:
+    except (OSError, UnicodeDecodeError):  # then every source is reported as not described
         return set()
     return set(re.findall(r"^\|\s*`([^`]+)`", text, flags=re.MULTILINE))
 
@@ -312,10 +338,12 @@ def load_catalog(directory: Path | None = None, *, cache_dir: Path | None | str 
 
     directory = Path(directory) if directory else default_catalog_dir()
     if not directory.is_dir():
-        raise CatalogError(f"catalog directory {directory} does not exist",
-                           hint="set GPU_ASSIST_CATALOG_DIR or run from a checkout")
+        raise CatalogError(f"catalog directory {directory} " + ("is not a directory" if directory.exists() else
+                                                               "not found"),
+                           hint="set GPU_ASSIST_CATALOG_DIR to a folder like the bundled catalogs/ or unset it")
     cache_dir = catalog_cache.default_cache_dir() if cache_dir == "default" else cache_dir
-    inputs = [directory / "gpus.csv", directory / "fx.csv", *offer_files(directory)]
+    # Checked before the cache hashes their bytes: a FIFO named like a CSV file would block that read forever.
+    inputs = [require_file(path) for path in [directory / "gpus.csv", directory / "fx.csv", *offer_files(directory)]]
     return catalog_cache.load(directory, cache_dir, read_catalog, inputs)
 
 
@@ -323,14 +351,14 @@ def read_catalog(directory: Path) -> Catalog:
     """Read and check every file of `directory`; the first defects found raise CatalogError."""
     import pandas as pd
 
-    gpus = load_gpus(directory / "gpus.csv")
-    fx = load_fx(directory / "fx.csv")
+    gpus = load_gpus(require_file(directory / "gpus.csv"))
+    fx = load_fx(require_file(directory / "fx.csv"))
     files = offer_files(directory)
     if not files:
         raise CatalogError(f"no offer files in {directory}")
     frames = []
     for path in files:
-        frame = read_offer_file(path)
+        frame = read_offer_file(require_file(path))
         defects = check_offers(frame, str(path), gpus, set(fx.per_usd))
         if defects:
             shown = "; ".join(str(d) for d in defects[:3])

@@ -7,13 +7,21 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import re
+import signal
 import sys
 import time
 from pathlib import Path
 
-from .errors import GpuAssistError
+from .errors import CatalogError, GpuAssistError, ParseError
+from .plural import plural
 
 EXIT_USER_ERROR = 2
+EXIT_NOTHING_TO_WATCH = 1
+# Killed by SIGPIPE, as a shell reports it for `yes | head -1`.
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+# A word argparse would take for an option although it is a (negative) duration or count: `-5h`, `-8xA100`.
+_NEGATIVE_WORD_RE = re.compile(r"^-\d")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,14 +30,37 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):
         raise GpuAssistError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
 
+    def format_help(self) -> str:
+        """An epilog may be a function, called only when help is shown: building the parser imports nothing."""
+        if callable(self.epilog):
+            self.epilog = self.epilog()
+        return super().format_help()
+
+
+class _Version(argparse.Action):
+    """`--version`, read from the installed package's metadata only when asked (not on every start)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"gpu-assist {version('gpu-assist')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            print("gpu-assist (version unknown: not installed)")
+        parser.exit()
+
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpu-assist", description="GPU prices, plans and utilization across clouds.")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     q = commands.add_parser("quote", help="price a GPU job: gpu-assist quote 8xA100 72h")
     q.add_argument("words", nargs="+", help="the request, e.g. 8xA100 72h spot region=us-east-1")
-    q.add_argument("--top", type=int, help="show the N cheapest offers (default 15)")
+    q.add_argument("--top", help="show the N cheapest offers, or all (default 15; JSON: all)")
     q.add_argument("--list", action="store_true", help="every option as a flat list, not the comparison")
     q.add_argument("--sort", help="total (default), price (per job-hour), per-gpu, provider")
     q.add_argument("--max-price", help="at most this much per hour for the whole job, e.g. 30")
@@ -46,12 +77,13 @@ def _build_parser() -> argparse.ArgumentParser:
 
     r = commands.add_parser("recommend", help="plan a workload: gpu-assist recommend train 7B tokens=20B deadline=72h")
     r.add_argument("words", nargs="+", help="the workload, e.g. finetune 70B lora budget=$2000")
-    r.add_argument("--top", type=int, help="show the N cheapest feasible plans (default 10)")
+    r.add_argument("--top", help="show the N cheapest feasible plans, or all (default 10)")
     r.add_argument("--explain", action="store_true", help="print every formula and assumption used")
     r.add_argument("--format", choices=("text", "json", "csv", "markdown"), default="text")
 
-    t = commands.add_parser("tco", help="buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY")
-    t.add_argument("words", nargs="+")
+    t = commands.add_parser("tco", help="buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY",
+                            epilog=_tco_keys, formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=100k")
     t.add_argument("--format", choices=("text", "json"), default="text")
 
     u = commands.add_parser("util", help="GPU utilization: this machine (NVML), or the fleet (--fleet, CloudWatch)")
@@ -121,6 +153,32 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tco_keys() -> str:
+    """The keys `tco` reads, for `tco --help`, within 100 columns."""
+    import textwrap
+
+    from .tco import EXAMPLE, OPTIONS
+
+    width = max(len(key) for key in OPTIONS) + 1
+    lines = ["keys:"]
+    for key, meaning in OPTIONS.items():
+        lines += textwrap.wrap(meaning, 100, initial_indent=f"  {key + '=':<{width}}  ",
+                               subsequent_indent=" " * (width + 4))
+    return "\n".join([*lines, "example:", f"  gpu-assist {EXAMPLE}"])
+
+
+def _parse_args(parser: argparse.ArgumentParser, argv: list[str] | None):
+    """argparse, except that `-5h` or `-8xA100` reach the command grammar (which says what is wrong with
+    them) instead of being refused as unknown options."""
+    args, extra = parser.parse_known_args(argv)
+    negative = [word for word in extra if _NEGATIVE_WORD_RE.match(word)]
+    if negative and hasattr(args, "words") and len(negative) == len(extra):
+        args.words = [*args.words, *negative]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def _command_text(args) -> str:
     """The CLI's arguments as the shared command grammar, so every face runs the same words."""
     words = list(getattr(args, "words", []))
@@ -136,7 +194,7 @@ def _command_text(args) -> str:
     for region in getattr(args, "region", []):
         words.append(f"region={region}")
     for key in ("pricing", "currency", "top", "sort", "max-price", "min-gpu-memory"):
-        if getattr(args, key.replace("-", "_"), None):
+        if getattr(args, key.replace("-", "_"), None) is not None:
             words.append(f"{key}={getattr(args, key.replace('-', '_'))}")
     words += [f"--{flag}" for flag in ("all-regions", "include-flagged", "include-unverified", "verified-only",
                                        "explain", "list") if getattr(args, flag.replace("-", "_"), False)]
@@ -152,7 +210,8 @@ def _command(args) -> int:
     context = Context()
     command = parse_command(_command_text(args), context.catalog.gpus)
     output = getattr(args, "format", "text")
-    if isinstance(command, QuoteCommand) and output != "json" and command.top is None:
+    asked_top = getattr(args, "top", None) is not None or any(w.lower().startswith("top=") for w in getattr(args, "words", []))
+    if isinstance(command, QuoteCommand) and output != "json" and not asked_top:
         command = dataclasses.replace(command, top=15)
     explain = isinstance(command, RecommendCommand) and command.explain
     renderer = {"json": render_json, "csv": render_csv, "markdown": render_markdown}.get(output, render_text)
@@ -161,9 +220,28 @@ def _command(args) -> int:
         result = run(command, context, actor=_actor(args))
         if not getattr(args, "watch", False):
             print(renderer.render(result, explain=explain, **options))
+            _say_why_empty(result, output)
             return 0
+        if _nothing_to_watch(result):
+            print(f"{render_text.render(result)}: nothing to watch", file=sys.stderr)
+            return EXIT_NOTHING_TO_WATCH
         print("\x1b[H\x1b[2J" + renderer.render(result, **options), flush=True)  # clear the screen, redraw
         time.sleep(max(0.1, args.interval))
+
+
+def _say_why_empty(result, output: str) -> None:
+    """A machine-readable answer with no options still tells the person why, on stderr (the text view says it)."""
+    quote = getattr(result, "quote", result)
+    reason = getattr(quote, "empty_reason", None)
+    if output != "text" and reason and not quote.options:
+        print(f"no options: {reason}", file=sys.stderr)
+
+
+def _nothing_to_watch(result) -> bool:
+    """A machine without GPUs will not grow one while we redraw: `util --watch` says so and stops."""
+    from .utilization import Snapshot
+
+    return isinstance(result, Snapshot) and not result.gpus
 
 
 def _catalog(args) -> int:
@@ -173,15 +251,16 @@ def _catalog(args) -> int:
     if args.catalog_command == "validate":
         from .catalog import source_disagreements, validate_directory
 
+        _require_directory(directory, "catalog directory", "gpu-assist catalog validate catalogs")
         defects = validate_directory(directory)
         for defect in defects:
             print(defect)
-        print(f"{directory}: {len(defects)} defects" if defects else f"{directory}: OK")
+        print(f"{directory}: {plural(len(defects), 'defect')}" if defects else f"{directory}: OK")
         if defects:
             return 1
         disagreements = source_disagreements(directory)
         if disagreements:
-            print(f"{len(disagreements)} offers where two sources disagree (kept, labelled in quotes):")
+            print(f"{plural(len(disagreements), 'offer')} where two sources disagree (kept, labelled in quotes):")
             print("\n".join(f"  {line}" for line in disagreements))
         return 0
     if args.catalog_command == "import-skypilot":
@@ -190,7 +269,11 @@ def _catalog(args) -> int:
         from .importers.skypilot import EXTRACTS, SkyPilotSource
         from .sources import refresh
 
-        dt.date.fromisoformat(args.as_of)
+        _check_as_of(args.as_of)
+        example = "gpu-assist catalog import-skypilot catalogs/sources --as-of 2026-12-02"
+        _require_directory(args.path, "SkyPilot extract folder", example)
+        for extract in EXTRACTS.values():
+            _require_file(args.path / extract.file, f"the extract {extract.file}", example)
         gpus = load_gpus(directory / "gpus.csv")
         for provider in EXTRACTS:
             source = WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
@@ -258,6 +341,26 @@ def _refresh_public(args, directory: Path) -> int:
     return 0
 
 
+def _require_directory(path: Path, what: str, example: str) -> None:
+    if not path.exists():
+        raise CatalogError(f"{what} {path} not found", example=example)
+    if not path.is_dir():
+        raise CatalogError(f"{what} {path} is a file, not a folder", example=example)
+
+
+def _require_file(path: Path, what: str, example: str) -> None:
+    if not path.is_file():
+        raise CatalogError(f"{what} not found in {path.parent}" if not path.exists() else
+                           f"{path} is not a regular file", example=example)
+
+
+def _check_as_of(text: str) -> None:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        raise ParseError(f"--as-of '{text}' is not a date", example="--as-of 2026-12-02") from None
+
+
 def _actor(args) -> str:
     import getpass
 
@@ -278,29 +381,47 @@ def _lifecycle(args) -> int:
         print(renderer.render(record))
         return 0
     done = {"reconcile": approvals.reconcile, "reap": approvals.reap, "expire": approvals.expire_due}[args.command]()
-    print(f"{args.command}: {len(done)} requests" + (f" ({', '.join(done)})" if done else ""))
+    print(f"{args.command}: {plural(len(done), 'request')}" + (f" ({', '.join(done)})" if done else ""))
     return 0
+
+
+def _dispatch(args) -> int:
+    if args.command == "catalog":
+        return _catalog(args)
+    if args.command in ("approve", "reject", "reconcile", "reap", "expire"):
+        return _lifecycle(args)
+    if args.command == "slack":
+        from slackbot import server
+
+        if args.slack_command == "serve":
+            if args.workers < 1 or args.threads < 1:
+                raise GpuAssistError("--workers and --threads must be at least 1",
+                                     hint="e.g. gpu-assist slack serve --workers 2")
+            server.serve(args.host, args.port, threads=args.threads, jobs=not args.no_jobs, workers=args.workers)
+        else:
+            server.socket_mode()
+        return 0
+    return _command(args)
+
+
+def _reader_went_away() -> int:
+    """The program reading our output stopped (`gpu-assist quote … | head -1`): stop quietly, as Unix tools do.
+    stdout now points at /dev/null, so that Python's own flush at exit has nothing to complain about."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (tests capture it)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = _build_parser().parse_args(argv)
-        if args.command == "catalog":
-            return _catalog(args)
-        if args.command in ("approve", "reject", "reconcile", "reap", "expire"):
-            return _lifecycle(args)
-        if args.command == "slack":
-            from slackbot import server
-
-            if args.slack_command == "serve":
-                if args.workers < 1 or args.threads < 1:
-                    raise GpuAssistError("--workers and --threads must be at least 1",
-                                         hint="e.g. gpu-assist slack serve --workers 2")
-                server.serve(args.host, args.port, threads=args.threads, jobs=not args.no_jobs, workers=args.workers)
-            else:
-                server.socket_mode()
-            return 0
-        return _command(args)
+        status = _dispatch(_parse_args(_build_parser(), argv))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _reader_went_away()
     except GpuAssistError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USER_ERROR

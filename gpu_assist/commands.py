@@ -40,6 +40,7 @@ gpu-assist — GPU prices across clouds, for the whole job.
   quote A100:8 3d region=us-east-1       one region (or a group: region=us, eu, asia, cn)
   quote 2×H100 1w provider=aws,gcp       some providers only
   quote 8卡A100 72小时 currency=CNY         Chinese works too; prices in CNY
+  quote 8xA100 72h top=5                 the 5 cheapest (default, and top=all: every option)
   quote 8xH100 1mo pricing=reserved-1y,monthly top=5 all-regions include-flagged verified-only
 
   recommend train 7B tokens=20B deadline=72h budget=$5000     cheapest plan that meets the deadline
@@ -83,7 +84,7 @@ class QuoteCommand:
 @dataclass(frozen=True)
 class RecommendCommand:
     workload: Workload
-    top: int = 10
+    top: int | None = 10
     explain: bool = False
 
 
@@ -234,11 +235,7 @@ def _take_options(words: list[str]) -> tuple[list[str], dict]:
         else:
             rest.append(word)
     if "top" in options:
-        value = options["top"]
-        if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 10_000:
-            raise ParseError(f"top must be a number from 1 to 10000, got '{value[:40]}'",
-                             example="quote 8xA100 72h top=5")
-        options["top"] = int(value)
+        options["top"] = _parse_top(options["top"])
     if "sort" in options and options["sort"] not in SORTS:
         raise ParseError(f"unknown sort '{options['sort'][:40]}'", hint="sort by " + ", ".join(SORTS),
                          example="quote 8xA100 72h sort=price")
@@ -260,6 +257,16 @@ def _positive(text: str, name: str, kind, example: str):
     if value is None or not value.is_finite() or value <= 0:
         raise ParseError(f"{name} must be a positive number, got '{text[:40]}'", example=example)
     return value
+
+
+def _parse_top(value: str) -> int | None:
+    """`top=5` keeps the 5 cheapest, `top=all` every one (None); 0 would show nothing and is refused."""
+    if value.lower() == "all":
+        return None
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 10_000:
+        raise ParseError(f"top must be a number from 1 to 10000, or all; got '{value[:40]}'",
+                         example="quote 8xA100 72h top=5")
+    return int(value)
 
 
 def parse_command(text: str, gpus) -> Command:

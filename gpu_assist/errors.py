@@ -7,6 +7,18 @@ Anything else escaping the core is a bug.
 
 from __future__ import annotations
 
+import re
+
+ECHO_LIMIT = 80
+# A quoted echo of the user's own words: 'A1000', 'region=mars', argparse's 'frobnicate'.
+_ECHO_RE = re.compile(r"'([^'\n]{%d,})'" % (ECHO_LIMIT + 1))
+
+
+def shorten_echoes(message: str) -> str:
+    """Cut every quoted echo of user input to ECHO_LIMIT characters (ending in …): a 10,000-character
+    word must not come back whole in a Slack message or a terminal line."""
+    return _ECHO_RE.sub(lambda m: f"'{m.group(1)[:ECHO_LIMIT - 1]}…'", message)
+
 
 class GpuAssistError(Exception):
     """Base class: the message is written for the user, not for a developer."""
@@ -23,7 +35,7 @@ class GpuAssistError(Exception):
             parts.append(self.hint)
         if self.example:
             parts.append(f"example: {self.example}")
-        return " — ".join(parts)
+        return shorten_echoes(" — ".join(parts))
 
 
 class ParseError(GpuAssistError):

@@ -159,4 +159,6 @@ def load_gpus(path: Path) -> GpuTable:
                     raise CatalogError(f"{path}:{line}: bad GPU row ({error})") from None
     except OSError as error:
         raise CatalogError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise CatalogError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     return GpuTable(specs)

@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 
 from .catalog import Catalog, days_old
-from .regions import matches
+from .plural import plural
+from .regions import check_selectors, matches
 from .request import HOUR_S, MONTH_S, PRICING_MODELS, Request
 
 HOURS_PER_YEAR = 8760
@@ -83,6 +84,7 @@ class Quote:
     offers_considered: int
     flagged_excluded: int
     notices: tuple[str, ...] = field(default=())
+    empty_reason: str | None = None  # when there are no options: which filter removed what, what exists instead
 
     def __repr__(self) -> str:
         return f"Quote({self.request.describe()}: {len(self.options)} options)"
@@ -92,9 +94,12 @@ class Quote:
         return next((o for o in self.options if all(getattr(o, k) == v for k, v in where.items())), None)
 
     def to_frame(self):
+        """The options as a DataFrame; `.attrs` keeps the notices and, for an empty one, the reason."""
         import pandas as pd
 
-        return pd.DataFrame([o.to_dict() for o in self.options])
+        frame = pd.DataFrame([o.to_dict() for o in self.options])
+        frame.attrs.update(notices=list(self.notices), empty_reason=self.empty_reason)
+        return frame
 
 
 def _billed_seconds(duration_s, granularity_s):
@@ -221,6 +226,7 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
     import numpy as np
 
     currency = request.currency or currency
+    check_selectors(request.regions, catalog.offers.region.unique(), catalog.offers.country.unique())
     offers = select_offers(catalog, request.gpu, providers=request.providers, regions=request.regions,
                            verified_only=verified_only)
     models = request.pricing_models or PRICING_MODELS
@@ -234,9 +240,11 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
         table = table.head(top)
     options = tuple(to_option(priced, offer, request.count, catalog, currency, today)
                     for priced, offer in priced_offers(table, catalog))
+    reason = None if options else empty_reason(request, catalog, models=models, verified_only=verified_only,
+                                               include_flagged=include_flagged, currency=currency)
     return Quote(request=request, options=options, currency=currency, offers_considered=considered,
                  flagged_excluded=flagged_excluded, notices=_notices(request, offers, options, models,
-                                                                     flagged_excluded))
+                                                                     flagged_excluded), empty_reason=reason)
 
 
 def to_option(priced, row, gpus_requested: int, catalog: Catalog, currency: str, today: dt.date) -> QuoteOption:
@@ -320,14 +328,74 @@ def _notes(row, gpus_requested, duration_s, model, instances, gpu_count, hourly,
 
 def _notices(request, offers, options, models, flagged_excluded) -> tuple[str, ...]:
     notices = list(request.assumptions)
-    if not len(offers):
-        notices.append(f"no offers of {request.gpu} match the filters")
     for model in models:
         if model in _TERM_YEARS and (not len(offers) or offers[_COLUMN[model]].isna().all()):
             notices.append(f"{model}: reserved price unknown (no source in the catalogs gives one)")
     if flagged_excluded:
-        notices.append(f"{flagged_excluded} prices with known data defects left out (include-flagged shows them)")
+        notices.append(f"{plural(flagged_excluded, 'price')} with known data defects left out "
+                       "(include-flagged shows them)")
     unverified = sum(1 for o in options if not o.verified)
     if unverified:
-        notices.append(f"{unverified} of {len(options)} options are unverified list prices")
+        notices.append(f"{unverified} of {plural(len(options), 'option')} "
+                       + ("is an unverified list price" if unverified == 1 else "are unverified list prices"))
     return tuple(notices)
+
+
+def _listed(values) -> str:
+    values = list(values)
+    return ", ".join(values[:6]) + (f" and {len(values) - 6} more" if len(values) > 6 else "")
+
+
+def _usable(offers, model: str, include_flagged: bool):
+    """Which offers have a price in `model` that a quote may use (known, and unflagged unless asked)."""
+    import numpy as np
+
+    known = offers[_COLUMN[model]].notna().to_numpy()
+    if include_flagged:
+        return known
+    scope = _FLAG_SCOPE[model]
+    flagged = np.fromiter(("all:" in f or f"{scope}:" in f for f in offers["flags"]), dtype=bool, count=len(offers))
+    return known & ~flagged
+
+
+def _cheapest_per_gpu_hour(offers, model: str, usable, fx, currency: str) -> Decimal:
+    """The lowest price per GPU-hour of `model` among the usable offers, exact, in `currency`."""
+    offers = offers[usable]
+    hours = HOURS_PER_MONTH if model == "monthly" else 1
+    rank = offers[_COLUMN[model]] / offers.gpu_count * offers.currency.map(lambda c: fx.factor(c, currency))
+    row = offers.loc[rank.idxmin()]
+    return fx.convert(exact(row[_COLUMN[model]]), row.currency, currency) / (int(row.gpu_count) * hours)
+
+
+def empty_reason(request: Request, catalog: Catalog, *, models, verified_only: bool, include_flagged: bool,
+                 currency: str) -> str:
+    """Why a quote has no options: the first filter that left no offer, or the pricing models without a usable
+    price, and what the catalogs offer instead (`no monthly prices for H100 …; on-demand from $2.10/GPU-h`)."""
+    from .render.money import format_money
+
+    gpu = request.gpu
+    offered = catalog.offers_of(gpu)
+    if not len(offered):
+        return f"no offers of {gpu} in the catalogs"
+    source = f" from {_listed(request.providers)}" if request.providers else ""
+    offers = select_offers(catalog, gpu, providers=request.providers)
+    if not len(offers):
+        return f"no {gpu} offers{source}; {gpu} is offered by {_listed(sorted(set(offered.provider)))}"
+    where = f" in {_listed(request.regions)}" if request.regions else ""
+    in_regions = select_offers(catalog, gpu, providers=request.providers, regions=request.regions)
+    if not len(in_regions):
+        return f"no {gpu} offers{source}{where}; offered in {_listed(sorted(set(offers.region)))}"
+    if verified_only and not in_regions.verified.any():
+        return f"every {gpu} offer{source}{where} is an unverified list price (drop verified-only to see them)"
+    offers = in_regions[in_regions.verified] if verified_only else in_regions
+    scope = f"{gpu}{source}{where}"
+    if any(offers[_COLUMN[model]].notna().any() for model in models):
+        return f"every {' or '.join(models)} price for {scope} has a known data defect (include-flagged shows them)"
+    instead = []
+    for model in PRICING_MODELS:
+        usable = _usable(offers, model, include_flagged)
+        if model not in models and usable.any():
+            price = _cheapest_per_gpu_hour(offers, model, usable, catalog.fx, currency)
+            instead.append(f"{model} from {format_money(price, currency, places=2 if price >= 1 else 4)}/GPU-h")
+    missing = f"no {' or '.join(models)} prices for {scope} in the catalogs"
+    return f"{missing}; {', '.join(instead)}" if instead else missing

@@ -56,6 +56,7 @@ from decimal import Decimal
 from .catalog import Catalog
 from .gpus import GpuSpec
 from .pricing import QuoteOption, cheapest_per_offer, price_table, priced_offers, select_offers, to_option
+from .regions import check_selectors
 from .workload import Workload, format_count
 
 GB = 1e9
@@ -262,6 +263,7 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     import numpy as np
 
     currency = workload.currency or currency
+    check_selectors(workload.regions, catalog.offers.region.unique(), catalog.offers.country.unique())
     a = workload.assumptions
     memory = memory_needed(workload)
     flops = training_flops(workload, catalog.gpus) if workload.kind != "serve" else None

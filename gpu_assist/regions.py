@@ -13,11 +13,15 @@ Switzerland, Iceland count), `asia` = Asia outside mainland China, `cn` = mainla
 
 from __future__ import annotations
 
+import difflib
 import re
 from functools import lru_cache
 
+from .errors import ParseError
+
 CHINA_PROVIDERS = ("aliyun", "tencent", "huawei")
 GROUPS = ("us", "eu", "asia", "cn")
+_WELL_KNOWN = ("us-east-1", "europe-west4", "eastus", "asia-northeast-1")
 
 _CONTINENT = {
     **dict.fromkeys("US CA MX".split(), "NA"),
@@ -125,3 +129,18 @@ def matches(region: str, country: str, continent: str, selectors: tuple[str, ...
         return True
     return any(region.lower() == s.lower() or (s in GROUPS and in_group(country, continent, s))
                or (len(s) == 2 and s.upper() == country) for s in selectors)
+
+
+def check_selectors(selectors: tuple[str, ...], known_regions, known_countries) -> None:
+    """ParseError for a selector that is neither a group, nor a region of any offer, nor the country code of one:
+    `region=mars` would otherwise filter every offer away and answer with nothing."""
+    by_key = {region.lower(): region for region in known_regions}
+    countries = {country for country in known_countries if country}
+    for selector in selectors:
+        if selector in GROUPS or selector.lower() in by_key or (len(selector) == 2 and selector.upper() in countries):
+            continue
+        close = [by_key[k] for k in difflib.get_close_matches(selector.lower(), sorted(by_key), n=3, cutoff=0.6)]
+        examples = [r for r in _WELL_KNOWN if r in by_key] or sorted(by_key)[:4]
+        hint = f"did you mean {' or '.join(close)}?" if close else \
+            f"use a group ({', '.join(GROUPS)}), a country code or a region of the catalogs, e.g. {', '.join(examples)}"
+        raise ParseError(f"unknown region '{selector}'", hint=hint, example="8xA100 72h region=us-east-1")

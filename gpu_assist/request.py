@@ -76,6 +76,7 @@ _MEMORY_RE = re.compile(r"^(\d+)(?:gb|g|gib)$")
 _COUNT_FIRST_RE = re.compile(r"^(\d+)x(.+)$")
 _COUNT_LAST_RE = re.compile(r"^(.+?)[x:](\d+)$")
 _INT_RE = re.compile(r"^\d+$")
+_NEGATIVE_RE = re.compile(r"^-\d")
 _REQUEST_KEYS = ("region", "provider", "pricing", "currency")
 
 
@@ -246,6 +247,9 @@ def parse_request(text: str, gpus: GpuTable) -> Request:
             continue
         if token in _FILLER:
             continue
+        if _NEGATIVE_RE.match(token):
+            what = "durations" if _DURATION_RE.match(token[1:]) else "GPU counts"
+            raise ParseError(f"'{original}': {what} are positive", example=EXAMPLE)
         match = _DURATION_RE.match(token)
         if match:
             build.set_duration(match.group(1), match.group(2), token)

@@ -25,6 +25,18 @@ from .workload import parse_amount
 
 HOURS_PER_MONTH = 730
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
+# The keys `tco` reads (what `gpu-assist tco --help` lists and an unknown key's error names).
+OPTIONS = {
+    "hardware": "purchase price per GPU, e.g. 100k, $25000, ¥180000 (required)",
+    "facility": "rack, space and cooling per year, for the lot",
+    "power": "electricity per year",
+    "ops": "operations (people, support contracts) per year",
+    "cloud": "cloud price per GPU-hour to compare with, above 0 (default: the catalog's cheapest verified "
+             "on-demand)",
+    "currency": "USD or CNY (default: the currency of the amounts, else USD)",
+    "years": "years the hardware is amortised over, 1 to 20 (default 3)",
+    "usage": "hours of use per month, 0 to 730, e.g. 200h/mo (default 730)",
+}
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,7 @@ def cheapest_cloud_rate(catalog: Catalog, gpu: str, currency: str) -> tuple[Deci
     """Cheapest verified, unflagged on-demand price per GPU-hour of `gpu`, and where it is."""
     offers = catalog.offers
     offers = offers[(offers.gpu == gpu) & (offers.gpu_count >= 1) & offers.verified & (offers["flags"] == "")
-                    & offers.on_demand_hourly.notna()]
+                    & (offers.on_demand_hourly > 0)]
     if not len(offers):
         return None
     per_gpu = offers.on_demand_hourly / offers.gpu_count * offers.currency.map(
@@ -111,6 +123,9 @@ def parse_tco(text: str, gpus) -> TcoInput:
             raise ParseError(f"'{word}' has no value", example=EXAMPLE)
         if key in ("hardware", "facility", "power", "ops", "cloud"):
             amount, currency = parse_amount(value.removesuffix("/yr").removesuffix("/year"), example=EXAMPLE)
+            if key == "cloud" and not amount > 0:
+                raise ParseError(f"'{word}': the cloud price per GPU-hour must be above 0",
+                                 example=EXAMPLE + " cloud=12")
             values[key] = amount
             if currency:
                 values.setdefault("currency", currency)
@@ -126,9 +141,7 @@ def parse_tco(text: str, gpus) -> TcoInput:
                 raise ParseError(f"usage '{value}' is not hours per month (0 to 730)", example=EXAMPLE)
             values["hours_per_month"] = Decimal(match.group(1))
         else:
-            raise ParseError(f"unknown option '{key}'",
-                             hint="known: hardware, facility, power, ops, cloud, currency, years, usage",
-                             example=EXAMPLE)
+            raise ParseError(f"unknown option '{key}'", hint="known: " + ", ".join(OPTIONS), example=EXAMPLE)
     if not gpu_words:
         raise ParseError("say which GPUs you would buy", example=EXAMPLE)
     request = parse_request(" ".join(gpu_words), gpus)

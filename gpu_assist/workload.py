@@ -108,6 +108,9 @@ def parse_count(text: str, what: str, example: str = EXAMPLE) -> float:
     return float(match.group(1)) * _SCALE[match.group(2)]
 
 
+MAX_AMOUNT = Decimal(10) ** 12
+
+
 def parse_amount(text: str, example: str = EXAMPLE) -> tuple[Decimal, str | None]:
     """`$5000`, `5k`, `¥30000`, `30000cny`, `3万元` → (amount, currency or None)."""
     match = _AMOUNT_RE.match(text.strip().lower())
@@ -119,6 +122,8 @@ def parse_amount(text: str, example: str = EXAMPLE) -> tuple[Decimal, str | None
         amount = Decimal(number) * Decimal(str(_SCALE[scale]))
     except InvalidOperation:
         raise ParseError(f"'{text}' is not an amount", example=example) from None
+    if amount > MAX_AMOUNT:  # beyond it, money no longer fits the decimal precision it is shown with
+        raise ParseError(f"'{text}' is more than {MAX_AMOUNT:,}", example=example)
     currency = {"$": "USD", "¥": "CNY"}.get(symbol or "") or {"usd": "USD", "cny": "CNY", "rmb": "CNY",
                                                                "元": "CNY"}.get(code or "")
     return amount.normalize(), currency

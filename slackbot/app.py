@@ -26,6 +26,7 @@ from gpu_assist.commands import (HELP, Context, HelpCommand, LaunchCommand, Quot
 from gpu_assist.compare import Comparison
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.fleet import FleetReport
+from gpu_assist.plural import plural
 from gpu_assist.pricing import Quote
 from gpu_assist.recommend import Recommendation
 from gpu_assist.render import blocks
@@ -89,11 +90,14 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
             return (f"{len(result.rows) + result.more} offers for {result.request.describe()}",
                     blocks.comparison_blocks(result, text=text))
         if isinstance(result, Quote):
-            return f"{len(result.options)} options for {result.request.describe()}", blocks.quote_blocks(result)
+            summary = f"{plural(len(result.options), 'option')} for {result.request.describe()}"
+            return summary, blocks.quote_blocks(result)
         if isinstance(result, Recommendation):
-            return f"{len(result.plans)} plans for {result.workload.describe()}", blocks.recommendation_blocks(result)
+            summary = f"{plural(len(result.plans), 'plan')} for {result.workload.describe()}"
+            return summary, blocks.recommendation_blocks(result)
         if isinstance(result, FleetReport):
-            return f"{len(result.instances)} GPU instances, {len(result.idle)} idle", blocks.fleet_blocks(result)
+            summary = f"{plural(len(result.instances), 'GPU instance')}, {len(result.idle)} idle"
+            return summary, blocks.fleet_blocks(result)
         rendered = blocks.text_blocks(result)
         return _fallback(rendered[0]["text"]["text"].strip("`")), rendered
 

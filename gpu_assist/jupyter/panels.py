@@ -22,6 +22,7 @@ from ..commands import Context, parse_command, run
 from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
+from ..plural import plural
 from ..render.money import format_money
 from ..request import PRICING_MODELS, PROVIDERS
 
@@ -128,7 +129,8 @@ class QuotePanel(_Panel):
             return
         frame = result.to_frame()
         if frame.empty:
-            display(HTML("<i>No option matches.</i> " + html.escape("; ".join(result.notices))))
+            display(HTML(f"<i>No option matches:</i> {html.escape(result.empty_reason or 'try fewer filters')}"
+                         + "".join(f"<br>{html.escape(n)}" for n in result.notices)))
             return
         shown = frame[["provider", "region", "zone", "instance_type", "instances", "pricing_model", "hourly",
                        "total", "per_gpu_hour", "verified"]].copy()
@@ -151,7 +153,8 @@ class QuotePanel(_Panel):
         frame = result.to_frame()
         self.table = frame
         if frame.empty:
-            display(HTML("<i>No offer matches.</i> " + html.escape("; ".join(result.notices))))
+            display(HTML(f"<i>No option matches:</i> {html.escape(result.quote.empty_reason or 'try fewer filters')}"
+                         + "".join(f"<br>{html.escape(n)}" for n in result.notices)))
             return
         ranked = frame[frame.ranked]
         best = ranked.assign(best_total=ranked[list(COLUMNS)].min(axis=1)).groupby("provider", sort=False)[
@@ -242,7 +245,8 @@ class UtilizationPanel(widgets.VBox):
             self.bars.children = ()
             return
         history = self.poller.history()
-        self.status.value = f"{len(snapshot.gpus)} GPUs · driver {html.escape(snapshot.driver_version or '?')}" + \
+        self.status.value = f"{plural(len(snapshot.gpus), 'GPU')} · " \
+            f"driver {html.escape(snapshot.driver_version or '?')}" + \
             "".join(f"<br><span style='color:#c62828'>{html.escape(e)}</span>" for e in snapshot.errors)
         rows = []
         for gpu in snapshot.gpus:

@@ -43,7 +43,11 @@ class _CommandHandler(APIHandler):
             self.set_status(400)
             self.finish(json.dumps({"error": str(error)}))
             return
-        self.finish(render_json.render(result))
+        self.finish(self.render(result))
+
+    @staticmethod
+    def render(result) -> str:
+        return render_json.render(result)
 
     def current_user_name(self) -> str:
         user = self.current_user
@@ -59,7 +63,14 @@ class _CommandHandler(APIHandler):
 
 
 class QuoteHandler(_CommandHandler):
-    verb = "quote list"  # JSON is the flat list, as `--format json`; each option names its comparison row
+    """The flat list of options as `--format json` gives them (each names its comparison row), inside an object
+    that also carries the notices and, when there are no options, why: the sidebar shows both."""
+
+    verb = "quote list"
+
+    @staticmethod
+    def render(result) -> str:
+        return json.dumps(render_json.quote_answer(result), ensure_ascii=False)
 
 
 class RecommendHandler(_CommandHandler):

@@ -37,7 +37,8 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
     options = result.options[:top]
     title = f"{request.count}×{request.gpu} for {format_duration(request.duration_s)}"
     if not options:
-        return [_section(f"*{title}*: no option matches."), _context(list(result.notices) or ["try fewer filters"])]
+        return [_section(f"*{title}*: no option matches: {result.empty_reason or 'try fewer filters'}."),
+                _context(list(result.notices) or ["prices from catalogs/SOURCES.md"])]
     rows = [[str(i), o.provider, o.instance_type, o.zone or o.region, o.pricing_model,
              format_money(o.total, o.currency), format_money(o.per_gpu_hour, o.currency, places=2)]
             for i, o in enumerate(options, 1)]
@@ -92,7 +93,8 @@ def comparison_blocks(result, *, text: str = "", start: int = 0) -> list[dict]:
     header = f"{view.title}" if not start else f"{view.title} (from #{start + 1})"
     blocks: list[dict] = [{"type": "header", "text": {"type": "plain_text", "text": header[:150]}}]
     if not rows and not result.untrusted:
-        return blocks + [_section("No offer matches."), _context(list(result.notices) or ["try fewer filters"])]
+        reason = result.quote.empty_reason or "try fewer filters"
+        return blocks + [_section(f"No offer matches: {reason}."), _context(list(result.notices) or [reason])]
     columns = result.columns
     for index, (row, line) in enumerate(zip(rows, lines), start + 1):
         cells = line[4:4 + len(columns)]

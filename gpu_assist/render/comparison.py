@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from ..compare import Comparison, ComparisonRow
 from ..pricing import HOURS_PER_YEAR
+from ..plural import plural
 from ..request import format_duration
 from .money import format_money
 
@@ -46,7 +47,7 @@ def title(comparison: Comparison) -> str:
     request = comparison.request
     memory = next((f" {r.gpu_memory_gib:g} GB" for r in comparison.rows + comparison.untrusted), "")
     count = len(comparison.rows) + comparison.more
-    return (f"{request.count}×{request.gpu}{memory} for {format_duration(request.duration_s)} — {count} offers, "
+    return (f"{request.count}×{request.gpu}{memory} for {format_duration(request.duration_s)} — {plural(count, 'offer')}, "
             f"{_SORTED[comparison.sort]}, totals for the job ({comparison.currency})")
 
 

@@ -31,8 +31,12 @@ def quote_options(result) -> list[dict]:
     return items
 
 
-def render_quote(result: Quote) -> str:
-    return json.dumps(quote_options(result), ensure_ascii=False, indent=2)
+def quote_answer(result) -> dict:
+    """The options with what the reader must know: notices, and why there are none when there are none
+    (the REST answer; the CLI's `--format json` is the bare option list, with the reason on stderr)."""
+    quote = getattr(result, "quote", result)
+    return {"request": quote.request.describe(), "currency": quote.currency, "options": quote_options(result),
+            "notices": list(quote.notices), "empty_reason": quote.empty_reason}
 
 
 def _plain(value):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..compare import Comparison
 from ..pricing import Quote
+from ..plural import plural
 from ..request import format_duration
 from .money import format_money, format_percent
 
@@ -64,15 +65,16 @@ def render_comparison(result: Comparison, *, color: bool = False) -> str:
     view = layout(result)
     lines = [view.title]
     if not view.rows and not view.untrusted:
-        lines.append("no offer matches")
+        lines += wrap(f"no options: {result.quote.empty_reason or 'no offer matches'}")
+        return "\n".join(lines + [line for notice in view.notices for line in wrap(f"note: {notice}")])
     else:
         sections = [("not ranked: unverified or stale prices (include-unverified ranks them)", view.untrusted)]
         lines.append(rich_table(view.headers, view.rows, right=set(view.money_columns), color=color,
                                 sections=sections, highlight=BEST, whole={0, *view.money_columns},
                                 clip={1: 14, 2: 22, 3: 12}))
     if view.more:
-        lines.append(f"{view.more} more offers: top={len(view.rows) + view.more} shows them; `list` shows every "
-                     "option with its region")
+        lines += wrap(f"{plural(view.more, 'more offer')}: top={len(view.rows) + view.more} shows them; `list` shows "
+                      "every option with its region")
     for line in view.legend:
         lines += wrap(line)
     for notice in view.notices:
@@ -121,7 +123,7 @@ def render_recommendation(result, *, explain: bool = False, color: bool = False)
     workload = result.workload
     timed = any(plan.hours is not None for plan in result.plans)
     within = f" within the {workload.deadline_s / 86400:g}-day deadline" if workload.deadline_s and timed else ""
-    lines = [f"{workload.describe()} — {len(result.plans)} feasible plans, cheapest first{within} "
+    lines = [f"{workload.describe()} — {plural(len(result.plans), 'feasible plan')}, cheapest first{within} "
              f"({result.currency})"]
     if result.plans and not timed and workload.kind != "serve":
         lines += wrap("job length unknown: ranked by the hourly price of the smallest configuration that fits "
@@ -213,7 +215,7 @@ def render_snapshot(snapshot) -> str:
         for p in gpu.processes:
             processes.append([str(gpu.index), str(p.pid), p.name or "(hidden)",
                               _number(None if p.used_memory_mib is None else p.used_memory_mib / 1024, " GiB", 1)])
-    lines = [f"{len(snapshot.gpus)} GPUs (driver {snapshot.driver_version or '?'})",
+    lines = [f"{plural(len(snapshot.gpus), 'GPU')} (driver {snapshot.driver_version or '?'})",
              table(["#", "GPU", "util", "memory", "temp", "power", "SM clock", "procs", "errors"], rows,
                    right={0, 2, 4, 6, 7})]
     if processes:
@@ -232,7 +234,7 @@ def render_fleet(report) -> str:
                      _number(i.gpu_utilization_avg_pct, "%", 1),
                      "IDLE" if i.idle else "", "" if i.hourly_cost is None else format_money(i.hourly_cost, i.currency),
                      i.request_id or "", i.note])
-    lines = [f"{len(report.instances)} GPU instances in {report.region}, GPU use averaged over {window}",
+    lines = [f"{plural(len(report.instances), 'GPU instance')} in {report.region}, GPU use averaged over {window}",
              table(["instance", "type", "zone", "market", "GPUs", "avg util", "idle", "per hour", "request", "note"],
                    rows, right={4, 5, 7})]
     if report.idle:

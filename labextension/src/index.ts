@@ -25,6 +25,15 @@ interface QuoteOption {
   notes: string[];
 }
 
+/** The quote route's answer (gpu_assist/render/json.py `quote`). */
+interface QuoteResult {
+  request: string;
+  currency: string;
+  options: QuoteOption[];
+  notices: string[];
+  empty_reason: string | null;
+}
+
 interface GpuSample {
   index: number;
   name: string | null;
@@ -94,18 +103,19 @@ export class AssistantPanel extends Widget {
     this.error.textContent = '';
     this.results.textContent = 'Pricing…';
     try {
-      const options = await requestAPI<QuoteOption[]>('quote', this.input.value + ' top=10');
-      this.showQuote(options);
+      const result = await requestAPI<QuoteResult>('quote', this.input.value + ' top=10');
+      this.showQuote(result);
     } catch (error) {
       this.results.textContent = '';
       this.error.textContent = (error as Error).message;
     }
   }
 
-  private showQuote(options: QuoteOption[]): void {
+  private showQuote(result: QuoteResult): void {
+    const options = result.options;
     this.results.textContent = '';
     if (options.length === 0) {
-      this.results.textContent = 'No option matches.';
+      this.results.textContent = `No option matches: ${result.empty_reason ?? 'try fewer filters'}`;
       return;
     }
     // Three columns fit the sidebar's default width; the notes are the row's tooltip.

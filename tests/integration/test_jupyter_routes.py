@@ -17,10 +17,17 @@ def jp_server_config(tmp_path, monkeypatch):
 async def test_quote_route_returns_the_json_renderers_options(jp_fetch, catalog):
     response = await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA100 72h top=3"})
     assert response.code == 200
-    options = json.loads(response.body)
+    options = json.loads(response.body)["options"]
     assert len(options) == 3 and options[0]["gpu"] == "A100"
     assert [o["total"] for o in options] == sorted(o["total"] for o in options)
     assert options[0]["group"] == f"{options[0]['provider']}/{options[0]['instance_type']}"
+
+
+async def test_an_empty_quote_carries_its_reason(jp_fetch):
+    response = await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xH100 1mo monthly"})
+    answer = json.loads(response.body)
+    assert answer["options"] == []
+    assert answer["empty_reason"].startswith("no monthly prices for H100 in the catalogs; on-demand from $")
 
 
 async def test_post_and_other_routes(jp_fetch):

@@ -87,6 +87,14 @@ def test_the_more_button_shows_the_next_rows(slack, mock_slack, catalog):
     assert core.rows[3].instance_type in page["blocks"][1]["text"]["text"]
 
 
+def test_an_empty_quote_card_says_which_filter_removed_what(slack, mock_slack, catalog):
+    _, _, response_url = _command(slack, mock_slack, "quote 8xH100 1mo monthly")
+    (answer,) = _responses(mock_slack, response_url)
+    reason = quote(parse_request("8xH100 1mo monthly", catalog.gpus), catalog, today=TODAY).empty_reason
+    assert reason.startswith("no monthly prices for H100")
+    assert answer["blocks"][1]["text"]["text"] == f"No offer matches: {reason}."
+
+
 def test_the_ack_comes_before_the_slow_work(slack, mock_slack):
     started = time.monotonic()
     status, body, response_url = _command(slack, mock_slack, "recommend train 70B tokens=1T deadline=30d")

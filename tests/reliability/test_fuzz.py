@@ -7,11 +7,12 @@ import re
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gpu_assist.catalog import OFFER_COLUMNS, load_catalog
-from gpu_assist.commands import parse_command
+from gpu_assist.catalog import OFFER_COLUMNS, load_catalog, validate_directory
+from gpu_assist.commands import Context, QuoteCommand, RecommendCommand, TcoCommand, parse_command, run
 from gpu_assist.errors import CatalogError, GpuAssistError
+from gpu_assist.pricing import Quote
 from gpu_assist.sources import rows_to_csv
-from support import offer, soak
+from support import TODAY, offer, soak
 
 EXAMPLES = 100_000 if soak() else 1_500
 _COUNTS: dict[str, int] = {}
@@ -87,6 +88,111 @@ def test_corrupt_catalogs_give_catalog_errors_with_file_and_line(tmp_path_factor
         assert "aws.csv" in str(error) and re.search(r"aws\.csv:\d+:", str(error)), str(error)
 
 
+_TCO_KEYS = st.sampled_from(["hardware", "facility", "power", "ops", "cloud", "currency", "years", "usage", "gpus",
+                              "HARDWARE", ""])
+_TCO_VALUES = st.one_of(
+    st.sampled_from(["0", "0.0", "00", "-1", "1", "0.000001", "100k", "$0", "¥0", "5万", "1e5", "nan", "inf", "cny",
+                     "USD", "EUR", "730", "731", "0h/mo", "200h/mo", "20", "21", "9" * 40, "9" * 40 + "k", ""]),
+    st.decimals(allow_nan=False, allow_infinity=False).map(str), st.text(max_size=8))
+
+
+@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["1xA100", "8xH100", "A100", "2xRTX3090", "0xA100", "1xA1000", ""]),
+       st.lists(st.tuples(_TCO_KEYS, _TCO_VALUES).map("=".join), max_size=6))
+def test_any_tco_input_is_answered_or_refused_by_our_own_errors(catalog_for_fuzz, gpus, options):
+    """Parse, compute and render in every face: DivisionByZero, InvalidOperation or Overflow never escape."""
+    _count("tco")
+    try:
+        _answer_in_every_face(catalog_for_fuzz, " ".join(["tco", gpus, *options]))
+    except GpuAssistError:
+        _count("tco refused")
+
+
+@settings(max_examples=EXAMPLES // 3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["quote", "recommend"]), st.lists(_WORDS, max_size=8),
+       st.sampled_from(["", "region=mars", "region=us-east-1", "region=cn", "region=eu,mars", "provider=tencent",
+                        "monthly", "reserved", "verified-only", "top=all", "top=1", "currency=CNY"]))
+def test_any_quote_or_plan_is_answered_or_refused_in_every_face(catalog_for_fuzz, verb, words, option):
+    """A quote either has options or says why it has none; nothing but our own errors escapes."""
+    _count("answer")
+    try:
+        result = _answer_in_every_face(catalog_for_fuzz, " ".join([verb, *words, option]))
+    except GpuAssistError as error:
+        _count("answer refused")
+        assert len(str(error)) < 1000, str(error)
+        return
+    if isinstance(result, Quote):
+        assert bool(result.options) != bool(result.empty_reason), result
+
+
+def _answer_in_every_face(catalog, text: str):
+    from gpu_assist.render import blocks, json as render_json, text as render_text
+
+    context = Context(catalog_loader=lambda: catalog, today=lambda: TODAY, currency="USD")
+    command = parse_command(text, catalog.gpus)
+    if not isinstance(command, (QuoteCommand, RecommendCommand, TcoCommand)):
+        return None  # other verbs reach AWS, NVML or the store: the router property covers their parsing
+    result = run(command, context)
+    render_text.render(result)
+    render_json.render(result)
+    if isinstance(result, Quote):
+        blocks.quote_blocks(result)
+    return result
+
+
+_SHAPES = st.sampled_from(["copy", "missing", "empty", "directory", "dangling symlink", "symlink to a directory",
+                           "fifo", "junk bytes", "header only"])
+
+
+def _shape(path, shape: str, original: bytes) -> None:
+    import os
+
+    if shape == "copy":
+        path.write_bytes(original)
+    elif shape == "empty":
+        path.write_bytes(b"")
+    elif shape == "directory":
+        path.mkdir()
+    elif shape == "dangling symlink":
+        path.symlink_to(path.parent / "nothing-here")
+    elif shape == "symlink to a directory":
+        path.symlink_to(path.parent)
+    elif shape == "fifo":
+        os.mkfifo(path)  # reading it would block: the loader must never open one
+    elif shape == "junk bytes":
+        path.write_bytes(b"\xff\xfe\x00" + original[:200])
+    elif shape == "header only":
+        path.write_bytes(original.splitlines(keepends=True)[0] if original else b"")
+
+
+@settings(max_examples=max(300, EXAMPLES // 10), deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.fixed_dictionaries({name: _SHAPES for name in ("gpus.csv", "fx.csv", "aws.csv", "gcp.csv", "SOURCES.md")}),
+       st.sampled_from(["off", "fresh", "a file"]))
+def test_any_shape_of_a_catalog_directory_gives_a_catalog_error(tmp_path_factory, shapes, cache):
+    """Missing, empty, a directory, a FIFO, a dangling link… for each file: load refuses with CatalogError naming
+    the file, validate lists defects; neither raises anything else nor blocks."""
+    from support import CATALOGS
+
+    _count("shapes")
+    directory = tmp_path_factory.mktemp("shapes")
+    small_offers = rows_to_csv([offer(instance_type=f"t{n}") for n in range(3)]).encode()
+    for name, shape in shapes.items():
+        if shape != "missing":
+            original = small_offers if name in ("aws.csv", "gcp.csv") else (CATALOGS / name).read_bytes()
+            _shape(directory / name, shape, original)
+    cache_dir = {"off": None, "fresh": directory / "cache", "a file": directory / "SOURCES.md"}[cache]
+    try:
+        load_catalog(directory, cache_dir=cache_dir)
+    except CatalogError as error:
+        _count("shapes refused")
+        assert str(directory) in str(error), str(error)
+    else:
+        # An empty fx.csv is a USD-only catalog; a header-only gpus.csv an empty one (with no offers to check).
+        assert shapes["gpus.csv"] in ("copy", "header only") and shapes["fx.csv"] in ("copy", "empty", "header only")
+    defects = validate_directory(directory)
+    assert all(str(defect) for defect in defects)
+
+
 def test_fuzz_report(record_case):
     """Runs after the properties in this file (pytest keeps file order)."""
     record_case("Fuzzing the command router (hypothesis)", tried=_COUNTS.get("router", 0),
@@ -94,4 +200,12 @@ def test_fuzz_report(record_case):
     record_case("Fuzzing the catalog loader with corrupt CSV", tried=_COUNTS.get("catalog", 0),
                 refused=_COUNTS.get("catalog refused", 0),
                 note="every refusal is a CatalogError naming aws.csv and a line; the rest loaded cleanly")
+    record_case("Fuzzing tco inputs (parse, compute, render)", tried=_COUNTS.get("tco", 0),
+                refused=_COUNTS.get("tco refused", 0), note="only GpuAssistError subclasses ever raised")
+    record_case("Fuzzing quotes and plans in every face", tried=_COUNTS.get("answer", 0),
+                refused=_COUNTS.get("answer refused", 0),
+                note="only GpuAssistError raised; a quote has options or says why it has none")
+    record_case("Fuzzing the shape of a catalog directory (missing, directory, FIFO, links…)",
+                tried=_COUNTS.get("shapes", 0), refused=_COUNTS.get("shapes refused", 0),
+                note="every refusal is a CatalogError naming the directory's file; nothing blocks")
     assert _COUNTS.get("router", 0) >= min(EXAMPLES, 1_000)

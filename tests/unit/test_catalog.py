@@ -58,7 +58,7 @@ def test_missing_columns_and_unreadable_files(make_catalog, tmp_path):
     (directory / "aws.csv").write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(CatalogError, match="aws.csv:1: cannot read as CSV"):
         load_catalog(directory, cache_dir=None)
-    with pytest.raises(CatalogError, match="does not exist"):
+    with pytest.raises(CatalogError, match="nowhere not found"):
         load_catalog(tmp_path / "nowhere", cache_dir=None)
 
 

@@ -55,6 +55,23 @@ def test_quote_panel_filters_become_the_grammars_words(context):
     assert {m for r in panel.result.rows for m, _ in r.cells} == {"spot"}
 
 
+def test_an_empty_quote_shows_its_reason(context):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    InteractiveShell.instance()  # what a notebook kernel provides: display() publishes rich output
+    panel = QuotePanel(context)
+    panel.gpu.value, panel.count.value, panel.duration.value, panel.pricing.value = "H100", 8, "1mo", "monthly"
+    with capture_output() as shown:
+        panel.button.click()
+    reason = panel.result.quote.empty_reason
+    assert panel.result.rows == () and reason.startswith("no monthly prices for H100")
+    assert shown.outputs[0].data["text/html"] == f"<i>No option matches:</i> {reason}"
+    import gpu_assist
+
+    assert gpu_assist.quote("8xH100 1mo monthly").attrs["empty_reason"].startswith("no monthly prices for H100")
+
+
 def test_bad_input_shows_an_error_line_not_a_traceback(context):
     panel = QuotePanel(context)
     panel.duration.value = "banana"

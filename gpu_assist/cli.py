@@ -309,9 +309,9 @@ def _db(args) -> int:
 
     store = Store(upgrade=False)
     if args.db_command == "upgrade":
-        print(f"{store!r}: schema at {schema.upgrade(store.engine)} (newest)")
+        print(f"{store!r}: schema at {store.upgrade()} (newest)")
     else:
-        print(f"{store!r}: schema at {schema.current(store.engine) or 'none'}, newest {schema.head()}")
+        print(f"{store!r}: schema at {store.revision() or 'none'}, newest {schema.head()}")
     return 0
 
 

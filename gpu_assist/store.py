@@ -20,6 +20,7 @@ from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Int
                         Text, and_, create_engine, event, insert, select, text, update)
 from sqlalchemy.engine import Engine
 
+from .errors import GpuAssistError
 from .records import AuditEvent, RequestRecord
 
 STATES = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed")
@@ -94,9 +95,32 @@ class Store:
         self.engine = engine
         self.dialect = engine.dialect.name
         if upgrade:
-            from . import schema
+            self.upgrade()
 
-            schema.upgrade(engine)
+    @contextlib.contextmanager
+    def _reaching(self):
+        """A database that cannot be reached (down, refused, bad file) is one line, with the password hidden."""
+        from sqlalchemy.exc import OperationalError
+
+        try:
+            yield
+        except OperationalError as error:
+            reason = str(error.orig).strip().splitlines()[0] if error.orig else type(error).__name__
+            raise GpuAssistError(f"cannot open the request store {self!r}: {reason}",
+                                 hint="check GPU_ASSIST_DB_URL and that the database is up") from None
+
+    def upgrade(self) -> str:
+        """Bring the schema to the newest migration (see `gpu_assist.schema`); returns the revision."""
+        from . import schema
+
+        with self._reaching():
+            return schema.upgrade(self.engine)
+
+    def revision(self) -> str | None:
+        from . import schema
+
+        with self._reaching():
+            return schema.current(self.engine)
 
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)})"

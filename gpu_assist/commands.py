@@ -377,7 +377,7 @@ def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, curre
 def run(command: Command, context: Context, *, actor: str | None = None) -> Result:
     """Execute a parsed command against the context; results are rendered by `render/`.
 
-    `actor` is who asks: a Slack user id, or the CLI's user. Requests record it; approvals check it.
+    `actor` is who asks, as `realm:name` (`gpu_assist.identity`). Requests record it; approvals check it.
     """
     if isinstance(command, (LaunchCommand, StopCommand)) and not actor:
         raise ParseError("who is asking? (the CLI takes --as USER or GPU_ASSIST_USER)")

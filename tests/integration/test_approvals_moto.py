@@ -159,7 +159,8 @@ def test_stop_only_instances_gpu_assist_launched(approvals):
 
 
 def test_reaper_stops_launches_past_their_duration(approvals, clock):
-    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 3h region=us-east-1").id, "slack:U-BOB")
+    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 3h region=us-east-1").id,
+                               "slack:U-BOB")
     clock.advance(hours=2)
     assert approvals.reap() == []
     clock.advance(hours=1, minutes=1)

@@ -32,7 +32,8 @@ def _worker(*args) -> subprocess.Popen:
 def test_200_concurrent_approvals_from_two_processes_launch_once(aws, pg_store, catalog):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
     record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 6h region=us-east-1")
-    racers = [_worker("race", pg_store.url, record.id, approver, "100") for approver in ("slack:U-ALICE", "slack:U-BOB")]
+    racers = [_worker("race", pg_store.url, record.id, approver, "100")
+              for approver in ("slack:U-ALICE", "slack:U-BOB")]
     results = []
     for racer in racers:
         out, err = racer.communicate(timeout=300)

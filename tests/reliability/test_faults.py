@@ -76,7 +76,8 @@ def test_launch_through_faults_ends_with_one_instance(proxy, tmp_path, catalog, 
 
 
 def _worker(mode, store, request_id):
-    done = subprocess.run([sys.executable, str(WORKER), mode, store.url, request_id, "slack:U-BOB"], capture_output=True,
+    done = subprocess.run([sys.executable, str(WORKER), mode, store.url, request_id, "slack:U-BOB"],
+                          capture_output=True,
                           text=True, timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     return done.returncode
 
@@ -85,7 +86,8 @@ def _worker(mode, store, request_id):
                                             ("crash-stop", "stopped")])
 def test_sigkill_at_each_step_then_reconcile(aws, pg_store, catalog, mode, expected, record_case):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
-    record = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1").id, "slack:U-BOB") \
+    record = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1").id,
+                               "slack:U-BOB") \
         if mode == "crash-stop" else approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
     target = approvals.submit_stop("slack:U-CAROL", list(record.instance_ids)) if mode == "crash-stop" else record
     assert _worker(mode, pg_store, target.id) == -9

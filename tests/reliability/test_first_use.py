@@ -149,7 +149,8 @@ def test_two_servers_starting_on_one_fresh_postgres(moto_server, mock_slack, aws
             problems = _first_commands(mock_slack, [info["url"] for _, info in servers])
         finally:
             _stop(servers)
-        problems += [f"traceback in {info['log'].name}" for _, info in servers if "Traceback" in info["log"].read_text()]
+        problems += [f"traceback in {info['log'].name}" for _, info in servers
+                     if "Traceback" in info["log"].read_text()]
         errors += [f"start {start}: {p}" for p in problems]
     record_case(f"Two servers starting at once on one fresh PostgreSQL: {PG_STARTS} starts × 20 parallel",
                 tried=PG_STARTS * len(FIRST_COMMANDS), refused=0, side_effects=len(errors),

@@ -3,8 +3,9 @@
 `GET /healthz` answers 200 with the catalog size, `GET /readyz` once the catalog is loaded; both come from
 a process that built its app (and loaded the catalog) before it opened or accepted on its socket.
 Before serving, the store's schema is upgraded (Alembic, idempotent) and the shared objects are built.
-`POST /slack/events` is checked (method, content type, size, Slack's signature), then handed to Bolt. Periodic jobs (expire, reap, reconcile) run in
-a background thread of every process; a lease in the database makes one of them the leader (`jobs.py`).
+`POST /slack/events` is checked (method, content type, size, Slack's signature), then handed to Bolt.
+Periodic jobs (expire, reap, reconcile) run in a background thread of every process; a lease in the database
+makes one of them the leader (`jobs.py`).
 """
 
 from __future__ import annotations

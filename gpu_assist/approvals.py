@@ -21,6 +21,7 @@ from typing import Callable
 
 from .catalog import Catalog
 from .errors import GpuAssistError, ParseError, PolicyError
+from .identity import AUTO_APPROVE, BREAK_GLASS, authenticated, realm_of, same_person
 from .policy import Policy
 from .pricing import QuoteOption, quote
 from .request import format_duration, parse_request
@@ -64,7 +65,7 @@ class Approvals:
         self.store.insert_request(record, actor=requester, detail=text)
         auto = self.policy.auto_approve_below
         if auto is not None and Decimal(spec["estimated_total"]) < auto and spec["checks"]["dry_run"] == "ok":
-            return self.approve(spec["request_id"], "policy:auto-approve")
+            return self.approve(spec["request_id"], AUTO_APPROVE)
         return self.store.get(spec["request_id"])
 
     def _launch_spec(self, requester: str, text: str, now: dt.datetime) -> dict:
@@ -161,25 +162,44 @@ class Approvals:
         return PolicyError(message)
 
     def _check_decider(self, record: RequestRecord | None, request_id: str, actor: str, action: str,
-                       now: dt.datetime) -> RequestRecord:
+                       now: dt.datetime, reason: str = "") -> RequestRecord:
+        """Refused, audited, unless `actor` may decide: a policy approver from an authenticated realm (or the
+        policy's auto-approval, or a break-glass override the policy allows), and not the requester."""
         if record is None:
             raise self._refuse(None, actor, action, f"no request {request_id}", now)
-        if actor == record.requester:
+        if same_person(actor, record.requester):
             raise self._refuse(request_id, actor, action, "requesters cannot approve or reject their own request",
                                now)
-        automatic = actor == "policy:auto-approve" and self.policy.auto_approve_below is not None
+        if realm_of(actor) == BREAK_GLASS:
+            if not self.policy.break_glass:
+                raise self._refuse(request_id, actor, action, "break-glass overrides are off in the policy "
+                                   "(break_glass = true in the [policy] table turns them on)", now)
+            if not reason.strip():
+                raise self._refuse(request_id, actor, action, "a break-glass override needs a reason", now)
+            return record
+        automatic = actor == AUTO_APPROVE and self.policy.auto_approve_below is not None
         if not automatic and not self.policy.is_approver(actor):
-            raise self._refuse(request_id, actor, action, f"{actor} is not an approver", now)
+            why = "" if authenticated(actor) else \
+                " (only an identity Slack or the Jupyter server authenticated can approve or reject)"
+            raise self._refuse(request_id, actor, action, f"{actor} is not an approver{why}", now)
         return record
 
-    def approve(self, request_id: str, approver: str, *,
+    @staticmethod
+    def _decision(actor: str, action: str, reason: str) -> tuple[str, str]:
+        """The audited action and detail: a break-glass decision is recorded as an override, with its reason."""
+        if realm_of(actor) == BREAK_GLASS:
+            return f"{action} (override)", f"break-glass override: {reason.strip()}"
+        return action, reason
+
+    def approve(self, request_id: str, approver: str, *, reason: str = "",
                 on_approved: Callable[[RequestRecord], None] | None = None) -> RequestRecord:
         """Approve and carry out; only the first of concurrent approvals launches anything.
 
         `on_approved` hears of the decision before the (slow) launch, e.g. to update a Slack card.
         """
         now = self.clock()
-        record = self._check_decider(self.store.get(request_id), request_id, approver, "approve", now)
+        record = self._check_decider(self.store.get(request_id), request_id, approver, "approve", now, reason)
+        action, detail = self._decision(approver, "approve", reason)
         if record.kind == "launch":
             spec = record.spec
             problems = self.policy.launch_violations(gpus=spec["gpus"], estimated_cost=record.estimated_cost,
@@ -188,8 +208,9 @@ class Approvals:
             if problems:
                 raise self._refuse(request_id, approver, "approve", "policy refuses it now: " + "; ".join(problems),
                                    now)
-        won = self.store.transition(request_id, "pending", "approved", actor=approver, action="approve", now=now,
-                                    condition=requests_table.c.expires_at > now, approver=approver, decided_at=now)
+        won = self.store.transition(request_id, "pending", "approved", actor=approver, action=action, now=now,
+                                    detail=detail, condition=requests_table.c.expires_at > now, approver=approver,
+                                    decided_at=now)
         if not won:
             raise self._not_pending(request_id, approver, "approve", now)
         if on_approved is not None:
@@ -198,9 +219,10 @@ class Approvals:
 
     def reject(self, request_id: str, approver: str, reason: str = "") -> RequestRecord:
         now = self.clock()
-        self._check_decider(self.store.get(request_id), request_id, approver, "reject", now)
-        if not self.store.transition(request_id, "pending", "rejected", actor=approver, action="reject", now=now,
-                                     detail=reason, approver=approver, decided_at=now):
+        self._check_decider(self.store.get(request_id), request_id, approver, "reject", now, reason)
+        action, detail = self._decision(approver, "reject", reason)
+        if not self.store.transition(request_id, "pending", "rejected", actor=approver, action=action, now=now,
+                                     detail=detail, approver=approver, decided_at=now):
             raise self._not_pending(request_id, approver, "reject", now)
         return self.store.get(request_id)
 

@@ -100,17 +100,24 @@ def _build_parser() -> argparse.ArgumentParser:
                             ("stop", "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice")):
         p = commands.add_parser(verb, help=help_text)
         p.add_argument("words", nargs="+")
-        p.add_argument("--as", dest="actor", help="who asks (default GPU_ASSIST_USER, else your login)")
+        p.add_argument("--as", dest="actor", help="who asks (default GPU_ASSIST_USER, else your login); recorded as "
+                       "unauthenticated:NAME, which can never approve")
         p.add_argument("--format", choices=("text", "json"), default="text")
     for verb in ("approve", "reject"):
-        p = commands.add_parser(verb, help=f"{verb} a pending request as an approver")
+        p = commands.add_parser(verb, help=f"operators only: {verb} with --break-glass (approvers decide in Slack "
+                                "or Jupyter)")
         p.add_argument("request_id")
-        p.add_argument("--as", dest="actor")
-        p.add_argument("--reason", default="")
+        p.add_argument("--break-glass", action="store_true",
+                       help="override as this shell's login, audited; needs break_glass = true in the policy")
+        p.add_argument("--reason", default="", help="why (required with --break-glass)")
         p.add_argument("--format", choices=("text", "json"), default="text")
     q = commands.add_parser("requests", help="recent requests, or one with its audit trail: requests show r-…")
     q.add_argument("words", nargs="*", help="list | show ID")
     q.add_argument("--format", choices=("text", "json"), default="text")
+    db = commands.add_parser("db", help="the request store's schema: db upgrade | db current")
+    db_commands = db.add_subparsers(dest="db_command", required=True, parser_class=_Parser)
+    db_commands.add_parser("upgrade", help="create or upgrade the schema to the newest migration (idempotent)")
+    db_commands.add_parser("current", help="the store's schema revision and the newest one known")
     commands.add_parser("reconcile", help="finish requests a crash left half-done (no second launch)")
     commands.add_parser("reap", help="stop launches whose approved duration is over")
     commands.add_parser("expire", help="expire pending requests past their deadline")
@@ -362,9 +369,22 @@ def _check_as_of(text: str) -> None:
 
 
 def _actor(args) -> str:
-    import getpass
+    """Who submits: a name the person chose, so recorded as unauthenticated and never an approver."""
+    from .identity import chosen_name
 
-    return getattr(args, "actor", None) or os.environ.get("GPU_ASSIST_USER") or getpass.getuser()
+    return chosen_name(getattr(args, "actor", None))
+
+
+def _decider(args) -> str:
+    """The CLI decides only as an audited break-glass override: no identity a shell can claim is an approver's."""
+    from .identity import operator_override
+
+    if not args.break_glass:
+        raise GpuAssistError(f"the CLI cannot {args.command}: approvers decide in Slack or through the Jupyter "
+                             "server", hint="operators may override with --break-glass --reason …, audited, "
+                             "when the policy has break_glass = true",
+                             example=f"gpu-assist {args.command} {args.request_id} --break-glass --reason 'Slack down'")
+    return operator_override()
 
 
 def _lifecycle(args) -> int:
@@ -374,9 +394,9 @@ def _lifecycle(args) -> int:
 
     approvals = Context().approvals
     if args.command in ("approve", "reject"):
-        actor = _actor(args)
-        record = approvals.approve(args.request_id, actor) if args.command == "approve" else \
-            approvals.reject(args.request_id, actor, args.reason)
+        decider = _decider(args)
+        record = approvals.approve(args.request_id, decider, reason=args.reason) if args.command == "approve" \
+            else approvals.reject(args.request_id, decider, args.reason)
         renderer = render_json if args.format == "json" else render_text
         print(renderer.render(record))
         return 0
@@ -385,11 +405,26 @@ def _lifecycle(args) -> int:
     return 0
 
 
+def _db(args) -> int:
+    """`db upgrade`: what every server does at start, for a deploy step; `db current`: where the store is."""
+    from . import schema
+    from .store import Store
+
+    store = Store(upgrade=False)
+    if args.db_command == "upgrade":
+        print(f"{store!r}: schema at {store.upgrade()} (newest)")
+    else:
+        print(f"{store!r}: schema at {store.revision() or 'none'}, newest {schema.head()}")
+    return 0
+
+
 def _dispatch(args) -> int:
     if args.command == "catalog":
         return _catalog(args)
     if args.command in ("approve", "reject", "reconcile", "reap", "expire"):
         return _lifecycle(args)
+    if args.command == "db":
+        return _db(args)
     if args.command == "slack":
         from slackbot import server
 

@@ -165,9 +165,11 @@ def _default_approvals(context: "Context"):
 
 @dataclass
 class Context:
-    """What commands need from outside: the catalog (loaded once, lazily), clocks, NVML and AWS, defaults.
+    """What commands need from outside: the catalog, clocks, NVML and AWS, the request lifecycle, defaults.
 
     Faces build one per process (or per test) and pass it to `run`; the core never reaches for these itself.
+    The shared objects are built once, under one lock (a server's first requests and its jobs thread may ask
+    at the same instant); servers call `prepare()` before serving so the first request finds them ready.
     """
 
     catalog_loader: Callable[[], Catalog] = load_catalog
@@ -182,6 +184,7 @@ class Context:
     _approvals: object | None = None
     _answers: "collections.OrderedDict" = field(default_factory=lambda: collections.OrderedDict())
     _answers_lock: threading.Lock = field(default_factory=threading.Lock)
+    _build_lock: threading.RLock = field(default_factory=threading.RLock)  # re-entrant: approvals needs the catalog
 
     def remember(self, key, compute: Callable[[], object]):
         """Quotes, plans and TCO are pure functions of (command, catalog, date, currency): the last 256 answers
@@ -197,25 +200,35 @@ class Context:
                 self._answers.popitem(last=False)
         return value
 
+    def prepare(self) -> "Context":
+        """Build the catalog and the request lifecycle now, upgrading the store's schema: what a server does
+        once before it serves (a bad policy or an unreachable database fails here, not on a user's click)."""
+        self.catalog  # noqa: B018 - built for its side effect
+        self.approvals  # noqa: B018
+        return self
+
+    def _built(self, name: str, build: Callable[[], object]):
+        value = getattr(self, name)
+        if value is None:
+            with self._build_lock:
+                value = getattr(self, name)
+                if value is None:
+                    value = build()
+                    setattr(self, name, value)
+        return value
+
     @property
     def approvals(self):
-        """The request lifecycle over the configured store, policy and AWS (built on first use)."""
-        if self._approvals is None:
-            factory = self.approvals_factory or _default_approvals
-            self._approvals = factory(self)
-        return self._approvals
+        """The request lifecycle over the configured store (schema upgraded), policy and AWS."""
+        return self._built("_approvals", lambda: (self.approvals_factory or _default_approvals)(self))
 
     @property
     def sampler(self):
-        if self._sampler is None:
-            self._sampler = self.sampler_factory()
-        return self._sampler
+        return self._built("_sampler", self.sampler_factory)
 
     @property
     def catalog(self) -> Catalog:
-        if self._catalog is None:
-            self._catalog = self.catalog_loader()
-        return self._catalog
+        return self._built("_catalog", self.catalog_loader)
 
 
 def _take_options(words: list[str]) -> tuple[list[str], dict]:
@@ -371,7 +384,7 @@ def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, curre
 def run(command: Command, context: Context, *, actor: str | None = None) -> Result:
     """Execute a parsed command against the context; results are rendered by `render/`.
 
-    `actor` is who asks: a Slack user id, or the CLI's user. Requests record it; approvals check it.
+    `actor` is who asks, as `realm:name` (`gpu_assist.identity`). Requests record it; approvals check it.
     """
     if isinstance(command, (LaunchCommand, StopCommand)) and not actor:
         raise ParseError("who is asking? (the CLI takes --as USER or GPU_ASSIST_USER)")

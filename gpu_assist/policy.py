@@ -2,7 +2,8 @@
 
 Read from a TOML file (`GPU_ASSIST_CONFIG`, table `[policy]`) and environment variables, the environment
 winning. Every check returns the reasons a request breaks the rules; approvals re-check at approve time,
-so a request submitted before a rule tightened cannot slip through.
+so a request submitted before a rule tightened cannot slip through. Approvers carry their realm
+(`slack:U012ABC`, `jupyter:alice`; a bare entry is a Slack user id): see `gpu_assist.identity`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from .errors import PolicyError
+from .identity import approver_entry, authenticated
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,14 @@ class Policy:
     key_name: str | None = None
     stop_action: str = "terminate"              # terminate | stop
     cost_tags: dict[str, str] = field(default_factory=dict)
+    break_glass: bool = False                   # `gpu-assist approve --break-glass` from a shell, audited as override
 
-    def is_approver(self, user: str) -> bool:
-        return user in self.approvers
+    def __post_init__(self):
+        object.__setattr__(self, "approvers", frozenset(approver_entry(a) for a in self.approvers))
+
+    def is_approver(self, actor: str) -> bool:
+        """Only an actor a front end authenticated (`slack:…`, `jupyter:…`) named in the policy."""
+        return authenticated(actor) and actor in self.approvers
 
     def launch_violations(self, *, gpus: int, estimated_cost: Decimal, instance_type: str, region: str,
                           pricing_model: str) -> list[str]:
@@ -86,7 +93,7 @@ def load_policy(environ: dict | None = None) -> Policy:
         "ami_id": "GPU_ASSIST_AMI_ID", "ami_ssm_parameter": "GPU_ASSIST_AMI_SSM_PARAMETER",
         "security_group_ids": "GPU_ASSIST_SECURITY_GROUP_IDS", "key_name": "GPU_ASSIST_KEY_NAME",
         "stop_action": "GPU_ASSIST_STOP_ACTION",
-    }
+    }  # break_glass is read from the TOML file only: turning an override on is a deliberate change to the file
     for key, variable in env.items():
         if environ.get(variable):
             values[key] = environ[variable]
@@ -108,12 +115,23 @@ def load_policy(environ: dict | None = None) -> Policy:
             security_group_ids=_list(values.get("security_group_ids", ())),
             key_name=values.get("key_name"), stop_action=str(values.get("stop_action", "terminate")),
             cost_tags={str(k): str(v) for k, v in dict(values.get("cost_tags", {})).items()},
+            break_glass=_flag(values.get("break_glass", False)),
         )
     except (ValueError, ArithmeticError) as error:
         raise PolicyError(f"bad policy setting: {error}") from None
     if policy.stop_action not in ("terminate", "stop"):
         raise PolicyError(f"stop_action must be terminate or stop, not '{policy.stop_action}'")
     return policy
+
+
+def _flag(value) -> bool:
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("1", "true", "yes", "on"):
+        return True
+    if str(value).lower() in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"break_glass must be true or false, not '{value}'")
 
 
 def _list(value) -> tuple[str, ...]:

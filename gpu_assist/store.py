@@ -2,8 +2,8 @@
 
 Every state change is one conditional UPDATE (`… WHERE id = :id AND state = :expected`), so two clicks, a
 Slack retry or two replicas can never both win a transition. `audit_events` is append-only: the code only
-inserts, and a database trigger refuses UPDATE and DELETE. The schema is created on first use
-(`create_all`; no migrations yet — the tables are new).
+inserts, and a database trigger refuses UPDATE and DELETE. The tables below are the code's model of the
+schema; the schema itself is made by the Alembic migrations in `gpu_assist/migrations/` (`gpu_assist.schema`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Int
                         Text, and_, create_engine, event, insert, select, text, update)
 from sqlalchemy.engine import Engine
 
+from .errors import GpuAssistError
 from .records import AuditEvent, RequestRecord
 
 STATES = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed")
@@ -61,23 +62,6 @@ audit_table = Table(
     Column("detail", Text, nullable=False, default=""),
 )
 
-_APPEND_ONLY = {
-    "sqlite": [
-        "CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit_events "
-        "BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END",
-        "CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit_events "
-        "BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END",
-    ],
-    "postgresql": [
-        "CREATE OR REPLACE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS "
-        "$$ BEGIN RAISE EXCEPTION 'audit_events is append-only'; END $$",
-        "DROP TRIGGER IF EXISTS audit_no_change ON audit_events",
-        "CREATE TRIGGER audit_no_change BEFORE UPDATE OR DELETE ON audit_events "
-        "FOR EACH ROW EXECUTE FUNCTION audit_append_only()",
-    ],
-}
-
-
 def default_url() -> str:
     configured = os.environ.get("GPU_ASSIST_DB_URL")
     if configured:
@@ -97,7 +81,9 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
 class Store:
     """The request table and the audit log; safe to share between threads (one engine, short transactions)."""
 
-    def __init__(self, url: str | None = None, *, engine: Engine | None = None):
+    def __init__(self, url: str | None = None, *, engine: Engine | None = None, upgrade: bool = True):
+        """Open the store; with `upgrade` (the default) bring its schema to the newest migration first
+        (idempotent, serialised between processes: see `gpu_assist.schema`)."""
         self.url = url or default_url()
         if engine is None:
             kwargs = {"future": True, "pool_pre_ping": True}
@@ -108,12 +94,33 @@ class Store:
                 event.listen(engine, "connect", _sqlite_pragmas)
         self.engine = engine
         self.dialect = engine.dialect.name
-        metadata.create_all(engine)
-        with engine.begin() as connection:
-            if self.dialect == "postgresql":  # one replica at a time creates the trigger
-                connection.execute(text("SELECT pg_advisory_xact_lock(7262021)"))
-            for statement in _APPEND_ONLY.get(self.dialect, []):
-                connection.execute(text(statement))
+        if upgrade:
+            self.upgrade()
+
+    @contextlib.contextmanager
+    def _reaching(self):
+        """A database that cannot be reached (down, refused, bad file) is one line, with the password hidden."""
+        from sqlalchemy.exc import OperationalError
+
+        try:
+            yield
+        except OperationalError as error:
+            reason = str(error.orig).strip().splitlines()[0] if error.orig else type(error).__name__
+            raise GpuAssistError(f"cannot open the request store {self!r}: {reason}",
+                                 hint="check GPU_ASSIST_DB_URL and that the database is up") from None
+
+    def upgrade(self) -> str:
+        """Bring the schema to the newest migration (see `gpu_assist.schema`); returns the revision."""
+        from . import schema
+
+        with self._reaching():
+            return schema.upgrade(self.engine)
+
+    def revision(self) -> str | None:
+        from . import schema
+
+        with self._reaching():
+            return schema.current(self.engine)
 
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)})"

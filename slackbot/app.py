@@ -6,7 +6,8 @@ bounded pool (`workers.WorkPool`) and answers through the command's `response_ur
 commands that take longer than about a second (recommend, launch, stop, util) ack with "Working on…";
 a quote acks empty and its answer follows in milliseconds. Bad input is answered at ack time,
 ephemerally, with what was wrong and an example. Buttons run in Bolt's lazy listeners. Identity is the
-Slack user id in the signed request; the approval rules themselves live in `gpu_assist.approvals`.
+Slack user id in the signed request, as `slack:<id>` (never the display name); the approval rules
+themselves live in `gpu_assist.approvals`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gpu_assist.compare import Comparison
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.fleet import FleetReport
 from gpu_assist.plural import plural
+from gpu_assist.identity import SLACK, actor, slack_mention
 from gpu_assist.pricing import Quote
 from gpu_assist.recommend import Recommendation
 from gpu_assist.render import blocks
@@ -102,7 +104,7 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         return _fallback(rendered[0]["text"]["text"].strip("`")), rendered
 
     def post_card(record, channel: str) -> None:
-        text = f"{record.kind} request {record.id} from <@{record.requester}> needs an approver"
+        text = f"{record.kind} request {record.id} from {slack_mention(record.requester)} needs an approver"
         client.chat_postMessage(channel=settings.approval_channel or channel, text=text,
                                 blocks=blocks.approval_card(record))
 
@@ -134,7 +136,7 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         place.start(lambda: do_command(parsed, text, command, respond, replace=not quick))
 
     def do_command(parsed, text, command, respond, *, replace: bool):
-        user = command["user_id"]
+        user = actor(SLACK, command["user_id"])
         try:
             if isinstance(parsed, UtilCommand) and not parsed.fleet:
                 parsed = UtilCommand(fleet=True)  # Slack's /gpu util is about the team's fleet, not the bot's host
@@ -165,6 +167,7 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
 
     def decide(body, action, approve: bool):
         user = body["user"]["id"]
+        decider = actor(SLACK, user)  # the signed user id; the display name (body["user"]["username"]) is not used
         channel = body["container"]["channel_id"]
         ts = body["container"]["message_ts"]
         request_id = action["value"]
@@ -176,17 +179,18 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
 
         try:
             if approve:
-                record = approvals.approve(request_id, user, on_approved=lambda r: show(
+                record = approvals.approve(request_id, decider, on_approved=lambda r: show(
                     r, f"Approved by <@{user}> — {'launching' if r.kind == 'launch' else 'stopping'}…"))
             else:
-                record = approvals.reject(request_id, user)
+                record = approvals.reject(request_id, decider)
         except GpuAssistError as error:
             client.chat_postEphemeral(channel=channel, user=user, text=f"Not done: {error}")
             return
         verb = "Approved" if approve else "Rejected"
         line = f"{verb} by <@{user}>" + (f" — {blocks.outcome_line(record)}" if approve else "")
         show(record, line)
-        client.chat_postMessage(channel=channel, thread_ts=ts, text=f"<@{record.requester}> {record.id}: {line}")
+        client.chat_postMessage(channel=channel, thread_ts=ts,
+                                text=f"{slack_mention(record.requester)} {record.id}: {line}")
 
     def on_approve(body, action):
         decide(body, action, approve=True)
@@ -202,9 +206,9 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         channel = body.get("channel", {}).get("id") or body["container"].get("channel_id")
         try:
             if action["action_id"].startswith(blocks.REQUEST_LAUNCH):
-                record = context.approvals.submit_launch(user, "launch " + action["value"])
+                record = context.approvals.submit_launch(actor(SLACK, user), "launch " + action["value"])
             else:
-                record = context.approvals.submit_stop(user, [action["value"]])
+                record = context.approvals.submit_stop(actor(SLACK, user), [action["value"]])
         except GpuAssistError as error:
             respond(response_type="ephemeral", replace_original=False, text=f"Not requested: {error}")
             return

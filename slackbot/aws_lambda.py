@@ -15,6 +15,6 @@ _handler = None
 
 def handler(event, context):
     global _handler
-    if _handler is None:  # once per cold start: the catalog and the Bolt app are built here
-        _handler = SlackRequestHandler(create_app(SlackSettings.from_env(), Context()))
+    if _handler is None:  # once per cold start: schema upgraded, catalog and Bolt app built, before the event
+        _handler = SlackRequestHandler(create_app(SlackSettings.from_env(), Context().prepare()))
     return _handler.handle(event, context)

@@ -2,8 +2,10 @@
 
 `GET /healthz` answers 200 with the catalog size, `GET /readyz` once the catalog is loaded; both come from
 a process that built its app (and loaded the catalog) before it opened or accepted on its socket.
-`POST /slack/events` is Bolt (signature verification on). Periodic jobs (expire, reap, reconcile) run in
-a background thread of every process; a lease in the database makes one of them the leader (`jobs.py`).
+Before serving, the store's schema is upgraded (Alembic, idempotent) and the shared objects are built.
+`POST /slack/events` is checked (method, content type, size, Slack's signature), then handed to Bolt.
+Periodic jobs (expire, reap, reconcile) run in a background thread of every process; a lease in the database
+makes one of them the leader (`jobs.py`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import sys
+import time
 
 from gpu_assist.commands import Context
 
@@ -19,12 +23,27 @@ from .app import SlackSettings, create_app
 from .jobs import start_jobs
 
 log = logging.getLogger("gpu_assist.slack")
-MAX_BODY_BYTES = 1 << 20
+MAX_BODY_BYTES = 1 << 20  # Slack's payloads are a few KiB
+# waitress's own limit, above ours: bodies up to it get our JSON 413; larger ones waitress's plain 413 before the app.
+SERVER_BODY_LIMIT_BYTES = 16 << 20
+SLACK_PATH = "/slack/events"
+SLACK_CONTENT_TYPES = ("application/x-www-form-urlencoded", "application/json")
+MAX_SKEW_S = 5 * 60
+_TIMESTAMP = re.compile(r"[0-9]{1,10}")  # whole seconds since the epoch, until the year 2286
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
 
 
-def _reply(start_response, status: str, payload: dict) -> list[bytes]:
+class Refusal(Exception):
+    """A request refused before Bolt sees it: an HTTP status and a one-line reason, sent as JSON."""
+
+    def __init__(self, status: str, error: str, headers: tuple = ()):
+        super().__init__(error)
+        self.status, self.error, self.headers = status, error, headers
+
+
+def _reply(start_response, status: str, payload: dict, headers: tuple = ()) -> list[bytes]:
     body = json.dumps(payload).encode()
-    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *headers])
     return [body]
 
 
@@ -39,34 +58,93 @@ def _well_formed(body: bytes) -> bool:
         return False
 
 
+def _slack_header(environ, name: str) -> str:
+    """One Slack header, present once and non-empty (a WSGI server joins repeated headers with a comma)."""
+    value = environ.get("HTTP_" + name.upper().replace("-", "_"), "").strip()
+    if not value:
+        raise Refusal("401 Unauthorized", f"missing {name} header")
+    if "," in value:
+        raise Refusal("400 Bad Request", f"{name} header given more than once")
+    return value
+
+
+def read_slack_body(environ, max_bytes: int = MAX_BODY_BYTES) -> bytes:
+    """The body of a POST to the events path, refused on method, content type or size before it is read."""
+    if environ.get("REQUEST_METHOD") != "POST":
+        raise Refusal("405 Method Not Allowed", f"{environ.get('REQUEST_METHOD')} is not allowed here; Slack POSTs",
+                      (("Allow", "POST"),))
+    content_type = environ.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+    if content_type not in SLACK_CONTENT_TYPES:
+        raise Refusal("415 Unsupported Media Type",
+                      f"content type {content_type or '(none)'} is not one Slack sends "
+                      f"({', '.join(SLACK_CONTENT_TYPES)})")
+    declared = environ.get("CONTENT_LENGTH") or "0"
+    if not declared.isdigit():
+        raise Refusal("400 Bad Request", "Content-Length is not a number")
+    if int(declared) > max_bytes:
+        raise Refusal("413 Content Too Large", f"body over {max_bytes} bytes")
+    body = environ["wsgi.input"].read(int(declared)) if int(declared) else b""
+    if len(body) > max_bytes:
+        raise Refusal("413 Content Too Large", f"body over {max_bytes} bytes")
+    return body
+
+
+def verify_slack_signature(verifier, environ, body: bytes, now: float) -> None:
+    """Slack's v0 signature over `v0:timestamp:body`, with the timestamp within five minutes of `now`.
+
+    Every header is checked for shape first, so no malformed value reaches the verifier (which raises on a
+    non-numeric timestamp) and each refusal says what was wrong."""
+    stamp = _slack_header(environ, "X-Slack-Request-Timestamp")
+    signature = _slack_header(environ, "X-Slack-Signature")
+    if not _TIMESTAMP.fullmatch(stamp):
+        raise Refusal("401 Unauthorized", "X-Slack-Request-Timestamp must be whole seconds since the epoch")
+    if abs(now - int(stamp)) > MAX_SKEW_S:
+        raise Refusal("401 Unauthorized", "request timestamp is more than 5 minutes from now")
+    if not _SIGNATURE.fullmatch(signature):
+        raise Refusal("401 Unauthorized", "X-Slack-Signature must be v0= and 64 hex digits")
+    if not verifier.is_valid(body, stamp, signature):
+        raise Refusal("401 Unauthorized", "invalid request signature")
+
+
 def wsgi_application(settings: SlackSettings, context: Context):
-    """Health check, then Slack's events. The signature is checked here before anything parses the body, so a
-    forged request is 401 and a signed but malformed one is 400 — never a server error."""
+    """Health checks, then Slack's events. Method, type, size and signature are checked here before anything
+    parses the body: a forged request is 401, a wrong method 405, a large body 413, another content type 415,
+    a signed but malformed one 400 — each a one-line JSON error, never a server error."""
     from slack_bolt.adapter.wsgi import SlackRequestHandler
     from slack_sdk.signature import SignatureVerifier
 
-    bolt = SlackRequestHandler(create_app(settings, context))
+    bolt = SlackRequestHandler(create_app(settings, context), path=SLACK_PATH)
     verifier = SignatureVerifier(settings.signing_secret)
 
     def application(environ, start_response):
-        if environ.get("PATH_INFO") == "/healthz" and environ.get("REQUEST_METHOD") in ("GET", "HEAD"):
-            return _reply(start_response, "200 OK", {"ok": True, "offers": len(context.catalog.offers)})
-        if environ.get("PATH_INFO") == "/readyz" and environ.get("REQUEST_METHOD") in ("GET", "HEAD"):
+        path, method = environ.get("PATH_INFO"), environ.get("REQUEST_METHOD")
+        if path in ("/healthz", "/readyz"):
+            if method not in ("GET", "HEAD"):
+                return _reply(start_response, "405 Method Not Allowed", {"error": f"{method} is not allowed here"},
+                              (("Allow", "GET, HEAD"),))
+            if path == "/healthz":
+                return _reply(start_response, "200 OK", {"ok": True, "offers": len(context.catalog.offers)})
             ready = context._catalog is not None
             return _reply(start_response, "200 OK" if ready else "503 Service Unavailable", {"ready": ready})
-        if environ.get("PATH_INFO") == bolt.path and environ.get("REQUEST_METHOD") == "POST":
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-            body = environ["wsgi.input"].read(length) if length else b""
-            headers = {"x-slack-signature": environ.get("HTTP_X_SLACK_SIGNATURE", ""),
-                       "x-slack-request-timestamp": environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP", "")}
-            if not verifier.is_valid_request(body, headers):
-                return _reply(start_response, "401 Unauthorized", {"error": "invalid request signature"})
-            if not _well_formed(body):
-                return _reply(start_response, "400 Bad Request", {"error": "malformed request body"})
-            environ["wsgi.input"] = io.BytesIO(body)
+        if path != SLACK_PATH:
+            return _reply(start_response, "404 Not Found", {"error": f"no such path; Slack posts to {SLACK_PATH}"})
+        try:
+            body = read_slack_body(environ)
+            verify_slack_signature(verifier, environ, body, time.time())
+        except Refusal as refusal:
+            return _reply(start_response, refusal.status, {"error": refusal.error}, refusal.headers)
+        if not _well_formed(body):
+            return _reply(start_response, "400 Bad Request", {"error": "malformed request body"})
+        environ["wsgi.input"] = io.BytesIO(body)
         return bolt(environ, start_response)
 
     return application
+
+
+def prepared_context() -> Context:
+    """The process's context with its catalog loaded and the store's schema upgraded, before anything serves:
+    the jobs thread and the first requests then share objects that already exist."""
+    return Context().prepare()
 
 
 def _log_to_stderr() -> None:
@@ -84,7 +162,7 @@ def build_application(*, jobs: bool):
     """One process's app: settings, context (the catalog loaded now), the WSGI app, and its jobs thread."""
     _log_to_stderr()
     settings = SlackSettings.from_env()
-    context = Context()
+    context = prepared_context()
     application = wsgi_application(settings, context)
     if jobs:
         start_jobs(context)
@@ -98,15 +176,14 @@ def serve(host: str = "0.0.0.0", port: int = 3000, *, threads: int = 16, jobs: b
 
         SlackSettings.from_env()  # missing credentials: one clear error from the master, not N worker crashes
         prefork.serve(lambda: build_application(jobs=jobs), host, port, workers=workers, threads=threads,
-                      max_body_bytes=MAX_BODY_BYTES)
+                      max_body_bytes=SERVER_BODY_LIMIT_BYTES)
         return
     import waitress
 
     application = build_application(jobs=jobs)
     log.info("gpu-assist Slack app on http://%s:%d/slack/events", host, port)
-    # Slack's payloads are a few KiB: anything over 1 MiB is refused (413) before Bolt reads it.
     waitress.serve(application, host=host, port=port, threads=threads, ident="gpu-assist",
-                   clear_untrusted_proxy_headers=True, max_request_body_size=MAX_BODY_BYTES)
+                   clear_untrusted_proxy_headers=True, max_request_body_size=SERVER_BODY_LIMIT_BYTES)
 
 
 def socket_mode() -> None:
@@ -117,6 +194,6 @@ def socket_mode() -> None:
         from gpu_assist.errors import GpuAssistError
 
         raise GpuAssistError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write)")
-    context = Context()
+    context = prepared_context()
     start_jobs(context)
     SocketModeHandler(create_app(settings, context), settings.app_token).start()

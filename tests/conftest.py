@@ -13,7 +13,7 @@ import pytest
 
 from gpu_assist.catalog import load_catalog
 from gpu_assist.sources import rows_to_csv
-from support import AWS_SECRET, CATALOGS, free_port
+from support import AWS_SECRET, CATALOGS, DB_PASSWORD, free_port
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -120,7 +120,7 @@ def pg_store(postgres_url):
 
     engine = sqlalchemy.create_engine(postgres_url)
     with engine.begin() as connection:
-        connection.execute(sqlalchemy.text("DROP TABLE IF EXISTS audit_events, requests CASCADE"))
+        connection.execute(sqlalchemy.text("DROP TABLE IF EXISTS audit_events, requests, alembic_version CASCADE"))
     engine.dispose()
     return Store(postgres_url)
 
@@ -172,7 +172,8 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """No token, signing secret or AWS key may appear in any test's captured output, logs or failure text."""
+    """No token, signing secret, AWS key or database password may appear in any test's captured output, logs or
+    failure text."""
     outcome = yield
     report = outcome.get_result()
     if report.when != "call":
@@ -181,7 +182,8 @@ def pytest_runtest_makereport(item, call):
 
     text = "\n".join(content for _, content in report.sections) + str(report.longrepr or "")
     leaked = [name for name, secret in (("bot token", BOT_TOKEN), ("signing secret", SIGNING_SECRET),
-                                        ("AWS secret key", AWS_SECRET)) if secret in text]
+                                        ("AWS secret key", AWS_SECRET), ("database password", DB_PASSWORD))
+              if secret in text]
     _SECRETS_SCANNED["tests"] += 1
     if leaked:
         _SECRETS_SCANNED["leaks"].append((item.nodeid, leaked))

@@ -40,9 +40,10 @@ def command_body(text: str, *, user: str, response_url: str, channel: str = "C-G
 
 
 def action_body(action_id: str, value: str, *, user: str, response_url: str, channel: str = "C-APPROVALS",
-                message_ts: str = "1700000000.000001") -> str:
+                message_ts: str = "1700000000.000001", username: str | None = None) -> str:
     payload = {
-        "type": "block_actions", "user": {"id": user, "username": user.lower(), "team_id": "T1"},
+        "type": "block_actions", "user": {"id": user, "username": username or user.lower(), "name": username or
+                                          user.lower(), "team_id": "T1"},
         "api_app_id": "A1", "token": "legacy", "team": {"id": "T1", "domain": "example"},
         "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": False},
         "channel": {"id": channel, "name": "approvals"}, "trigger_id": "1.2.3", "response_url": response_url,
@@ -53,19 +54,20 @@ def action_body(action_id: str, value: str, *, user: str, response_url: str, cha
 
 
 def start_slack_server(moto_url: str, mock, state, *, db_url: str | None = None, jobs: bool = False,
-                       extra_env: dict | None = None, args: tuple[str, ...] = ()):
+                       extra_env: dict | None = None, args: tuple[str, ...] = (), cache_dir=None, wait: bool = True):
     """`gpu-assist slack serve` as a real process on a free port, talking to moto and the mock Web API.
 
-    Returns (process, info dict with url, base, env, log path); the caller stops the process."""
+    `cache_dir` shares a catalog cache between starts. Returns (process, info dict with url, base, env, log path),
+    after /healthz answers unless `wait` is False; the caller stops the process."""
     from support import AWS_SECRET, free_port
 
     port = free_port()
     env = {**os.environ, "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-           "GPU_ASSIST_SLACK_API_URL": mock.api_url, "GPU_ASSIST_APPROVERS": "U-ALICE,U-BOB",
+           "GPU_ASSIST_SLACK_API_URL": mock.api_url, "GPU_ASSIST_APPROVERS": "U-ALICE,U-BOB,jupyter:dave",
            "GPU_ASSIST_APPROVAL_CHANNEL": "C-APPROVALS", "GPU_ASSIST_DB_URL": db_url or f"sqlite:///{state / 'state.db'}",
            "GPU_ASSIST_AMI_ID": "ami-12c6146b", "AWS_ENDPOINT_URL": moto_url, "AWS_ACCESS_KEY_ID": "testing",
-           "AWS_SECRET_ACCESS_KEY": AWS_SECRET, "AWS_REGION": "us-east-1", "GPU_ASSIST_CACHE_DIR": str(state / "cache"),
-           **(extra_env or {})}
+           "AWS_SECRET_ACCESS_KEY": AWS_SECRET, "AWS_REGION": "us-east-1",
+           "GPU_ASSIST_CACHE_DIR": str(cache_dir or state / "cache"), **(extra_env or {})}
     env.pop("AWS_PROFILE", None)
     log_path = state / f"server-{port}.log"
     log = open(log_path, "w")
@@ -74,12 +76,15 @@ def start_slack_server(moto_url: str, mock, state, *, db_url: str | None = None,
                                stderr=subprocess.STDOUT)
     log.close()
     base = f"http://127.0.0.1:{port}"
+    info = {"url": f"{base}/slack/events", "base": base, "env": env, "log": log_path}
+    if not wait:
+        return process, info
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
                 if response.status == 200:
-                    return process, {"url": f"{base}/slack/events", "base": base, "env": env, "log": log_path}
+                    return process, info
         except OSError:
             if process.poll() is not None:
                 break

@@ -40,3 +40,4 @@ def soak() -> bool:
 
 # Distinctive fake credentials: a hook in conftest.py fails any test whose captured output contains one.
 AWS_SECRET = "moto-secret-must-never-be-logged-7f3a"
+DB_PASSWORD = "pg-password-must-never-be-logged-91c2"

@@ -28,9 +28,21 @@ def _jupyter_labextension_paths():
 
 
 def _load_jupyter_server_extension(server_app):
+    """Routes, and the store's schema upgraded before they serve. A store that cannot be opened is logged, not
+    fatal: the notebook server keeps serving and the routes retry on use."""
+    from ..commands import Context
+    from ..errors import GpuAssistError
     from .routes import setup_handlers
 
-    setup_handlers(server_app.web_app)
+    context = Context()
+    try:
+        context.prepare()
+    except GpuAssistError as error:
+        server_app.log.error("gpu-assist: %s", error)
+    except Exception as error:  # noqa: BLE001 - e.g. the database is down; one line, no traceback, no URL
+        server_app.log.error("gpu-assist: cannot open the request store (%s); retrying on use",
+                             type(error).__name__)
+    setup_handlers(server_app.web_app, context)
     server_app.log.info("gpu-assist: routes under %sgpu-assist/api/", server_app.web_app.settings["base_url"])
 
 

@@ -1,7 +1,11 @@
-"""jupyter_server routes for the sidebar: `<base_url>/gpu-assist/api/{quote,recommend,util,requests}`.
+"""jupyter_server routes: `<base_url>/gpu-assist/api/{quote,recommend,util,requests,launch}` and
+`POST …/requests/<id>/{approve,reject}`.
 
-JSON in and out through the core's JSON renderer; a user error is HTTP 400 with `{"error": message}`.
-Every handler requires the server's own authentication (`@tornado.web.authenticated`).
+JSON in and out through the core's JSON renderer; a user error is HTTP 400 with `{"error": message}`, a refusal
+(not an approver, one's own request) 403. Every handler requires the server's own authentication
+(`@tornado.web.authenticated`; Jupyter checks the token, or the XSRF token for a cookie), and the actor is the
+server's `current_user` as `jupyter:<username>` (JupyterHub's user behind JupyterHub): this is the only way a
+notebook user's decision counts, never kernel code writing to the store.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
 from ..commands import Context, RequestsCommand, parse_command, run
-from ..errors import GpuAssistError
+from ..errors import GpuAssistError, PolicyError
+from ..identity import JUPYTER, actor
 from ..render import json as render_json
 
 
@@ -38,10 +43,9 @@ class _CommandHandler(APIHandler):
     def _answer(self) -> None:
         try:
             command = parse_command(f"{self.verb} {self._words()}", self.context.catalog.gpus)
-            result = run(command, self.context, actor=self.current_user_name())
+            result = run(command, self.context, actor=self.actor())
         except GpuAssistError as error:
-            self.set_status(400)
-            self.finish(json.dumps({"error": str(error)}))
+            self._refuse(error)
             return
         self.finish(self.render(result))
 
@@ -49,9 +53,14 @@ class _CommandHandler(APIHandler):
     def render(result) -> str:
         return render_json.render(result)
 
-    def current_user_name(self) -> str:
+    def _refuse(self, error: GpuAssistError) -> None:
+        self.set_status(403 if isinstance(error, PolicyError) else 400)
+        self.finish(json.dumps({"error": str(error)}))
+
+    def actor(self) -> str:
+        """The authenticated user, as Jupyter's identity provider names them."""
         user = self.current_user
-        return getattr(user, "username", None) or str(user)
+        return actor(JUPYTER, getattr(user, "username", None) or str(user))
 
     @tornado.web.authenticated
     def get(self):
@@ -88,10 +97,48 @@ class RequestsHandler(_CommandHandler):
         try:
             result = run(RequestsCommand(), self.context)
         except GpuAssistError as error:
-            self.set_status(400)
-            self.finish(json.dumps({"error": str(error)}))
+            self._refuse(error)
             return
         self.finish(render_json.render(result))
+
+
+class LaunchHandler(_CommandHandler):
+    """Submit a launch request as the authenticated user; POST only (a GET must not ask for money)."""
+
+    verb = "launch"
+
+    @tornado.web.authenticated
+    def get(self):
+        raise tornado.web.HTTPError(405)
+
+
+class DecideHandler(_CommandHandler):
+    """`POST …/requests/<id>/approve|reject` (JSON `{"reason": …}` optional): the approval lifecycle's rules decide
+    whether this user may. The launch after an approval runs off the server's event loop."""
+
+    @tornado.web.authenticated
+    def get(self, request_id: str, decision: str):
+        raise tornado.web.HTTPError(405)
+
+    @tornado.web.authenticated
+    async def post(self, request_id: str, decision: str):
+        import asyncio
+
+        try:
+            body = json.loads(self.request.body or b"{}")
+            reason = str(body.get("reason", "")) if isinstance(body, dict) else ""
+        except ValueError:
+            self._refuse(GpuAssistError("the request body is not JSON", example='{"reason": "for the demo"}'))
+            return
+        approvals, decider = self.context.approvals, self.actor()
+        decide = approvals.approve if decision == "approve" else approvals.reject
+        try:
+            record = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: decide(request_id, decider, reason=reason))
+        except GpuAssistError as error:
+            self._refuse(error)
+            return
+        self.finish(render_json.render(record))
 
 
 def setup_handlers(web_app, context: Context | None = None) -> None:
@@ -99,4 +146,5 @@ def setup_handlers(web_app, context: Context | None = None) -> None:
     base = url_path_join(web_app.settings["base_url"], "gpu-assist", "api")
     web_app.add_handlers(".*$", [(url_path_join(base, name), handler) for name, handler in (
         ("quote", QuoteHandler), ("recommend", RecommendHandler), ("util", UtilHandler),
-        ("requests", RequestsHandler))])
+        ("requests", RequestsHandler), ("launch", LaunchHandler),
+        (r"requests/(r-[0-9a-f]{12})/(approve|reject)", DecideHandler))])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from ..identity import slack_mention
 from ..pricing import Quote
 from ..request import format_duration
 from .money import format_hours, format_money, format_percent
@@ -164,7 +165,7 @@ def approval_card(record, *, decided: str | None = None) -> list[dict]:
     spec = record.spec
     if record.kind == "launch":
         checks = spec.get("checks", {})
-        what = (f"*Launch request {record.id}* from <@{record.requester}>\n"
+        what = (f"*Launch request {record.id}* from {slack_mention(record.requester)}\n"
                 f"{spec['instances']}× `{spec['instance_type']}` ({spec['gpus']}×{spec['gpu']}) "
                 f"*{spec['pricing_model']}* "
                 f"in {spec['region']} for {format_duration(spec['duration_s'])} (then stopped automatically)\n"
@@ -172,7 +173,7 @@ def approval_card(record, *, decided: str | None = None) -> list[dict]:
                 f"{format_money(Decimal(spec['ceiling_hourly']), record.currency)}/h per instance\n"
                 f"Dry run: {checks.get('dry_run', '?')} · Quota: {checks.get('quota', '?')}")
     else:
-        what = f"*Stop request {record.id}* from <@{record.requester}>\n" + \
+        what = f"*Stop request {record.id}* from {slack_mention(record.requester)}\n" + \
             ", ".join(f"`{i}`" for i in spec["instance_ids"]) + f" in {spec['region']}"
     blocks = [_section(what)]
     if decided:

@@ -21,7 +21,7 @@ from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
 from gpu_assist.store import Store
 
-POLICY = Policy(approvers=frozenset({"U-ALICE", "U-BOB"}), ami_id="ami-12c6146b")
+POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")
 
 
 def _die():

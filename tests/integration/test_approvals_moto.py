@@ -37,7 +37,7 @@ def clock():
 
 @pytest.fixture
 def policy():
-    return Policy(approvers=frozenset({"U-ALICE", "U-BOB"}), ami_id=IMAGE, max_cost=Decimal(20_000))
+    return Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id=IMAGE, max_cost=Decimal(20_000))
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def _instances(request_id=None, states=("pending", "running")):
 
 
 def test_launch_waits_for_an_approver_then_runs_once_with_tags(approvals):
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 72h region=us-east-1")
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1")
     assert record.state == "pending" and record.kind == "launch"
     spec = record.spec
     assert (spec["instance_type"], spec["instances"], spec["pricing_model"]) == ("p4d.24xlarge", 1, "on-demand")
@@ -63,33 +63,33 @@ def test_launch_waits_for_an_approver_then_runs_once_with_tags(approvals):
     assert record.estimated_cost == Decimal(spec["hourly"]) * 72
     assert _instances() == []  # nothing runs before approval
 
-    done = approvals.approve(record.id, "U-BOB")
-    assert done.state == "running" and done.approver == "U-BOB" and len(done.instance_ids) == 1
+    done = approvals.approve(record.id, "slack:U-BOB")
+    assert done.state == "running" and done.approver == "slack:U-BOB" and len(done.instance_ids) == 1
     (instance,) = _instances(record.id)
     tags = {t["Key"]: t["Value"] for t in instance["Tags"]}
-    assert tags[REQUEST_TAG] == record.id and tags["gpu-assist:requester"] == "U-CAROL"
+    assert tags[REQUEST_TAG] == record.id and tags["gpu-assist:requester"] == "slack:U-CAROL"
     assert tags["gpu-assist:expires-at"] == "2026-12-05T12:00:00Z"
     assert done.ends_at == dt.datetime(2026, 12, 5, 12, 0, tzinfo=dt.timezone.utc)
     trail = [(e.action, e.outcome, e.to_state) for e in approvals.store.audit_trail(record.id)]
     assert trail == [("submit", "ok", "pending"), ("approve", "ok", "approved"), ("launch", "ok", "launching"),
                      ("running", "ok", "running")]
 
-    with pytest.raises(PolicyError, match="already running by U-BOB"):
-        approvals.approve(record.id, "U-ALICE")  # a double click launches nothing
+    with pytest.raises(PolicyError, match="already running by slack:U-BOB"):
+        approvals.approve(record.id, "slack:U-ALICE")  # a double click launches nothing
     assert len(_instances()) == 1
 
 
 def test_spot_launch_uses_the_spot_market_with_the_approved_ceiling(approvals):
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 10h spot")
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 10h spot")
     assert record.spec["pricing_model"] == "spot"
-    approvals.approve(record.id, "U-ALICE")
+    approvals.approve(record.id, "slack:U-ALICE")
     (instance,) = _instances(record.id)
     assert instance.get("InstanceLifecycle") == "spot"
 
 
 @pytest.mark.parametrize("requester, actor, message", [
-    ("U-ALICE", "U-ALICE", "requesters cannot approve or reject their own request"),  # an approver, asking
-    ("U-CAROL", "U-MALLORY", "U-MALLORY is not an approver"),
+    ("slack:U-ALICE", "slack:U-ALICE", "requesters cannot approve or reject their own request"),  # an approver, asking
+    ("slack:U-CAROL", "slack:U-MALLORY", "slack:U-MALLORY is not an approver"),
 ])
 def test_self_approval_and_non_approvers_are_refused_and_audited(approvals, requester, actor, message):
     record = approvals.submit_launch(requester, "launch 8xA100 2h")
@@ -103,16 +103,16 @@ def test_self_approval_and_non_approvers_are_refused_and_audited(approvals, requ
 
 
 def test_expired_and_rejected_requests_cannot_be_approved(approvals, clock):
-    old = approvals.submit_launch("U-CAROL", "launch 8xA100 2h")
+    old = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h")
     clock.advance(hours=25)
     with pytest.raises(PolicyError, match="has expired"):
-        approvals.approve(old.id, "U-BOB")
+        approvals.approve(old.id, "slack:U-BOB")
     assert approvals.store.get(old.id).state == "expired"
-    rejected = approvals.submit_launch("U-CAROL", "launch 8xA100 2h")
-    approvals.reject(rejected.id, "U-ALICE", "use the on-prem cluster")
-    with pytest.raises(PolicyError, match="already rejected by U-ALICE"):
-        approvals.approve(rejected.id, "U-BOB")
-    stale = approvals.submit_launch("U-CAROL", "launch 8xA100 2h")
+    rejected = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h")
+    approvals.reject(rejected.id, "slack:U-ALICE", "use the on-prem cluster")
+    with pytest.raises(PolicyError, match="already rejected by slack:U-ALICE"):
+        approvals.approve(rejected.id, "slack:U-BOB")
+    stale = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h")
     clock.advance(hours=25)
     assert approvals.expire_due() == [stale.id]
     assert _instances() == []
@@ -120,11 +120,11 @@ def test_expired_and_rejected_requests_cannot_be_approved(approvals, clock):
 
 def test_policy_is_enforced_at_submit_and_again_at_approve(approvals, policy):
     with pytest.raises(PolicyError, match="over the limit of 20,000.00 USD"):
-        approvals.submit_launch("U-CAROL", "launch 8xA100 8w")
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 2h")
+        approvals.submit_launch("slack:U-CAROL", "launch 8xA100 8w")
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h")
     approvals.policy = Policy(**{**policy.__dict__, "max_cost": Decimal(10)})
     with pytest.raises(PolicyError, match="policy refuses it now"):
-        approvals.approve(record.id, "U-BOB")
+        approvals.approve(record.id, "slack:U-BOB")
     outcomes = [(e.action, e.outcome) for e in approvals.store.audit_trail()]
     assert ("submit launch", "refused") in outcomes and ("approve", "refused") in outcomes
     assert _instances() == []
@@ -132,13 +132,13 @@ def test_policy_is_enforced_at_submit_and_again_at_approve(approvals, policy):
 
 def test_bad_launch_text_is_a_parse_error(approvals):
     with pytest.raises(ParseError, match="say for how long"):
-        approvals.submit_launch("U-CAROL", "launch 8xA100")
+        approvals.submit_launch("slack:U-CAROL", "launch 8xA100")
     with pytest.raises(ParseError, match="unknown GPU 'A1000'"):
-        approvals.submit_launch("U-CAROL", "launch 8xA1000 2h")
+        approvals.submit_launch("slack:U-CAROL", "launch 8xA1000 2h")
 
 
 def test_launch_from_a_quote_option_id(approvals):
-    record = approvals.submit_launch("U-CAROL", "launch aws:p5.48xlarge:us-east-1:on-demand 3h")
+    record = approvals.submit_launch("slack:U-CAROL", "launch aws:p5.48xlarge:us-east-1:on-demand 3h")
     assert (record.spec["instance_type"], record.spec["region"], record.spec["gpus"]) == ("p5.48xlarge", "us-east-1", 8)
 
 
@@ -147,19 +147,20 @@ def test_stop_only_instances_gpu_assist_launched(approvals):
     foreign = ec2.run_instances(ImageId=IMAGE, InstanceType="p4d.24xlarge", MinCount=1, MaxCount=1)
     foreign_id = foreign["Instances"][0]["InstanceId"]
     with pytest.raises(PolicyError, match=f"not launched by gpu-assist: {foreign_id}"):
-        approvals.submit_stop("U-CAROL", [foreign_id], "us-east-1")
-    launch = approvals.approve(approvals.submit_launch("U-CAROL", "launch 8xA100 5h").id, "U-BOB")
-    stop = approvals.submit_stop("U-CAROL", list(launch.instance_ids))  # the region comes from the launch
+        approvals.submit_stop("slack:U-CAROL", [foreign_id], "us-east-1")
+    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 5h").id, "slack:U-BOB")
+    stop = approvals.submit_stop("slack:U-CAROL", list(launch.instance_ids))  # the region comes from the launch
     assert stop.spec["region"] == launch.spec["launched_region"]
     assert stop.state == "pending" and stop.spec["launch_requests"] == [launch.id]
-    assert approvals.approve(stop.id, "U-ALICE").state == "stopped"
+    assert approvals.approve(stop.id, "slack:U-ALICE").state == "stopped"
     assert approvals.store.get(launch.id).state == "stopped"
     assert [i["InstanceId"] for i in _instances()] == [foreign_id]  # the foreign one still runs
     assert _instances(launch.id) == [] or launch.spec["launched_region"] != "us-east-1"
 
 
 def test_reaper_stops_launches_past_their_duration(approvals, clock):
-    launch = approvals.approve(approvals.submit_launch("U-CAROL", "launch 8xA100 3h region=us-east-1").id, "U-BOB")
+    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 3h region=us-east-1").id,
+                               "slack:U-BOB")
     clock.advance(hours=2)
     assert approvals.reap() == []
     clock.advance(hours=1, minutes=1)
@@ -169,12 +170,12 @@ def test_reaper_stops_launches_past_their_duration(approvals, clock):
 
 
 def test_reconcile_finishes_a_launch_without_launching_twice(approvals):
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1")
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
     store = approvals.store
     # A crash after run_instances and before the 'running' update: the instance exists, the state says launching.
-    store.transition(record.id, "pending", "approved", actor="U-BOB", action="approve", now=approvals.clock(),
-                     approver="U-BOB", decided_at=approvals.clock())
-    store.transition(record.id, "approved", "launching", actor="U-BOB", action="launch", now=approvals.clock())
+    store.transition(record.id, "pending", "approved", actor="slack:U-BOB", action="approve", now=approvals.clock(),
+                     approver="slack:U-BOB", decided_at=approvals.clock())
+    store.transition(record.id, "approved", "launching", actor="slack:U-BOB", action="launch", now=approvals.clock())
     approvals.provisioner.launch({**record.spec, "ends_at": ""})
     assert len(_instances(record.id)) == 1
     assert approvals.reconcile() == [record.id]
@@ -182,15 +183,15 @@ def test_reconcile_finishes_a_launch_without_launching_twice(approvals):
     assert done.state == "running" and len(_instances(record.id)) == 1
     assert "found by tag, not launched again" in store.audit_trail(record.id)[-1].detail
     # A crash right after approval: reconcile launches it, once.
-    second = approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1")
-    store.transition(second.id, "pending", "approved", actor="U-BOB", action="approve", now=approvals.clock(),
-                     approver="U-BOB", decided_at=approvals.clock())
+    second = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    store.transition(second.id, "pending", "approved", actor="slack:U-BOB", action="approve", now=approvals.clock(),
+                     approver="slack:U-BOB", decided_at=approvals.clock())
     assert approvals.reconcile() == [second.id]
     assert store.get(second.id).state == "running" and len(_instances(second.id)) == 1
 
 
 def test_capacity_errors_move_to_the_next_zone(approvals):
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1")
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
     ec2 = aws_clients.client("ec2", "us-east-1")
     refused = []
 
@@ -206,7 +207,7 @@ def test_capacity_errors_move_to_the_next_zone(approvals):
     ec2.meta.events.register("before-call.ec2.RunInstances", no_capacity_in_first_zone)
     approvals.provisioner.client = lambda service, region=None: ec2 if service == "ec2" else \
         aws_clients.client(service, region)
-    done = approvals.approve(record.id, "U-BOB")
+    done = approvals.approve(record.id, "slack:U-BOB")
     assert done.state == "running"
     (instance,) = _instances(record.id)
     assert instance["Placement"]["AvailabilityZone"] != refused[0]
@@ -216,10 +217,10 @@ def test_capacity_errors_move_to_the_next_zone(approvals):
 def test_a_failed_launch_says_why_and_keeps_its_state(approvals, policy):
     # No AMI configured: the default is the Deep Learning AMI's public SSM parameter, which moto does not have.
     approvals.provisioner.policy = Policy(**{**policy.__dict__, "ami_id": None})
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 4h")
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h")
     assert record.spec["checks"]["dry_run"].startswith("not checked: AWS said ParameterNotFound while reading the AMI "
                                                       "from SSM parameter /aws/service/deeplearning/ami/x86_64/")
-    done = approvals.approve(record.id, "U-BOB")
+    done = approvals.approve(record.id, "slack:U-BOB")
     assert done.state == "failed" and "ParameterNotFound" in done.error
     assert approvals.store.get(record.id).state == "failed"  # kept, with its reason, for an admin to retry
 
@@ -228,9 +229,9 @@ def test_the_ami_can_come_from_an_ssm_parameter(approvals, policy):
     ssm = aws_clients.client("ssm")
     ssm.put_parameter(Name="/team/gpu-ami", Value=IMAGE, Type="String")
     approvals.provisioner.policy = Policy(**{**policy.__dict__, "ami_id": None, "ami_ssm_parameter": "/team/gpu-ami"})
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1")
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
     assert record.spec["checks"]["dry_run"] == "ok"
-    assert approvals.approve(record.id, "U-BOB").state == "running"
+    assert approvals.approve(record.id, "slack:U-BOB").state == "running"
 
 
 def test_quota_check_against_the_real_response_shape(approvals):
@@ -253,7 +254,7 @@ def test_quota_check_against_the_real_response_shape(approvals):
 def test_audit_log_is_append_only(approvals):
     import sqlalchemy
 
-    approvals.submit_launch("U-CAROL", "launch 8xA100 2h")
+    approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h")
     with pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"):
         with approvals.store.engine.begin() as connection:
             connection.execute(sqlalchemy.text("UPDATE audit_events SET actor = 'nobody'"))

@@ -15,7 +15,7 @@ from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
 
 WORKER = Path(__file__).with_name("approve_worker.py")
-POLICY = Policy(approvers=frozenset({"U-ALICE", "U-BOB"}), ami_id="ami-12c6146b")
+POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")
 
 
 def _tagged(request_id: str) -> list[dict]:
@@ -31,8 +31,9 @@ def _worker(*args) -> subprocess.Popen:
 
 def test_200_concurrent_approvals_from_two_processes_launch_once(aws, pg_store, catalog):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 6h region=us-east-1")
-    racers = [_worker("race", pg_store.url, record.id, approver, "100") for approver in ("U-ALICE", "U-BOB")]
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 6h region=us-east-1")
+    racers = [_worker("race", pg_store.url, record.id, approver, "100")
+              for approver in ("slack:U-ALICE", "slack:U-BOB")]
     results = []
     for racer in racers:
         out, err = racer.communicate(timeout=300)
@@ -49,8 +50,8 @@ def test_200_concurrent_approvals_from_two_processes_launch_once(aws, pg_store, 
 
 def test_killed_between_approved_and_running_reconciles_to_one_instance(aws, pg_store, catalog):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 6h region=us-east-1")
-    crashed = _worker("crash", pg_store.url, record.id, "U-BOB")
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 6h region=us-east-1")
+    crashed = _worker("crash", pg_store.url, record.id, "slack:U-BOB")
     crashed.communicate(timeout=300)
     assert crashed.returncode == -9  # SIGKILL
     assert pg_store.get(record.id).state == "launching" and len(_tagged(record.id)) == 1

@@ -1,7 +1,11 @@
-"""The request lifecycle from the command line, over moto and an SQLite store, as an admin would use it."""
+"""The request lifecycle from the command line, over moto and an SQLite store, as an operator would use it.
+
+The CLI may quote, submit and list; it never approves as anyone: `--as` and GPU_ASSIST_USER name an
+unauthenticated requester, and the only decision from a shell is the audited break-glass override."""
 
 from __future__ import annotations
 
+import getpass
 import json
 
 import pytest
@@ -12,8 +16,16 @@ from gpu_assist.cli import main
 @pytest.fixture
 def cli_env(aws, tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'state.db'}")
-    monkeypatch.setenv("GPU_ASSIST_APPROVERS", "alice,bob")
+    monkeypatch.setenv("GPU_ASSIST_APPROVERS", "slack:U-ALICE,jupyter:bob")
     monkeypatch.setenv("GPU_ASSIST_AMI_ID", "ami-12c6146b")
+    monkeypatch.delenv("GPU_ASSIST_USER", raising=False)
+    return tmp_path
+
+
+def _break_glass_on(tmp_path, monkeypatch):
+    config = tmp_path / "policy.toml"
+    config.write_text("[policy]\nbreak_glass = true\n", encoding="utf-8")
+    monkeypatch.setenv("GPU_ASSIST_CONFIG", str(config))
 
 
 def _json(capsys, argv):
@@ -21,28 +33,59 @@ def _json(capsys, argv):
     return json.loads(capsys.readouterr().out)
 
 
-def test_launch_approve_show_and_stop(cli_env, capsys):
+def test_launch_is_recorded_unauthenticated_and_the_cli_cannot_approve_as_anyone(cli_env, capsys, monkeypatch):
     record = _json(capsys, ["launch", "8xA100", "4h", "region=us-east-1", "--as", "carol", "--format", "json"])
-    assert record["state"] == "pending" and record["requester"] == "carol"
-    assert main(["approve", record["id"], "--as", "carol"]) == 2
-    assert "requesters cannot approve" in capsys.readouterr().err
-    approved = _json(capsys, ["approve", record["id"], "--as", "bob", "--format", "json"])
-    assert approved["state"] == "running" and len(approved["instance_ids"]) == 1
+    assert record["state"] == "pending" and record["requester"] == "unauthenticated:carol"
+    # Every way a shell can claim an approver's name: none is a decision.
+    assert main(["approve", record["id"], "--as", "bob"]) == 2
+    assert "unrecognized arguments: --as bob" in capsys.readouterr().err
+    monkeypatch.setenv("GPU_ASSIST_USER", "bob")
+    assert main(["approve", record["id"]]) == 2
+    assert "the CLI cannot approve" in capsys.readouterr().err
+    bob = _json(capsys, ["launch", "8xA100", "4h", "region=us-east-1", "--format", "json"])
+    assert bob["requester"] == "unauthenticated:bob"  # GPU_ASSIST_USER names a requester, nothing more
+    assert main(["approve", record["id"], "--break-glass", "--reason", "Slack is down"]) == 2
+    assert "break-glass overrides are off in the policy" in capsys.readouterr().err
     shown = _json(capsys, ["requests", "show", record["id"], "--format", "json"])
-    assert [e["action"] for e in shown["audit"]] == ["submit", "approve", "approve", "launch", "running"]
+    assert shown["state"] == "pending" and shown["approver"] is None
+    refused = [e for e in shown["audit"] if e["outcome"] == "refused"]
+    assert [e["actor"] for e in refused] == [f"break-glass:{getpass.getuser()}"]
+
+
+def test_break_glass_is_an_audited_override_when_the_policy_allows_it(cli_env, capsys, monkeypatch):
+    _break_glass_on(cli_env, monkeypatch)
+    record = _json(capsys, ["launch", "8xA100", "4h", "region=us-east-1", "--as", "carol", "--format", "json"])
+    assert main(["approve", record["id"], "--break-glass"]) == 2
+    assert "needs a reason" in capsys.readouterr().err
+    approved = _json(capsys, ["approve", record["id"], "--break-glass", "--reason", "Slack outage, INC-42",
+                              "--format", "json"])
+    operator = f"break-glass:{getpass.getuser()}"
+    assert approved["state"] == "running" and approved["approver"] == operator
+    shown = _json(capsys, ["requests", "show", record["id"], "--format", "json"])
+    override = next(e for e in shown["audit"] if e["action"] == "approve (override)")
+    assert override["actor"] == operator and override["detail"] == "break-glass override: Slack outage, INC-42"
     assert main(["requests", "show", record["id"]]) == 0
-    text = capsys.readouterr().out
-    assert "decided by bob" in text and "carol approve refused" in text
+    assert f"decided by {operator}" in capsys.readouterr().out
     stop = _json(capsys, ["stop", approved["instance_ids"][0], "--as", "carol", "--format", "json"])
-    assert _json(capsys, ["approve", stop["id"], "--as", "alice", "--format", "json"])["state"] == "stopped"
+    stopped = _json(capsys, ["approve", stop["id"], "--break-glass", "--reason", "INC-42", "--format", "json"])
+    assert stopped["state"] == "stopped"
     listed = _json(capsys, ["requests", "--format", "json"])
     assert {r["id"]: r["state"] for r in listed} == {record["id"]: "stopped", stop["id"]: "stopped"}
     assert main(["reconcile"]) == 0 and "reconcile: 0 requests" in capsys.readouterr().out
 
 
+def test_break_glass_never_approves_ones_own_request(cli_env, capsys, monkeypatch):
+    _break_glass_on(cli_env, monkeypatch)
+    mine = _json(capsys, ["launch", "8xA100", "4h", "region=us-east-1", "--format", "json"])
+    assert mine["requester"] == f"unauthenticated:{getpass.getuser()}"
+    assert main(["approve", mine["id"], "--break-glass", "--reason", "mine"]) == 2
+    assert "requesters cannot approve" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, message", [
     (["stop", "i-nothex", "--as", "carol"], "'i-nothex' is not an instance id"),
-    (["approve", "r-000000000000", "--as", "bob"], "no request r-000000000000"),
+    (["approve", "r-000000000000"], "the CLI cannot approve"),
+    (["reject", "r-000000000000", "--break-glass", "--reason", "x"], "no request r-000000000000"),
     (["requests", "show", "banana"], "requests takes nothing or one request id"),
     (["launch", "8xA100", "--as", "carol"], "say for how long"),
 ])

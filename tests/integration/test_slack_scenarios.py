@@ -165,6 +165,20 @@ def test_a_double_click_on_approve_launches_once(slack, mock_slack):
     assert len(_tagged(request_id)) == 1
 
 
+def test_a_slack_user_named_like_a_jupyter_approver_is_not_that_approver(slack, mock_slack):
+    """The server's approvers are slack:U-ALICE, slack:U-BOB and jupyter:dave: no Slack user is dave."""
+    _command(slack, mock_slack, "launch 8xA100 4h region=us-east-1")
+    request_id = _card_request_id(mock_slack.wait_for("chat.postMessage")[0])
+    for user, username in (("U-DAVE", "dave"), ("dave", "dave"), ("jupyter:dave", "dave")):
+        signed_post(slack["url"], action_body("approve_request", request_id, user=user, username=username,
+                                              response_url=mock_slack.response_url()))
+    refusals = mock_slack.wait_for("chat.postEphemeral", 3)
+    assert sorted(r["params"]["text"] for r in refusals) == sorted(
+        f"Not done: slack:{user} is not an approver" for user in ("U-DAVE", "dave", "jupyter:dave"))
+    time.sleep(0.3)
+    assert mock_slack.calls("chat.update") == [] and _tagged(request_id) == []
+
+
 def test_reject_updates_the_card(slack, mock_slack):
     _command(slack, mock_slack, "launch 8xA100 4h region=us-east-1")
     request_id = _card_request_id(mock_slack.wait_for("chat.postMessage")[0])

@@ -15,7 +15,7 @@ from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.store import Store
 
-APPROVERS = ("U-ALICE", "U-BOB")
+APPROVERS = ("slack:U-ALICE", "slack:U-BOB")
 POLICY = Policy(approvers=frozenset(APPROVERS), ami_id="ami-12c6146b", max_cost=Decimal(20_000))
 
 
@@ -33,11 +33,11 @@ def _tagged() -> int:
 
 def test_only_approvers_other_than_the_requester_decide(approvals, record_case):
     rng = random.Random(3)
-    requests = [approvals.submit_launch(rng.choice(APPROVERS + ("U-CAROL",)), "launch 8xA100 2h region=us-east-1")
+    requests = [approvals.submit_launch(rng.choice(APPROVERS + ("slack:U-CAROL",)), "launch 8xA100 2h region=us-east-1")
                 for _ in range(5)]
     tried = refused = 0
     for record in requests:
-        for actor in ("U-MALLORY", "U-EVE", record.requester, "policy:auto-approve", ""):
+        for actor in ("slack:U-MALLORY", "slack:U-EVE", record.requester, "policy:auto-approve", ""):
             tried += 1
             try:
                 approvals.approve(record.id, actor)
@@ -57,7 +57,7 @@ def test_stop_is_refused_for_instances_gpu_assist_did_not_launch(approvals, reco
     refused = 0
     for instance_id in foreign:
         try:
-            approvals.submit_stop("U-ALICE", [instance_id], "us-east-1")
+            approvals.submit_stop("slack:U-ALICE", [instance_id], "us-east-1")
         except PolicyError:
             refused += 1
     with pytest.raises(PolicyError, match="not launched by gpu-assist"):
@@ -74,10 +74,10 @@ def test_stop_is_refused_for_instances_gpu_assist_did_not_launch(approvals, reco
     {"allowed_regions": ("eu-west-1",)}, {"allowed_pricing_models": ("spot",)},
 ])
 def test_policy_limits_hold_at_approve_time(approvals, tightened, record_case):
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 2h region=us-east-1")
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h region=us-east-1")
     approvals.policy = Policy(**{**POLICY.__dict__, **tightened})
     with pytest.raises(PolicyError, match="policy refuses it now"):
-        approvals.approve(record.id, "U-BOB")
+        approvals.approve(record.id, "slack:U-BOB")
     record_case(f"Approve after the policy tightened ({', '.join(tightened)})", tried=1, refused=1,
                 side_effects=_tagged(), note="re-checked at approve")
     assert _tagged() == 0 and approvals.store.get(record.id).state == "pending"

@@ -18,7 +18,7 @@ from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.store import TERMINAL
 
-POLICY = Policy(approvers=frozenset({"U-ALICE", "U-BOB"}), ami_id="ami-12c6146b")
+POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")
 WORKER = Path(__file__).parent.parent / "integration" / "approve_worker.py"
 DEFINITE = set(TERMINAL) | {"running", "pending"}
 
@@ -59,9 +59,9 @@ def test_launch_through_faults_ends_with_one_instance(proxy, tmp_path, catalog, 
     from gpu_assist.store import Store
 
     approvals = Approvals(Store(f"sqlite:///{tmp_path / 's.db'}"), POLICY, AwsProvisioner(POLICY), catalog)
-    record = approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1")
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
     proxy.inject("RunInstances", *faults)
-    done = approvals.approve(record.id, "U-BOB")
+    done = approvals.approve(record.id, "slack:U-BOB")
     approvals.reconcile()
     instances = _live(record.id)
     problems = _consistent(approvals.store)
@@ -76,7 +76,8 @@ def test_launch_through_faults_ends_with_one_instance(proxy, tmp_path, catalog, 
 
 
 def _worker(mode, store, request_id):
-    done = subprocess.run([sys.executable, str(WORKER), mode, store.url, request_id, "U-BOB"], capture_output=True,
+    done = subprocess.run([sys.executable, str(WORKER), mode, store.url, request_id, "slack:U-BOB"],
+                          capture_output=True,
                           text=True, timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     return done.returncode
 
@@ -85,9 +86,10 @@ def _worker(mode, store, request_id):
                                             ("crash-stop", "stopped")])
 def test_sigkill_at_each_step_then_reconcile(aws, pg_store, catalog, mode, expected, record_case):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
-    record = approvals.approve(approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1").id, "U-BOB") \
-        if mode == "crash-stop" else approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1")
-    target = approvals.submit_stop("U-CAROL", list(record.instance_ids)) if mode == "crash-stop" else record
+    record = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1").id,
+                               "slack:U-BOB") \
+        if mode == "crash-stop" else approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    target = approvals.submit_stop("slack:U-CAROL", list(record.instance_ids)) if mode == "crash-stop" else record
     assert _worker(mode, pg_store, target.id) == -9
     half_done = pg_store.get(target.id).state
     approvals.reconcile()
@@ -103,12 +105,12 @@ def test_sigkill_at_each_step_then_reconcile(aws, pg_store, catalog, mode, expec
 
 def test_postgres_restart_mid_run(aws, pg_store, restart_postgres, catalog, record_case):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
-    first = approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1")
+    first = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
     restart_postgres()
-    second = approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1")
-    approvals.approve(first.id, "U-BOB")
+    second = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    approvals.approve(first.id, "slack:U-BOB")
     restart_postgres()
-    approvals.approve(second.id, "U-ALICE")
+    approvals.approve(second.id, "slack:U-ALICE")
     approvals.reconcile()
     problems = _consistent(pg_store)
     record_case("PostgreSQL restarted twice mid-run", tried=2, refused=0, side_effects=len(problems),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import sqlalchemy
 
 from gpu_assist.aws import explain
-from slack_client import BOT_TOKEN, SIGNING_SECRET, command_body, signed_post
-from support import AWS_SECRET
+from gpu_assist.cli import main
+from slack_client import BOT_TOKEN, SIGNING_SECRET, command_body, signed_post, start_slack_server
+from support import AWS_SECRET, DB_PASSWORD
 
 SECRETS = (BOT_TOKEN, SIGNING_SECRET, AWS_SECRET)
 
@@ -42,3 +45,56 @@ def test_aws_error_texts_carry_no_credentials(monkeypatch):
                                    "access credentials"}}, "RunInstances")
     for failure in (error, NoCredentialsError()):
         assert AWS_SECRET not in str(explain(failure, "launching"))
+
+
+def _with_password(postgres_url: str) -> str:
+    """The test server trusts local connections, so a password in the URL is accepted and must stay hidden."""
+    return postgres_url.replace("://postgres@", f"://postgres:{DB_PASSWORD}@")
+
+
+def test_database_password_stays_out_of_server_log_cards_and_json(moto_server, mock_slack, aws, postgres_url,
+                                                                 tmp_path, monkeypatch, capsys, record_case):
+    url = _with_password(postgres_url)
+    mock_slack.clear()
+    process, server = start_slack_server(moto_server, mock_slack, tmp_path, db_url=url, jobs=True)
+    try:
+        for text in ("launch 8xA100 4h region=us-east-1", "launch 8xA100 9999h", "requests", "quote 8xA1000 1h"):
+            signed_post(server["url"], command_body(text, user="U-CAROL", response_url=mock_slack.response_url()))
+        mock_slack.wait_for("response/", 3)
+        time.sleep(0.5)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    sent = "\n".join(str(r["params"]) for r in mock_slack.received)
+    monkeypatch.setenv("GPU_ASSIST_DB_URL", url)
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+    monkeypatch.setenv("GPU_ASSIST_AMI_ID", "ami-12c6146b")
+    outputs = {}
+    for argv in (["requests", "--format", "json"], ["launch", "8xA100", "4h", "--as", "carol", "--format", "json"],
+                 ["db", "current"], ["approve", "r-000000000000", "--break-glass", "--reason", "x", "--format",
+                                                                                           "json"]):
+        main(argv)
+        captured = capsys.readouterr()
+        outputs[" ".join(argv[:2])] = captured.out + captured.err
+    places = {"server log": server["log"].read_text(), "cards and replies": sent, **outputs}
+    leaks = [(place, name) for place, text in places.items()
+             for name, secret in (("db password", DB_PASSWORD), *zip(("bot token", "signing secret"),
+                                                                      (BOT_TOKEN, SIGNING_SECRET))) if secret in text]
+    record_case("Database password, bot token, signing secret in server log, cards, CLI --format json",
+                tried=len(places) * 3, refused=len(places) * 3 - len(leaks), side_effects=len(leaks),
+                note="PostgreSQL URL with a sentinel password")
+    assert leaks == []
+    assert '"requester": "unauthenticated:carol"' in outputs["launch 8xA100"]
+    assert "postgres:***@" in outputs["db current"]
+
+
+def test_an_unreachable_store_is_one_line_without_the_password(monkeypatch, capsys):
+    monkeypatch.setenv("GPU_ASSIST_DB_URL", f"postgresql+psycopg://gpu:{DB_PASSWORD}@127.0.0.1:1/none")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+    for argv in (["requests", "--format", "json"], ["slack", "serve", "--port", "1"], ["db", "upgrade"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: cannot open the request store Store(postgresql+psycopg://gpu:***@127.0.0.1:1")
+        assert DB_PASSWORD not in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

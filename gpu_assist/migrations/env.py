@@ -1,0 +1,10 @@
+"""Alembic's entry point: always handed an open connection by `gpu_assist.schema` (which holds the upgrade lock)."""
+
+from __future__ import annotations
+
+from alembic import context
+
+connection = context.config.attributes["connection"]
+context.configure(connection=connection, target_metadata=None, render_as_batch=True)
+with context.begin_transaction():
+    context.run_migrations()

@@ -1,0 +1,77 @@
+"""The request store's schema: brought to the newest Alembic migration once, before a face serves.
+
+`upgrade(engine)` is idempotent and serialised: on PostgreSQL it runs inside one transaction holding an advisory
+lock (two replicas starting on one fresh database take turns; the second finds the schema done), on SQLite under
+an exclusive lock on a file beside the database. A database created by an earlier gpu-assist (tables, no
+`alembic_version`) is stamped at the first revision, whose schema it has, then upgraded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Connection, Engine
+
+UPGRADE_LOCK_KEY = 7262021  # pg_advisory_xact_lock key of the schema upgrade
+FIRST_REVISION = "0001"
+_in_process = threading.Lock()
+
+
+def _config(connection: Connection):
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", "gpu_assist:migrations")
+    config.attributes["connection"] = connection
+    return config
+
+
+def head() -> str:
+    """The newest revision this gpu-assist knows."""
+    from alembic.script import ScriptDirectory
+
+    config = _config(None)
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
+def current(engine: Engine) -> str | None:
+    """The revision the database is at; None before any migration."""
+    from alembic.migration import MigrationContext
+
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+@contextlib.contextmanager
+def _sqlite_file_lock(engine: Engine):
+    """Processes sharing one SQLite file take turns: flock on `<database>.upgrade-lock` (POSIX)."""
+    database = engine.url.database
+    if not database or database == ":memory:":
+        yield
+        return
+    import fcntl
+
+    with open(f"{database}.upgrade-lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def upgrade(engine: Engine) -> str:
+    """Create or upgrade the schema to the newest revision; returns it. Safe to call from every process at once."""
+    from alembic import command
+
+    with _in_process, (_sqlite_file_lock(engine) if engine.dialect.name == "sqlite" else contextlib.nullcontext()):
+        with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": UPGRADE_LOCK_KEY})
+            config = _config(connection)
+            tables = set(inspect(connection).get_table_names())
+            if "requests" in tables and "alembic_version" not in tables:
+                command.stamp(config, FIRST_REVISION)  # made by create_all before migrations existed
+            command.upgrade(config, "head")
+    return current(engine)

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
+.PHONY: demo test lint soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,8 +56,12 @@ build-deps:
 test-deps:
 	$(call apt_install,$(TEST_PACKAGES))
 
-test: install-test
+test: lint
 	$(BIN)/python -m pytest -q
+
+# ruff's rules as configured in pyproject.toml, over everything Python in the repository; make test runs it first.
+lint: install-test
+	$(BIN)/ruff check .
 
 # The long variants of the reliability suite: 1,000 clicks over 2 replicas, ≥ 100,000 fuzz examples.
 soak: install-test

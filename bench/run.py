@@ -40,7 +40,7 @@ def _open_level(results: dict, workers: int, label: str) -> dict:
 
 def targets(results: dict) -> list[tuple[str, str, str, bool]]:
     """(figure, measured, target, met) for each figure the issues set a target for."""
-    quote, slack, poller = results["quote"], results["slack"], results["poller"]
+    quote, poller = results["quote"], results["poller"]
     cold, python_pass = quote["cold_cli"]["median_ms"], quote["cold_cli"]["python_pass"]["median_ms"]
     rows = [
         ("cold CLI quote, median", f"{cold:.0f} ms", "≤ 150 ms", cold <= 150),
@@ -128,7 +128,8 @@ def main() -> int:
     lines += [f"| {name} | {value} | {target} | {'yes' if met else 'NO'} |" for name, value, target, met in
               targets(results)]
     lines += [""] + open_loop_lines(results)
-    lines += ["", "| Slack closed loop | clients | ack p50 | ack p99 | commands/s | errors |", "|---|---|---|---|---|---|"]
+    lines += ["", "| Slack closed loop | clients | ack p50 | ack p99 | commands/s | errors |",
+              "|---|---|---|---|---|---|"]
     for level in results["slack"]["levels"]:
         lines.append(f"| {'distinct' if level['varied'] else 'repeated'} | {level['clients']} | "
                      f"{level['ack_p50_ms']:.0f} ms | {level['ack_p99_ms']:.0f} ms | {level['commands_per_s']:.0f} | "

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -136,7 +135,8 @@ def _rss_mib(server: subprocess.Popen, workers: int) -> list[dict]:
         ["pgrep", "-P", str(server.pid)], capture_output=True, text=True).stdout.split()]
     rows = []
     for pid in pids:
-        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        fields = dict(line.split(":", 1) for line in status if ":" in line)
         rows.append({"pid": pid, "rss_mib": int(fields["VmRSS"].split()[0]) / 1024,
                      "peak_rss_mib": int(fields["VmHWM"].split()[0]) / 1024})
     return rows

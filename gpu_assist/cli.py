@@ -66,7 +66,8 @@ def _build_parser() -> argparse.ArgumentParser:
     q.add_argument("--max-price", help="at most this much per hour for the whole job, e.g. 30")
     q.add_argument("--min-gpu-memory", help="GPUs with at least this many GiB, e.g. 80")
     q.add_argument("--include-unverified", action="store_true", help="rank unverified and stale prices too")
-    q.add_argument("--provider", action="append", default=[], help="aws, gcp, azure, lambda, oci, nebius, vast, … (see README)")
+    q.add_argument("--provider", action="append", default=[],
+                   help="aws, gcp, azure, lambda, oci, nebius, vast, … (see README)")
     q.add_argument("--region", action="append", default=[], help="a region or a group (us, eu, asia, cn)")
     q.add_argument("--pricing", help="on-demand,spot,reserved-1y,reserved-3y,monthly")
     q.add_argument("--currency", help="USD or CNY")
@@ -148,7 +149,8 @@ def _build_parser() -> argparse.ArgumentParser:
                                           "aws_reserved_3y_allupfront.csv, gcp_cud.csv)")
     i.add_argument("--as-of", required=True, help="date of the extract, YYYY-MM-DD")
     i.add_argument("--catalog-dir", type=Path)
-    rf = cat.add_parser("refresh", help="fetch fresh prices: aws (account APIs), azure or skypilot (public, no account)")
+    rf = cat.add_parser("refresh",
+                        help="fetch fresh prices: aws (account APIs), azure or skypilot (public, no account)")
     rf.add_argument("provider", choices=("aws", "azure", "skypilot"))
     rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
     rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")
@@ -217,7 +219,8 @@ def _command(args) -> int:
     context = Context()
     command = parse_command(_command_text(args), context.catalog.gpus)
     output = getattr(args, "format", "text")
-    asked_top = getattr(args, "top", None) is not None or any(w.lower().startswith("top=") for w in getattr(args, "words", []))
+    words = getattr(args, "words", [])
+    asked_top = getattr(args, "top", None) is not None or any(w.lower().startswith("top=") for w in words)
     if isinstance(command, QuoteCommand) and output != "json" and not asked_top:
         command = dataclasses.replace(command, top=15)
     explain = isinstance(command, RecommendCommand) and command.explain
@@ -342,7 +345,8 @@ def _refresh_public(args, directory: Path) -> int:
     providers = [p for p in (args.providers or ",".join(public.SKYPILOT_PATHS)).split(",") if p]
     unknown = [p for p in providers if p not in public.SKYPILOT_PATHS]
     if unknown:
-        raise GpuAssistError(f"unknown SkyPilot cloud '{unknown[0]}'", hint="known: " + ", ".join(public.SKYPILOT_PATHS))
+        raise GpuAssistError(f"unknown SkyPilot cloud '{unknown[0]}'",
+                             hint="known: " + ", ".join(public.SKYPILOT_PATHS))
     for line in public.refresh_skypilot(args.commit, providers, directory, today):
         print(line)
     return 0

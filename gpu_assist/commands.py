@@ -133,8 +133,8 @@ class HelpCommand:
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
     RequestsCommand | HelpCommand
-Result = Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | RequestRecord | \
-    tuple[RequestRecord, ...]
+Result = Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | \
+    RequestRecord | tuple[RequestRecord, ...]
 
 
 def _utc_now() -> dt.datetime:

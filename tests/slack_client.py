@@ -64,7 +64,8 @@ def start_slack_server(moto_url: str, mock, state, *, db_url: str | None = None,
     port = free_port()
     env = {**os.environ, "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
            "GPU_ASSIST_SLACK_API_URL": mock.api_url, "GPU_ASSIST_APPROVERS": "U-ALICE,U-BOB,jupyter:dave",
-           "GPU_ASSIST_APPROVAL_CHANNEL": "C-APPROVALS", "GPU_ASSIST_DB_URL": db_url or f"sqlite:///{state / 'state.db'}",
+           "GPU_ASSIST_APPROVAL_CHANNEL": "C-APPROVALS",
+           "GPU_ASSIST_DB_URL": db_url or f"sqlite:///{state / 'state.db'}",
            "GPU_ASSIST_AMI_ID": "ami-12c6146b", "AWS_ENDPOINT_URL": moto_url, "AWS_ACCESS_KEY_ID": "testing",
            "AWS_SECRET_ACCESS_KEY": AWS_SECRET, "AWS_REGION": "us-east-1",
            "GPU_ASSIST_CACHE_DIR": str(cache_dir or state / "cache"), **(extra_env or {})}

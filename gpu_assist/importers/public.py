@@ -256,5 +256,6 @@ _LOG_HEADING = "## Refresh log"
 def _append_refresh_log(sources_md: Path, lines: list[str]) -> None:
     text = sources_md.read_text(encoding="utf-8") if sources_md.exists() else ""
     if _LOG_HEADING not in text:
-        text = text.rstrip("\n") + f"\n\n{_LOG_HEADING}\n\n| date | source | url | digest | rows |\n|---|---|---|---|---|\n"
+        text = (text.rstrip("\n") + f"\n\n{_LOG_HEADING}\n\n"
+                "| date | source | url | digest | rows |\n|---|---|---|---|---|\n")
     sources_md.write_text(text.rstrip("\n") + "\n" + "\n".join(lines) + "\n", encoding="utf-8")

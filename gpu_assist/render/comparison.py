@@ -47,8 +47,8 @@ def title(comparison: Comparison) -> str:
     request = comparison.request
     memory = next((f" {r.gpu_memory_gib:g} GB" for r in comparison.rows + comparison.untrusted), "")
     count = len(comparison.rows) + comparison.more
-    return (f"{request.count}×{request.gpu}{memory} for {format_duration(request.duration_s)} — {plural(count, 'offer')}, "
-            f"{_SORTED[comparison.sort]}, totals for the job ({comparison.currency})")
+    return (f"{request.count}×{request.gpu}{memory} for {format_duration(request.duration_s)} — "
+            f"{plural(count, 'offer')}, {_SORTED[comparison.sort]}, totals for the job ({comparison.currency})")
 
 
 def _cell(row: ComparisonRow, model: str, currency: str) -> str:

@@ -43,7 +43,7 @@ def lab(tmp_path_factory):
                 break
         except OSError:
             if process.poll() is not None:
-                raise RuntimeError((root / "lab.log").read_text())
+                raise RuntimeError((root / "lab.log").read_text()) from None
             time.sleep(0.5)
     yield base
     process.terminate()

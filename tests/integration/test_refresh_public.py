@@ -100,7 +100,8 @@ def test_azure_pages_are_followed_and_reservations_become_effective_hourly(serve
     assert (row["region"], row["on_demand_hourly"], row["spot_hourly"]) == ("eastus", "3.673", "0.444433")
     assert Decimal(row["reserved_1y_hourly"]) == (Decimal(20000) / 8760).quantize(Decimal("0.000001"))
     assert Decimal(row["reserved_3y_hourly"]) == (Decimal(36000) / (3 * 8760)).quantize(Decimal("0.000001"))
-    assert (row["source"], row["as_of"], row["country"], row["gpu"]) == ("azure-retail", "2026-12-03", "US", "A100-80GB")
+    assert (row["source"], row["as_of"], row["country"], row["gpu"]) == \
+        ("azure-retail", "2026-12-03", "US", "A100-80GB")
     assert report.skipped["not a Linux hourly price"] == 2  # Windows and Low Priority
     assert report.skipped["size not in azure.csv (no GPU spec)"] == 1
 
@@ -129,7 +130,8 @@ def test_a_500_on_the_second_page_leaves_the_catalog_as_it_was(server, catalog_d
 def test_a_dead_endpoint_leaves_the_catalog_as_it_was(catalog_dir):
     before = (catalog_dir / "azure.csv").read_bytes()
     source = public.AzureRetailSource(catalog_dir, TODAY, http=_http(), url=f"http://127.0.0.1:{free_port()}/x")
-    with pytest.raises(CatalogError, match=r"cannot fetch .*: connection failed after retries \(the catalog is unchanged\)"):
+    unchanged = r"cannot fetch .*: connection failed after retries \(the catalog is unchanged\)"
+    with pytest.raises(CatalogError, match=unchanged):
         refresh(source, catalog_dir)
     assert (catalog_dir / "azure.csv").read_bytes() == before
     assert sorted(p.name for p in catalog_dir.iterdir() if p.name.startswith(".")) == []
@@ -138,7 +140,8 @@ def test_a_dead_endpoint_leaves_the_catalog_as_it_was(catalog_dir):
 def test_skypilot_csv_at_a_pinned_commit_is_converted_and_its_sha256_recorded(server, catalog_dir):
     lines = public.refresh_skypilot(COMMIT, ["aws"], catalog_dir, TODAY, http=_http(), base_url=server.base)
     rows = list(csv.DictReader((catalog_dir / "aws.csv").open()))
-    assert {(r["instance_type"], r["zone"]) for r in rows} == {("p4d.24xlarge", "use1-az1"), ("p4d.24xlarge", "use1-az2")}
+    assert {(r["instance_type"], r["zone"]) for r in rows} == \
+        {("p4d.24xlarge", "use1-az1"), ("p4d.24xlarge", "use1-az2")}
     assert all(r["as_of"] == "2026-12-03" and COMMIT in r["source_detail"] for r in rows)
     import hashlib
 

@@ -38,7 +38,7 @@ def _first_commands(mock, urls: list[str]) -> list[str]:
         if all(answered):
             break
         time.sleep(0.05)
-    for (kind, _, _, response_url), answer in zip(sent, _answers(mock, sent)):
+    for (kind, _, _, _), answer in zip(sent, _answers(mock, sent)):
         if answer is None:
             problems.append(f"{kind}: no answer")
         elif kind == "launch" and not answer.startswith("Request `r-"):
@@ -69,7 +69,7 @@ def _answers(mock, sent) -> list[str | None]:
     replies = {r["method"]: r["params"].get("text", "") for r in received if r["method"].startswith("response/")}
     ephemerals = [r["params"]["text"] for r in received if r["method"] == "chat.postEphemeral"]
     answers = []
-    for n, (kind, _, body, response_url) in enumerate(sent):
+    for n, (kind, _, _, response_url) in enumerate(sent):
         if kind == "approve":
             answers.append(next((t for t in ephemerals if f"r-{n:012x}" in t), None))
         else:

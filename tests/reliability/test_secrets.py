@@ -16,7 +16,8 @@ SECRETS = (BOT_TOKEN, SIGNING_SECRET, AWS_SECRET)
 
 def test_server_log_messages_and_audit_hold_no_secret(slack_server, mock_slack, aws, record_case):
     # Exercise the paths that talk about credentials and failures.
-    for text in ("launch 8xA100 4h region=us-east-1", "quote 8xA1000 1h", "util", "requests", "stop i-0123456789abcdef0"):
+    for text in ("launch 8xA100 4h region=us-east-1", "quote 8xA1000 1h", "util", "requests",
+                 "stop i-0123456789abcdef0"):
         signed_post(slack_server["url"], command_body(text, user="U-CAROL", response_url=mock_slack.response_url()))
     mock_slack.wait_for("response/", 3)
     sent = "\n".join(str(r["params"]) for r in mock_slack.received)

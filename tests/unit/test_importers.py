@@ -16,8 +16,10 @@ from gpu_assist.cli import main
 from gpu_assist.importers.skypilot import EXTRACTS, SkyPilotSource
 from gpu_assist.sources import refresh, rows_to_csv
 
-AWS_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone,Arch"
-GCP_HEADER = "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice"
+AWS_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+              "AvailabilityZone,Arch")
+GCP_HEADER = ("InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,"
+              "SpotPrice")
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ acceptance checks as a user would run them."""
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 
 import pytest
 
@@ -115,7 +114,8 @@ def test_spot_within_a_tenth_of_a_percent_of_on_demand_is_a_cap(catalog):
 
 @pytest.mark.parametrize("provider, region, where", [
     ("aws", "eu-west-2", ("GB", "EU")), ("gcp", "asia-east1", ("TW", "AS")), ("azure", "westus3", ("US", "NA")),
-    ("lambda", "me-west-1", ("IL", "AS")), ("oci", "sa-saopaulo-1", ("BR", "SA")), ("nebius", "eu-north1", ("FI", "EU")),
+    ("lambda", "me-west-1", ("IL", "AS")), ("oci", "sa-saopaulo-1", ("BR", "SA")),
+    ("nebius", "eu-north1", ("FI", "EU")),
     ("verda", "FIN-03", ("FI", "EU")), ("vast", "Hafnarfjarðarkaupstaður, IS, EU", ("IS", "EU")),
     ("vast", ", CN, AS", ("CN", "AS")), ("cudo", "no-kristiansand-1", ("NO", "EU")),
     ("shadeform", "bangalore-india-1", ("IN", "AS")), ("hyperstack", "CANADA-1", ("CA", "NA")),

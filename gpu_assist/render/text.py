@@ -143,7 +143,8 @@ def render_recommendation(result, *, explain: bool = False, color: bool = False)
                          *([_yes_no(plan.within_budget)] if budget else []), marks])
         headers = ["#", "GPUs", "provider", "where", "instance", "pricing", "time", "total",
                    *(["budget"] if budget else []), "notes"]
-        lines.append(rich_table(headers, rows, right={6, 7}, color=color, whole={1, 4, 6, 7}))
+        lines.append(rich_table(headers, rows, right={6, 7}, color=color, whole={0, 1, 6, 7},
+                                clip={2: 14, 3: 10, 4: 24, 5: 9}))
         if any(plan.pareto for plan in result.plans):
             lines.append("* on the Pareto front of cost and time (no plan is both cheaper and faster)")
     else:

@@ -149,9 +149,7 @@ def price_table(offers, *, instances, duration_s, models, fx, currency: str, inc
     picks, flagged_excluded = [], 0
     for number, model in enumerate(models):
         price = offers[_COLUMN[model]].to_numpy()
-        scope = _FLAG_SCOPE[model]
-        flagged = np.fromiter(("all:" in f or f"{scope}:" in f for f in flags), dtype=bool, count=count) \
-            if count else np.zeros(0, dtype=bool)
+        flagged = _flagged(flags, model)
         available = ~np.isnan(price)
         if not include_flagged:
             flagged_excluded += int((available & flagged).sum())
@@ -348,14 +346,18 @@ def _listed(values) -> str:
 
 def _usable(offers, model: str, include_flagged: bool):
     """Which offers have a price in `model` that a quote may use (known, and unflagged unless asked)."""
-    import numpy as np
-
     known = offers[_COLUMN[model]].notna().to_numpy()
     if include_flagged:
         return known
-    scope = _FLAG_SCOPE[model]
-    flagged = np.fromiter(("all:" in f or f"{scope}:" in f for f in offers["flags"]), dtype=bool, count=len(offers))
-    return known & ~flagged
+    return known & ~_flagged(offers["flags"].to_numpy(dtype=object), model)
+
+
+def _flagged(flags, model: str):
+    """Which offers carry a data-defect flag that applies to `model` (its own scope, or `all:`)."""
+    import numpy as np
+
+    scope = f"{_FLAG_SCOPE[model]}:"
+    return np.fromiter(("all:" in f or scope in f for f in flags), dtype=bool, count=len(flags))
 
 
 def _cheapest_per_gpu_hour(offers, model: str, usable, fx, currency: str) -> Decimal:

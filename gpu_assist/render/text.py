@@ -67,11 +67,10 @@ def render_comparison(result: Comparison, *, color: bool = False) -> str:
     if not view.rows and not view.untrusted:
         lines += wrap(f"no options: {result.quote.empty_reason or 'no offer matches'}")
         return "\n".join(lines + [line for notice in view.notices for line in wrap(f"note: {notice}")])
-    else:
-        sections = [("not ranked: unverified or stale prices (include-unverified ranks them)", view.untrusted)]
-        lines.append(rich_table(view.headers, view.rows, right=set(view.money_columns), color=color,
-                                sections=sections, highlight=BEST, whole={0, *view.money_columns},
-                                clip={1: 14, 2: 22, 3: 12}))
+    sections = [("not ranked: unverified or stale prices (include-unverified ranks them)", view.untrusted)]
+    lines.append(rich_table(view.headers, view.rows, right=set(view.money_columns), color=color,
+                            sections=sections, highlight=BEST, whole={0, *view.money_columns},
+                            clip={1: 14, 2: 22, 3: 12}))
     if view.more:
         lines += wrap(f"{plural(view.more, 'more offer')}: top={len(view.rows) + view.more} shows them; `list` shows "
                       "every option with its region")

@@ -165,11 +165,29 @@ def render_recommendation(result, *, explain: bool = False, color: bool = False)
         from .. import recommend
 
         lines.append("")
-        lines.append(recommend.__doc__.strip())
+        lines += _reflowed(recommend.__doc__ or "")
     return "\n".join(lines)
 
 
+def _reflowed(document: str) -> list[str]:
+    """A docstring's paragraphs and "- " items refolded to 100 columns (source lines may be 120 wide)."""
+    from .comparison import wrap
+
+    paragraphs: list[str] = []
+    for line in document.strip().splitlines():
+        stripped = line.strip()
+        if not stripped or line.startswith("- ") or not paragraphs or not paragraphs[-1]:
+            paragraphs.append(stripped)
+        else:
+            paragraphs[-1] += " " + stripped
+    return [folded for paragraph in paragraphs
+            for folded in wrap(paragraph, "  " if paragraph.startswith("- ") else "")]
+
+
 def render_tco(result) -> str:
+    """The cost table, then its notes; the cloud offer's name goes below it, folded, as it can be any length."""
+    from .comparison import wrap
+
     i = result.inputs
     c = i.currency
 
@@ -183,17 +201,18 @@ def render_tco(result) -> str:
         ["operations / year", "", money(i.ops_per_year)],
         ["own, first year", "", money(result.own_first_year)],
         [f"own, per year over {i.years} years", "", money(result.own_per_year)],
-        ["cloud rate / GPU-hour", result.cloud_rate_source, money(result.cloud_rate_per_gpu_hour)],
+        ["cloud rate / GPU-hour", "the offer below", money(result.cloud_rate_per_gpu_hour)],
         [f"cloud / year at {i.hours_per_month:g} h/month", "", money(result.cloud_per_year)],
     ]
     lines = [f"buy {i.gpus}x{i.gpu} or rent? ({c})", table(["item", "basis", "amount"], rows, right={2})]
-    lines.append(f"break-even: {result.break_even_hours_per_month:,.0f} h/month "
-                 f"({result.break_even_utilisation:.0%} utilisation) over {i.years} years; "
-                 f"{result.break_even_hours_per_month_first_year:,.0f} h/month to pay back in the first year")
+    notes = [f"cloud rate: {result.cloud_rate_source}",
+             f"break-even: {result.break_even_hours_per_month:,.0f} h/month "
+             f"({result.break_even_utilisation:.0%} utilisation) over {i.years} years; "
+             f"{result.break_even_hours_per_month_first_year:,.0f} h/month to pay back in the first year"]
     if result.break_even_hours_per_month > 730:
-        lines.append("owning never pays back here: even at 100% utilisation, renting costs less")
-    lines.append(f"at {i.hours_per_month:g} h/month, {result.cheaper} is cheaper")
-    return "\n".join(lines)
+        notes.append("owning never pays back here: even at 100% utilisation, renting costs less")
+    notes.append(f"at {i.hours_per_month:g} h/month, {result.cheaper} is cheaper")
+    return "\n".join(lines + [line for note in notes for line in wrap(note)])
 
 
 def _number(value, unit: str = "", places: int = 0) -> str:

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test lint soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
+.PHONY: demo test lint golden soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,10 @@ test-deps:
 
 test: lint
 	$(BIN)/python -m pytest -q
+
+# Rewrite the pinned answers in tests/golden/expected after an intended change of output (say why in the commit).
+golden: install-test
+	GPU_ASSIST_GOLDEN_UPDATE=1 $(BIN)/python -m pytest -q tests/golden
 
 # ruff's rules as configured in pyproject.toml, over everything Python in the repository; make test runs it first.
 lint: install-test

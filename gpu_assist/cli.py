@@ -104,6 +104,10 @@ def _build_parser() -> argparse.ArgumentParser:
         p.add_argument("--as", dest="actor", help="who asks (default GPU_ASSIST_USER, else your login); recorded as "
                        "unauthenticated:NAME, which can never approve")
         p.add_argument("--format", choices=("text", "json"), default="text")
+    s = commands.add_parser("spend", help="what gpu-assist's launches cost: gpu-assist spend 2026-11 by=project")
+    s.add_argument("words", nargs="*", help="a period (mtd, 2026-11, 7d, yesterday), by=requester|project|"
+                   "instance-type|pricing, source=aws")
+    s.add_argument("--format", choices=("text", "json"), default="text")
     for verb in ("approve", "reject"):
         p = commands.add_parser(verb, help=f"operators only: {verb} with --break-glass (approvers decide in Slack "
                                 "or Jupyter)")

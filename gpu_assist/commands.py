@@ -59,6 +59,10 @@ gpu-assist — GPU prices across clouds, for the whole job.
   stop i-0123456789abcdef0               ask to stop an instance gpu-assist launched
   requests                               recent requests; `requests r-…` shows one with its audit trail
 
+  spend                                  what gpu-assist's launches cost this month, by requester, project, …
+  spend 2026-11 by=project               a month (or 7d, mtd, yesterday), one grouping
+  spend 7d source=aws                    beside Cost Explorer's actual cost by gpu-assist's tag
+
   help                                   this text
 """
 
@@ -127,12 +131,19 @@ class RequestDetail:
 
 
 @dataclass(frozen=True)
+class SpendCommand:
+    period: str = "mtd"
+    by: str | None = None         # one of spend.GROUPS; None: all of them
+    source: str = "records"       # or "aws": Cost Explorer beside the records
+
+
+@dataclass(frozen=True)
 class HelpCommand:
     text: str = HELP
 
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
-    RequestsCommand | HelpCommand
+    RequestsCommand | SpendCommand | HelpCommand
 Result = Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | \
     RequestRecord | tuple[RequestRecord, ...]
 
@@ -326,8 +337,36 @@ def parse_command(text: str, gpus) -> Command:
         if len(rest) > 1 or (rest and not re.match(r"^r-[0-9a-f]{12}$", rest[0].lower())):
             raise ParseError("requests takes nothing or one request id", example="requests r-0123456789ab")
         return RequestsCommand(rest[0].lower() if rest else None)
-    raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, help",
+    if verb == "spend":
+        return parse_spend(rest)
+    raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, spend, help",
                      example="quote 8xA100 72h")
+
+
+def parse_spend(words: list[str]) -> SpendCommand:
+    """`spend [period] [by=group] [source=aws]`; the period is checked here, against a fixed date, for its form."""
+    from .spend import GROUPS, PERIOD_EXAMPLE, parse_period
+
+    values: dict = {}
+    for word in words:
+        key, has_value, value = word.lower().partition("=")
+        if key == "by" and value in GROUPS:
+            values["by"] = value
+        elif key == "by":
+            raise ParseError(f"cannot group spend by '{value[:40]}'", hint="by=" + ", by=".join(GROUPS),
+                             example="spend mtd by=project")
+        elif key == "source" and value in ("aws", "records"):
+            values["source"] = value
+        elif key == "source":
+            raise ParseError(f"unknown spend source '{value[:40]}'", hint="source=records (default) or source=aws",
+                             example="spend 7d source=aws")
+        elif not has_value and "period" not in values:
+            parse_period(key, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
+            values["period"] = key
+        else:
+            raise ParseError(f"didn't understand '{word[:40]}'", hint="spend [period] [by=group] [source=aws]",
+                             example=PERIOD_EXAMPLE)
+    return SpendCommand(**values)
 
 
 def _parse_util(words: list[str]) -> UtilCommand:
@@ -369,6 +408,27 @@ def _compute(command, context: Context, today: dt.date):
     return total_cost_of_ownership(command.inputs, context.catalog)
 
 
+def spend_of(command: SpendCommand, context: Context):
+    """The spend report a command asks for: the store's launches priced over the period, with this month's
+    budgets and, for source=aws, Cost Explorer's actual cost by gpu-assist's request tag."""
+    from .budgets import standing
+    from .spend import month_start, parse_period, spend_report
+
+    approvals, now = context.approvals, context.now()
+    period = parse_period(command.period, now)
+    policy = approvals.policy
+    records = approvals.store.spend_rows(min(period.start, month_start(now)))
+    budgets = standing(policy.budgets, records, now, default_project=policy.default_project) \
+        if policy.budgets else ()
+    actual = None
+    if command.source == "aws":
+        from .cost_explorer import actual_cost
+
+        actual = actual_cost(context.aws_client("ce", "us-east-1"), period)
+    return spend_report(records, period, now, currency=policy.currency, default_project=policy.default_project,
+                        budgets=budgets, actual=actual, by=command.by)
+
+
 def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, currency: str) -> Quote | Comparison:
     """The quote a command asks for: every option priced, filtered and sorted (`refine`), then either the
     comparison (`top` rows) or the flat list (`top` options)."""
@@ -400,6 +460,8 @@ def run(command: Command, context: Context, *, actor: str | None = None) -> Resu
         if record is None:
             raise ParseError(f"no request {command.request_id}", example="requests")
         return RequestDetail(record, tuple(store.audit_trail(record.id)))
+    if isinstance(command, SpendCommand):
+        return spend_of(command, context)
     if isinstance(command, (QuoteCommand, RecommendCommand, TcoCommand)):
         today = context.today()
         return context.remember((command, today, context.currency, id(context.catalog)),

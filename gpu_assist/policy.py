@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from .budgets import Budgets, parse_budgets
 from .errors import PolicyError
 from .identity import approver_entry, authenticated
 
@@ -40,6 +41,18 @@ class Policy:
     stop_action: str = "terminate"              # terminate | stop
     cost_tags: dict[str, str] = field(default_factory=dict)
     break_glass: bool = False                   # `gpu-assist approve --break-glass` from a shell, audited as override
+    # spend
+    budgets: Budgets | None = None              # [policy.budgets]: monthly per project tag, see gpu_assist.budgets
+    auto_approve_own_stop: bool = False         # a requester's stop of their own idle instance needs no second person
+    idle_window_s: int = 3600                   # GPU use below idle_threshold_pct this long: one alert
+    idle_threshold_pct: float = 10.0
+    digest_hour: int | None = None              # UTC hour of the daily digest; None: no digest
+    digest_channel: str | None = None           # default: the approval channel
+
+    @property
+    def default_project(self) -> str:
+        """The project tag every launch carries unless its spec names one: the `project` cost tag."""
+        return self.cost_tags.get("project", "")
 
     def __post_init__(self):
         object.__setattr__(self, "approvers", frozenset(approver_entry(a) for a in self.approvers))
@@ -116,12 +129,29 @@ def load_policy(environ: dict | None = None) -> Policy:
             key_name=values.get("key_name"), stop_action=str(values.get("stop_action", "terminate")),
             cost_tags={str(k): str(v) for k, v in dict(values.get("cost_tags", {})).items()},
             break_glass=_flag(values.get("break_glass", False)),
+            budgets=parse_budgets(dict(values.get("budgets", {})), str(values.get("currency", "USD")).upper(),
+                                  _known_currencies()),
+            auto_approve_own_stop=_flag(values.get("auto_approve_own_stop", False)),
+            idle_window_s=int(values.get("idle_window_s", 3600)),
+            idle_threshold_pct=float(values.get("idle_threshold_pct", 10.0)),
+            digest_hour=int(values["digest_hour"]) if values.get("digest_hour") not in (None, "") else None,
+            digest_channel=values.get("digest_channel") or None,
         )
     except (ValueError, ArithmeticError) as error:
         raise PolicyError(f"bad policy setting: {error}") from None
+    if policy.digest_hour is not None and not 0 <= policy.digest_hour <= 23:
+        raise PolicyError(f"digest_hour must be an hour from 0 to 23 (UTC), not {policy.digest_hour}",
+                          example="digest_hour = 9")
     if policy.stop_action not in ("terminate", "stop"):
         raise PolicyError(f"stop_action must be terminate or stop, not '{policy.stop_action}'")
     return policy
+
+
+def _known_currencies() -> set[str]:
+    """The currencies the catalog has exchange rates for: a budget in any other could never be compared."""
+    from .catalog import default_catalog_dir, load_fx
+
+    return set(load_fx(default_catalog_dir() / "fx.csv").per_usd)
 
 
 def _flag(value) -> bool:
@@ -131,7 +161,7 @@ def _flag(value) -> bool:
         return True
     if str(value).lower() in ("0", "false", "no", "off", ""):
         return False
-    raise ValueError(f"break_glass must be true or false, not '{value}'")
+    raise ValueError(f"a switch (break_glass, auto_approve_own_stop) must be true or false, not '{value}'")
 
 
 def _list(value) -> tuple[str, ...]:

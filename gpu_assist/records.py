@@ -25,6 +25,9 @@ class RequestRecord:
     ends_at: dt.datetime | None
     error: str | None
     version: int
+    hourly_price: Decimal | None = None  # a launch's approved price per hour, all instances
+    launched_at: dt.datetime | None = None
+    stopped_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,9 @@ requests_table = Table(
     Column("ends_at", DateTime(timezone=True)),  # when a running launch's approved duration is over
     Column("error", Text),
     Column("version", Integer, nullable=False, default=0),
+    Column("hourly_price", Numeric(18, 6)),  # a launch's approved price per hour, all its instances together
+    Column("launched_at", DateTime(timezone=True)),  # when it reached running: its spend starts here
+    Column("stopped_at", DateTime(timezone=True)),   # when it reached stopped: its spend ends here
     CheckConstraint("state IN (" + ", ".join(f"'{state}'" for state in STATES) + ")", name="request_state_known"),
     CheckConstraint("kind IN ('launch', 'stop')", name="request_kind_known"),
 )
@@ -61,6 +64,17 @@ audit_table = Table(
     Column("to_state", String(16)),
     Column("detail", Text, nullable=False, default=""),
 )
+
+notices_table = Table(
+    "notices", metadata,
+    Column("key", String(200), primary_key=True),  # what was posted: budget:…, idle:…, digest:…
+    Column("kind", String(32), nullable=False),
+    Column("request_id", String(32)),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("until", DateTime(timezone=True)),  # a snoozed idle alert may be posted again after this
+    Column("detail", Text, nullable=False, default=""),
+)
+
 
 def default_url() -> str:
     configured = os.environ.get("GPU_ASSIST_DB_URL")
@@ -130,6 +144,10 @@ class Store:
         return "r-" + uuid.uuid4().hex[:12]
 
     def insert_request(self, record: dict, *, actor: str, detail: str = "") -> None:
+        """A new request; a launch records the hourly price its requester saw and its approver approves."""
+        if record["kind"] == "launch" and "hourly_price" not in record:
+            spec = record["spec"]
+            record = {**record, "hourly_price": Decimal(str(spec["hourly"])) * int(spec.get("instances", 1))}
         with self.engine.begin() as connection:
             connection.execute(insert(requests_table).values(**record, version=0))
             self._audit(connection, record["id"], actor, "submit", "ok", None, record["state"], detail,
@@ -139,6 +157,10 @@ class Store:
                    action: str, now: dt.datetime, detail: str = "", condition=None, **values) -> bool:
         """One conditional UPDATE; True when this caller won the transition (and its audit row is written)."""
         expected = (expected,) if isinstance(expected, str) else expected
+        if new_state == "running" and "launched_at" not in values:
+            values["launched_at"] = now  # the spend clock starts once, when it first runs
+        if new_state == "stopped" and "stopped_at" not in values:
+            values["stopped_at"] = now
         where = and_(requests_table.c.id == request_id, requests_table.c.state.in_(expected))
         if condition is not None:
             where = and_(where, condition)
@@ -191,6 +213,50 @@ class Store:
             return [AuditEvent(**{**row, "at": _aware(row["at"])}) for row in connection.execute(query).mappings()]
 
 
+    def spend_rows(self, since: dt.datetime) -> list[RequestRecord]:
+        """Launches that ran at some time after `since` (still running, or stopped after it)."""
+        query = select(requests_table).where(and_(
+            requests_table.c.kind == "launch", requests_table.c.launched_at.is_not(None),
+            (requests_table.c.stopped_at.is_(None)) | (requests_table.c.stopped_at >= since)))
+        with self.engine.connect() as connection:
+            return [_record(row) for row in connection.execute(query).mappings()]
+
+    def post_once(self, key: str, kind: str, *, now: dt.datetime, request_id: str | None = None,
+                  detail: str = "") -> bool:
+        """True for exactly one caller per `key` (a replica or a retry racing finds it taken), or when the key's
+        snooze is over (then it is taken again, snooze cleared)."""
+        from sqlalchemy.exc import IntegrityError
+
+        with self.engine.begin() as connection:
+            renewed = connection.execute(update(notices_table).where(and_(
+                notices_table.c.key == key, notices_table.c.until.is_not(None), notices_table.c.until <= now)).values(
+                at=now, until=None, detail=detail)).rowcount
+            if renewed:
+                return True
+        try:
+            with self.engine.begin() as connection:
+                connection.execute(insert(notices_table).values(key=key, kind=kind, request_id=request_id, at=now,
+                                                                detail=detail))
+            return True
+        except IntegrityError:
+            return False
+
+    def snooze(self, key: str, until: dt.datetime) -> bool:
+        with self.engine.begin() as connection:
+            return connection.execute(update(notices_table).where(notices_table.c.key == key).values(
+                until=until)).rowcount == 1
+
+    def forget(self, key: str) -> None:
+        """The condition a notice was about is over (an idle instance got busy): the next one is new."""
+        with self.engine.begin() as connection:
+            connection.execute(notices_table.delete().where(and_(notices_table.c.key == key,
+                                                                 notices_table.c.until.is_(None))))
+
+    def notice(self, key: str) -> dict | None:
+        with self.engine.connect() as connection:
+            row = connection.execute(select(notices_table).where(notices_table.c.key == key)).mappings().first()
+        return {**row, "at": _aware(row["at"]), "until": _aware(row["until"])} if row else None
+
     @contextlib.contextmanager
     def job_lock(self, name: str):
         """True while this process alone runs job `name`: a PostgreSQL advisory lock; always True on SQLite."""
@@ -224,4 +290,6 @@ def _record(row) -> RequestRecord:
         expires_at=_aware(row["expires_at"]), approver=row["approver"], decided_at=_aware(row["decided_at"]),
         instance_ids=tuple(row["instance_ids"] or ()), ends_at=_aware(row["ends_at"]), error=row["error"],
         version=row["version"],
+        hourly_price=Decimal(str(row["hourly_price"])) if row["hourly_price"] is not None else None,
+        launched_at=_aware(row["launched_at"]), stopped_at=_aware(row["stopped_at"]),
     )

@@ -84,6 +84,29 @@ def tco(result) -> dict:
     return item
 
 
+def spend(report) -> dict:
+    """A spend report: money as numbers rounded to the cent, times as ISO 8601."""
+    cents = lambda amount: round_money(amount, 2)  # noqa: E731
+    return {
+        "period": {"label": report.period.label, "start": report.period.start.isoformat(),
+                   "end": report.period.end.isoformat()},
+        "currency": report.currency, "total": cents(report.total), "committed": cents(report.committed),
+        "launches": [{**_plain(asdict(launch)), "hourly": round_money(launch.hourly, 6), "hours": float(launch.hours),
+                      "cost": cents(launch.cost), "projected": cents(launch.projected),
+                      "committed": cents(launch.committed)} for launch in report.launches],
+        "groups": {group: {key: cents(cost) for key, cost in totals.items()}
+                   for group, totals in report.groups.items() if not report.by or group == report.by},
+        "daily": [{"day": day.isoformat(), "cost": cents(cost)} for day, cost in report.daily],
+        "budgets": [{"name": b.name, "amount": cents(b.amount), "currency": b.currency,
+                     "month_to_date": cents(b.month_to_date), "committed": cents(b.committed),
+                     "remaining": cents(b.remaining), "over": b.over} for b in report.budgets],
+        "actual": None if report.actual is None else {
+            **report.actual, "total": cents(report.actual["total"]),
+            "by_tag": {k: cents(v) for k, v in report.actual["by_tag"].items()}},
+        "notes": list(report.notes),
+    }
+
+
 def render(result, **_options) -> str:
     """Any command result as JSON text."""
     from ..commands import HelpCommand
@@ -102,6 +125,8 @@ def render(result, **_options) -> str:
         payload["audit"] = [_plain(_dates(asdict(e))) for e in result.trail]
     elif isinstance(result, tuple) and all(isinstance(r, RequestRecord) for r in result):
         payload = [_plain(_dates(asdict(r))) for r in result]
+    elif type(result).__name__ == "SpendReport":
+        payload = spend(result)
     elif isinstance(result, Snapshot):
         payload = _plain(result.to_dict())
     elif isinstance(result, FleetReport):

@@ -307,10 +307,15 @@ def render(result, *, explain: bool = False, color: bool = False) -> str:
         return "\n".join(describe(r) for r in result) if result else "no requests"
     from ..commands import HelpCommand
     from ..fleet import FleetReport
+    from ..spend import SpendReport
     from ..recommend import Recommendation
     from ..tco import TcoResult
     from ..utilization import Snapshot
 
+    if isinstance(result, SpendReport):
+        from .spend import render_spend
+
+        return render_spend(result)
     if isinstance(result, Snapshot):
         return render_snapshot(result)
     if isinstance(result, FleetReport):

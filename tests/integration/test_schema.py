@@ -32,9 +32,9 @@ def fresh_engine(request, tmp_path):
     engine.dispose()
 
 
-def test_the_first_migration_makes_exactly_the_modelled_schema(fresh_engine):
+def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
     assert schema.current(fresh_engine) is None
-    assert schema.upgrade(fresh_engine) == schema.head() == "0001"
+    assert schema.upgrade(fresh_engine) == schema.head() == "0002"
     with fresh_engine.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), metadata)
         inspector = sqlalchemy.inspect(connection)
@@ -56,18 +56,18 @@ def test_the_first_migration_makes_exactly_the_modelled_schema(fresh_engine):
         with pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"):
             with fresh_engine.begin() as connection:
                 connection.execute(sqlalchemy.text(statement))
-    assert schema.upgrade(fresh_engine) == "0001"  # idempotent
+    assert schema.upgrade(fresh_engine) == "0002"  # idempotent
     assert [e.actor for e in store.audit_trail()] == ["slack:U1"]
 
 
 def test_a_store_made_before_migrations_is_stamped_then_kept(tmp_path):
     engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'old.db'}")
-    metadata.create_all(engine)  # how gpu-assist made its schema before the migrations
+    _first_revision_metadata().create_all(engine)  # how gpu-assist made its schema before the migrations
     with engine.begin() as connection:
         connection.execute(audit_table.insert().values(at=_now(), actor="U-OLD", action="submit", outcome="ok",
                                                        detail=""))
     assert schema.current(engine) is None
-    assert schema.upgrade(engine) == "0001"
+    assert schema.upgrade(engine) == "0002"
     assert [e.actor for e in Store(engine=engine).audit_trail()] == ["U-OLD"]
     assert requests_table.name in sqlalchemy.inspect(engine).get_table_names()
 
@@ -94,7 +94,7 @@ def test_processes_upgrading_one_fresh_postgres_at_once_take_turns(postgres_url)
         thread.start()
     for thread in threads:
         thread.join()
-    assert [(r.returncode, r.stdout.strip()) for r in results] == [(0, "0001")] * 4, [r.stderr[-800:] for r in
+    assert [(r.returncode, r.stdout.strip()) for r in results] == [(0, "0002")] * 4, [r.stderr[-800:] for r in
                                                                                         results]
 
 
@@ -102,10 +102,46 @@ def test_db_upgrade_and_current_from_the_cli(tmp_path, monkeypatch, capsys):
     from gpu_assist.cli import main
 
     monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'cli.db'}")
-    assert main(["db", "current"]) == 0 and "schema at none, newest 0001" in capsys.readouterr().out
-    assert main(["db", "upgrade"]) == 0 and "schema at 0001 (newest)" in capsys.readouterr().out
+    assert main(["db", "current"]) == 0 and "schema at none, newest 0002" in capsys.readouterr().out
+    assert main(["db", "upgrade"]) == 0 and "schema at 0002 (newest)" in capsys.readouterr().out
     assert main(["db", "upgrade"]) == 0 and main(["db", "current"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].endswith("schema at 0001, newest 0001")
+    assert capsys.readouterr().out.splitlines()[-1].endswith("schema at 0002, newest 0002")
+
+
+def _first_revision_metadata() -> sqlalchemy.MetaData:
+    """The tables as revision 0001 (and gpu-assist before the migrations) had them: no spend columns, no notices."""
+    old = sqlalchemy.MetaData()
+    added = {"hourly_price", "launched_at", "stopped_at"}
+    sqlalchemy.Table("requests", old, *[sqlalchemy.Column(c.name, c.type, primary_key=c.primary_key,
+                                                          nullable=c.nullable, index=c.index)
+                                        for c in requests_table.columns if c.name not in added],
+                     *[sqlalchemy.CheckConstraint(c.sqltext, name=c.name) for c in requests_table.constraints
+                       if isinstance(c, sqlalchemy.CheckConstraint)])
+    audit_table.to_metadata(old)
+    return old
+
+
+def test_upgrading_from_0001_fills_in_the_spend_of_earlier_launches(tmp_path):
+    import datetime as dt
+
+    from alembic import command
+
+    engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'v1.db'}")
+    with engine.begin() as connection:
+        command.upgrade(schema._config(connection), "0001")
+        connection.execute(sqlalchemy.text(
+            "INSERT INTO requests (id, kind, requester, spec, currency, state, created_at, expires_at, instance_ids, "
+            "version) VALUES ('r-000000000001', 'launch', 'slack:U1', :spec, 'USD', 'stopped', :t, :t, '[]', 3)"),
+            {"spec": '{"hourly": "21.5", "instances": 2}', "t": "2026-12-01 09:00:00"})
+        for hour, from_state, to_state in ((10, "launching", "running"), (15, "stopping", "stopped")):
+            at = dt.datetime(2026, 12, 1, hour, tzinfo=dt.timezone.utc)
+            connection.execute(audit_table.insert().values(at=at, request_id="r-000000000001", actor="x",
+                                                           action="a", outcome="ok", from_state=from_state,
+                                                           to_state=to_state, detail=""))
+    assert schema.current(engine) == "0001"
+    assert schema.upgrade(engine) == "0002"
+    record = Store(engine=engine).get("r-000000000001")
+    assert record.hourly_price == 43 and record.launched_at.hour == 10 and record.stopped_at.hour == 15
 
 
 def _now():

@@ -1,0 +1,95 @@
+"""Spend, budgets, idle alerts and the daily digest as text: the words every face shows (Slack wraps them in
+blocks, the notebook in HTML), so the numbers read the same everywhere."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ..plural import plural
+from .money import format_money, format_percent
+
+GROUP_TITLES = {"requester": "by requester", "project": "by project", "instance-type": "by instance type",
+                "pricing": "by pricing model"}
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
+    from .text import table
+
+    return table(headers, rows, right)
+
+
+def budget_line(status) -> str:
+    """`budget llm: $1,200.00 spent + $300.00 committed + $400.00 this request of $2,000.00: $100.00 left`."""
+    money = lambda amount: format_money(amount, status.currency)  # noqa: E731
+    parts = [f"{money(status.month_to_date)} spent this month", f"{money(status.committed)} committed to TTLs"]
+    if status.estimate:
+        parts.append(f"{money(status.estimate)} this request")
+    left = f"{money(status.remaining)} left" if not status.over else f"OVER BUDGET by {money(-status.remaining)}"
+    name = "team" if status.name == "*" else status.name
+    return f"budget {name} ({money(status.amount)}/month): " + " + ".join(parts) + f": {left}"
+
+
+def render_spend(report) -> str:
+    money = lambda amount: format_money(amount, report.currency)  # noqa: E731
+    lines = [f"gpu-assist spend, {report.period.label}: {money(report.total)} "
+             f"({plural(len(report.launches), 'launch', 'launches')})",
+             f"running launches have {money(report.committed)} more committed to their TTL"]
+    if report.launches:
+        rows = [[launch.request_id, launch.requester, launch.instance_type, launch.state, money(launch.hourly),
+                 f"{launch.hours:.1f}", money(launch.cost), money(launch.projected)] for launch in report.launches]
+        lines.append(_table(["request", "requester", "type", "state", "per hour", "hours", "cost", "to TTL"], rows,
+                            {4, 5, 6, 7}))
+    for group in ([report.by] if report.by else list(report.groups)):
+        totals = report.groups.get(group, {})
+        if totals and (report.by or len(totals) > 1 or group == "project"):
+            lines.append(f"{GROUP_TITLES[group]}: " + ", ".join(f"{key} {money(cost)}" for key, cost in totals.items()))
+    if report.actual is not None:
+        lines.append(_actual(report))
+    lines.extend(budget_line(status) for status in report.budgets)
+    lines.extend(f"note: {note}" for note in report.notes)
+    return "\n".join(lines)
+
+
+def _actual(report) -> str:
+    actual = report.actual
+    if actual.get("note"):
+        return f"Cost Explorer: {actual['note']}"
+    ours = {launch.request_id: launch.cost for launch in report.launches}
+    rows = [[key, format_money(ours.get(key, Decimal(0)), report.currency), format_money(cost, actual["currency"])]
+            for key, cost in actual["by_tag"].items()]
+    label = " (estimated)" if actual.get("estimated") else ""
+    return f"Cost Explorer{label}, by tag {actual['tag']}: {format_money(actual['total'], actual['currency'])}\n" + \
+        _table([actual["tag"], "gpu-assist", "Cost Explorer"], rows, {1, 2})
+
+
+def idle_alert(alert) -> str:
+    """The message an idle instance gets in its request's thread."""
+    use = "no" if alert.utilization_pct is None else f"{alert.utilization_pct:.1f}%"
+    return (f"{alert.instance_id} ({alert.instance_type}, {alert.request_id} by {alert.requester}) has been idle: "
+            f"{use} GPU use over the last {alert.window}. It has cost {format_money(alert.cost_so_far, alert.currency)}"
+            f" so far and costs {format_money(alert.hourly, alert.currency)} per hour; its TTL ends "
+            f"{alert.ends_at:%Y-%m-%d %H:%M} UTC.")
+
+
+def crossing_line(status, threshold: int) -> str:
+    name = "the team budget" if status.name == "*" else f"budget {status.name}"
+    return (f"{name} has reached {threshold}% this month: {format_money(status.month_to_date, status.currency)} of "
+            f"{format_money(status.amount, status.currency)} ({format_percent(status.used_fraction)})")
+
+
+def render_digest(digest) -> str:
+    money = lambda amount: format_money(amount, digest.currency)  # noqa: E731
+    lines = [f"gpu-assist daily digest, {digest.day:%Y-%m-%d}",
+             f"spend yesterday {money(digest.yesterday)}; month to date {money(digest.month_to_date)}"]
+    lines.extend("  " + budget_line(status) for status in digest.budgets)
+    lines.append(f"running ({len(digest.running)}):" if digest.running else "running: none")
+    for row in digest.running:
+        idle = " IDLE" if row.request_id in digest.idle else ""
+        lines.append(f"  {row.request_id} {row.instance_type} by {row.requester}, {money(row.hourly)}/h, "
+                     f"TTL ends {row.ends_at:%Y-%m-%d %H:%M} UTC{idle}")
+    lines.append(("idle: " + ", ".join(sorted(digest.idle))) if digest.idle else "idle: none")
+    lines.append(("TTL ends in the next 24 h: " + ", ".join(digest.ending)) if digest.ending
+                 else "TTL ends in the next 24 h: none")
+    lines.append(f"waiting for approval ({len(digest.waiting)}):" if digest.waiting else "waiting for approval: none")
+    lines.extend(f"  {line}" for line in digest.waiting)
+    return "\n".join(lines)

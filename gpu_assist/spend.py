@@ -1,0 +1,183 @@
+"""What gpu-assist's launches have cost: approved hourly price × hours run, per period and group.
+
+Pure: it takes request records (each launch carries its approved `hourly_price`, `launched_at` and
+`stopped_at`) and a `now`, and returns figures; the store, Cost Explorer and the faces are at the edges.
+A running launch costs up to `now` so far, and is projected to its time to live (`ends_at`); what it will
+still cost from `now` to its TTL is its committed spend, which budgets count as already spoken for.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from .errors import ParseError
+from .records import RequestRecord
+
+PERIOD_EXAMPLE = "spend 2026-11"
+GROUPS = ("requester", "project", "instance-type", "pricing")
+HOUR = Decimal(3600)
+
+
+@dataclass(frozen=True)
+class Period:
+    """[start, end) in UTC, and the words the user gave for it."""
+
+    start: dt.datetime
+    end: dt.datetime
+    label: str
+
+    def days(self) -> list[dt.date]:
+        first, last = self.start.date(), (self.end - dt.timedelta(microseconds=1)).date()
+        return [first + dt.timedelta(days=n) for n in range((last - first).days + 1)]
+
+
+def month_start(moment: dt.datetime) -> dt.datetime:
+    return moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def next_month(moment: dt.datetime) -> dt.datetime:
+    start = month_start(moment)
+    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+
+
+def parse_period(text: str, now: dt.datetime) -> Period:
+    """`mtd` (the default), `2026-11`, `7d`, `yesterday`, `today`; ParseError with an example otherwise."""
+    word = (text or "mtd").strip().lower()
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if word == "mtd":
+        return Period(month_start(now), now, f"{now:%Y-%m} to date")
+    if word == "today":
+        return Period(midnight, now, f"{now:%Y-%m-%d} so far")
+    if word == "yesterday":
+        return Period(midnight - dt.timedelta(days=1), midnight, f"{midnight - dt.timedelta(days=1):%Y-%m-%d}")
+    month = re.fullmatch(r"(\d{4})-(\d{2})", word)
+    if month and 1 <= int(month[2]) <= 12 and int(month[1]) >= 2000:
+        start = dt.datetime(int(month[1]), int(month[2]), 1, tzinfo=dt.timezone.utc)
+        return Period(start, min(next_month(start), max(now, start)), f"{start:%Y-%m}")
+    days = re.fullmatch(r"(\d{1,4})d", word)
+    if days and int(days[1]) >= 1:
+        return Period(now - dt.timedelta(days=int(days[1])), now, f"last {int(days[1])} days")
+    raise ParseError(f"unknown period '{text[:40]}'", hint="a month (2026-11), a number of days (7d), mtd, today "
+                     "or yesterday", example=PERIOD_EXAMPLE)
+
+
+def _hours(start: dt.datetime, end: dt.datetime) -> Decimal:
+    return max(Decimal(0), Decimal(str((end - start).total_seconds())) / HOUR)
+
+
+def run_end(record: RequestRecord, now: dt.datetime) -> dt.datetime | None:
+    """Until when a launch has been running: its stop, else `now` while it runs; None if it never ran."""
+    if record.launched_at is None:
+        return None
+    if record.stopped_at is not None:
+        return record.stopped_at
+    return now if record.state in ("running", "stopping") else record.launched_at
+
+
+def cost_between(record: RequestRecord, start: dt.datetime, end: dt.datetime, now: dt.datetime) -> Decimal:
+    """What the launch cost while it ran inside [start, end)."""
+    stop = run_end(record, now)
+    if stop is None or record.hourly_price is None:
+        return Decimal(0)
+    return record.hourly_price * _hours(max(start, record.launched_at), min(end, stop))
+
+
+def committed(record: RequestRecord, now: dt.datetime) -> Decimal:
+    """What a running launch will still cost from `now` to its time to live."""
+    if record.state not in ("running", "stopping") or record.ends_at is None or record.hourly_price is None:
+        return Decimal(0)
+    return record.hourly_price * _hours(now, record.ends_at)
+
+
+def project_of(record: RequestRecord, default: str = "") -> str:
+    """The project a launch is charged to: its spec's project tag, else the policy's cost tag."""
+    return str(record.spec.get("project") or default or "(none)")
+
+
+def _group_key(record: RequestRecord, group: str, default_project: str) -> str:
+    spec = record.spec
+    return {"requester": record.requester, "project": project_of(record, default_project),
+            "instance-type": str(spec.get("instance_type", "?")), "pricing": str(spec.get("pricing_model", "?"))}[group]
+
+
+@dataclass(frozen=True)
+class LaunchSpend:
+    request_id: str
+    requester: str
+    project: str
+    instance_type: str
+    pricing_model: str
+    state: str
+    hourly: Decimal
+    hours: Decimal      # inside the period
+    cost: Decimal       # inside the period
+    projected: Decimal  # for a running launch: its whole cost to its TTL; else its whole cost
+    committed: Decimal  # for a running launch: from now to its TTL
+
+
+@dataclass(frozen=True)
+class SpendReport:
+    period: Period
+    currency: str
+    launches: tuple[LaunchSpend, ...]
+    groups: dict[str, dict[str, Decimal]]  # group name → key → cost in the period
+    daily: tuple[tuple[dt.date, Decimal], ...]
+    budgets: tuple = ()                     # BudgetStatus rows, when the policy has budgets
+    actual: dict | None = None              # source=aws: Cost Explorer's cost by cost tag value, and its note
+    notes: tuple[str, ...] = field(default=())
+    by: str | None = None                   # the one grouping asked for; None: every one
+
+    @property
+    def total(self) -> Decimal:
+        return sum((launch.cost for launch in self.launches), Decimal(0))
+
+    @property
+    def committed(self) -> Decimal:
+        return sum((launch.committed for launch in self.launches), Decimal(0))
+
+
+def spend_report(records: list[RequestRecord], period: Period, now: dt.datetime, *, currency: str,
+                 default_project: str = "", budgets: tuple = (), actual: dict | None = None,
+                 by: str | None = None) -> SpendReport:
+    """Spend of the launches in `records` inside `period`, grouped every way `GROUPS` names, with daily totals."""
+    launches, notes = [], []
+    for record in records:
+        if record.kind != "launch" or record.launched_at is None:
+            continue
+        if record.hourly_price is None:
+            notes.append(f"{record.id} has no recorded hourly price and is left out")
+            continue
+        if record.currency != currency:
+            notes.append(f"{record.id} is priced in {record.currency}, not {currency}, and is left out")
+            continue
+        stop = run_end(record, now)
+        if stop <= period.start or record.launched_at >= period.end:
+            continue
+        end_of_life = record.ends_at if record.state in ("running", "stopping") and record.ends_at else stop
+        launches.append(LaunchSpend(
+            request_id=record.id, requester=record.requester, project=project_of(record, default_project),
+            instance_type=str(record.spec.get("instance_type", "?")),
+            pricing_model=str(record.spec.get("pricing_model", "?")), state=record.state, hourly=record.hourly_price,
+            hours=_hours(max(period.start, record.launched_at), min(period.end, stop)),
+            cost=cost_between(record, period.start, period.end, now),
+            projected=record.hourly_price * _hours(record.launched_at, end_of_life),
+            committed=committed(record, now)))
+    by_id = {r.id: r for r in records}
+    groups: dict[str, dict[str, Decimal]] = {}
+    for group in GROUPS:
+        totals: dict[str, Decimal] = {}
+        for launch in launches:
+            key = _group_key(by_id[launch.request_id], group, default_project)
+            totals[key] = totals.get(key, Decimal(0)) + launch.cost
+        groups[group] = dict(sorted(totals.items(), key=lambda item: -item[1]))
+    daily = []
+    for day in period.days():
+        start = dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)
+        day_start, day_end = max(start, period.start), min(start + dt.timedelta(days=1), period.end)
+        daily.append((day, sum((cost_between(by_id[launch.request_id], day_start, day_end, now)
+                                for launch in launches), Decimal(0))))
+    return SpendReport(period=period, currency=currency, launches=tuple(launches), groups=groups, daily=tuple(daily),
+                       budgets=tuple(budgets), actual=actual, notes=tuple(notes), by=by)

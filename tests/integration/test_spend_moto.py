@@ -1,0 +1,138 @@
+"""Spend from gpu-assist's own records and from Cost Explorer: boto3 against the real moto server over HTTP,
+an injected clock, a SQLite store. moto's Cost Explorer returns the results queued through its
+/moto-api/static/ce/cost-and-usage-results endpoint, in the real response format."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import urllib.request
+from decimal import Decimal
+
+import pytest
+
+from gpu_assist.approvals import Approvals
+from gpu_assist.budgets import Budgets
+from gpu_assist.commands import Context, parse_command, run
+from gpu_assist.errors import ParseError, PolicyError
+from gpu_assist.policy import Policy
+from gpu_assist.provision.aws import AwsProvisioner
+from gpu_assist.render import json as render_json, text as render_text
+from gpu_assist.store import Store
+
+IMAGE = "ami-12c6146b"
+
+
+class Clock:
+    def __init__(self):
+        self.now = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.timezone.utc)
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, **delta):
+        self.now += dt.timedelta(**delta)
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+def _approvals(tmp_path, catalog, clock, **policy):
+    settings = dict(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id=IMAGE, max_cost=Decimal(20_000))
+    policy = Policy(**{**settings, **policy})
+    return Approvals(Store(f"sqlite:///{tmp_path / 'state.db'}"), policy, AwsProvisioner(policy), catalog, clock)
+
+
+def _context(approvals, clock, catalog):
+    return Context(catalog_loader=lambda: catalog, now=clock, approvals_factory=lambda _context: approvals)
+
+
+def test_five_hours_running_cost_five_times_the_approved_hourly_price(aws, tmp_path, catalog, clock):
+    approvals = _approvals(tmp_path, catalog, clock)
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1")
+    hourly = Decimal(record.spec["hourly"]) * record.spec["instances"]
+    assert approvals.store.get(record.id).hourly_price == hourly  # recorded on the request at submit
+    running = approvals.approve(record.id, "slack:U-BOB")
+    assert running.launched_at == clock.now
+    clock.advance(hours=2)
+    context = _context(approvals, clock, catalog)
+    so_far = run(parse_command("spend", catalog.gpus), context)
+    assert so_far.total == 2 * hourly and so_far.committed == 70 * hourly
+    assert so_far.launches[0].projected == 72 * hourly
+    clock.advance(hours=3)
+    stop = approvals.submit_stop("slack:U-CAROL", list(running.instance_ids))
+    approvals.approve(stop.id, "slack:U-ALICE")
+    assert approvals.store.get(record.id).stopped_at == clock.now
+    clock.advance(hours=10)  # stopped instances cost nothing more
+    report = run(parse_command("spend mtd", catalog.gpus), context)
+    assert report.total == 5 * hourly and report.committed == 0
+    assert report.groups["requester"] == {"slack:U-CAROL": 5 * hourly}
+    assert report.groups["instance-type"] == {"p4d.24xlarge": 5 * hourly}
+    assert dict(report.daily)[dt.date(2026, 12, 2)] == 5 * hourly
+    assert run(parse_command("spend 2026-11", catalog.gpus), context).total == 0
+    text = render_text.render(report)
+    assert f"${5 * hourly:,.2f} (1 launch)" in text and all(len(line) <= 100 for line in text.splitlines())
+    assert json.loads(render_json.render(report))["total"] == float(round(5 * hourly, 2))
+
+
+def _queue_cost_explorer(moto_url: str, results: list[dict]) -> None:
+    body = json.dumps({"results": results}).encode()
+    request = urllib.request.Request(f"{moto_url}/moto-api/static/ce/cost-and-usage-results", data=body,
+                                     method="POST", headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=10).read()
+
+
+def test_source_aws_shows_cost_explorer_beside_the_records(aws, tmp_path, catalog, clock):
+    approvals = _approvals(tmp_path, catalog, clock)
+    record = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1").id,
+                               "slack:U-BOB")
+    clock.advance(hours=4)
+    _queue_cost_explorer(aws, [{"ResultsByTime": [{
+        "TimePeriod": {"Start": "2026-12-01", "End": "2026-12-03"}, "Total": {}, "Estimated": True,
+        "Groups": [{"Keys": [f"gpu-assist:request-id${record.id}"],
+                    "Metrics": {"UnblendedCost": {"Amount": "120.5", "Unit": "USD"}}},
+                   {"Keys": ["gpu-assist:request-id$"], "Metrics": {"UnblendedCost": {"Amount": "3", "Unit": "USD"}}}],
+    }]}])
+    report = run(parse_command("spend mtd source=aws", catalog.gpus), _context(approvals, clock, catalog))
+    assert report.actual["by_tag"] == {record.id: Decimal("120.5"), "(untagged)": Decimal(3)}
+    assert report.actual["estimated"] is True and report.actual["total"] == Decimal("123.5")
+    text = render_text.render(report)
+    assert "Cost Explorer (estimated), by tag gpu-assist:request-id: $123.50" in text
+    assert record.id in text.split("by tag")[1]
+
+
+def test_budget_standing_counts_spent_committed_and_the_request(aws, tmp_path, catalog, clock):
+    budgets = Budgets({"*": Decimal(2000)}, "USD", "escalate", frozenset({"slack:U-BOB"}))
+    approvals = _approvals(tmp_path, catalog, clock, budgets=budgets)
+    first = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 10h region=us-east-1").id,
+                              "slack:U-ALICE")
+    clock.advance(hours=4)
+    report = run(parse_command("spend", catalog.gpus), _context(approvals, clock, catalog))
+    (status,) = report.budgets
+    assert status.month_to_date == 4 * first.hourly_price and status.committed == 6 * first.hourly_price
+    assert status.remaining == 2000 - 10 * first.hourly_price
+
+
+def test_bad_spend_words_are_clear(catalog):
+    for text, words in (("spend 2026-13", "unknown period '2026-13'"), ("spend fortnight", "unknown period"),
+                        ("spend by=color", "cannot group spend by 'color'"), ("spend source=gcp", "unknown spend "
+                                                                                 "source")):
+        with pytest.raises(ParseError, match=words) as caught:
+            parse_command(text, catalog.gpus)
+        assert "example: spend" in caught.value.user_message()
+
+
+def test_bad_budgets_in_the_policy_are_clear(tmp_path):
+    from gpu_assist.policy import load_policy
+
+    for table, words in (('monthly = { "*" = -5 }', "budget '\\*' must be a number of USD that is 0 or more"),
+                         ('currency = "XYZ"\nmonthly = { "*" = 5 }', "budget currency 'XYZ' is unknown"),
+                         ('monthly = { "*" = 5 }\non_over_budget = "shrug"', "on_over_budget must be escalate or "
+                                                                             "refuse")):
+        path = tmp_path / "policy.toml"
+        path.write_text(f"[policy.budgets]\n{table}\n", encoding="utf-8")
+        with pytest.raises(PolicyError, match=words) as caught:
+            load_policy({"GPU_ASSIST_CONFIG": str(path)})
+        assert "example: [policy.budgets]" in caught.value.user_message()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .errors import CatalogError, GpuAssistError, ParseError, PolicyError, ProvisionError
 
 __all__ = ["CatalogError", "GpuAssistError", "ParseError", "PolicyError", "ProvisionError", "quote", "recommend",
-           "utilization"]
+           "spend", "utilization"]
 __version__ = "0.1.0"
 
 
@@ -57,4 +57,21 @@ def utilization():
         sampler.close()
     frame = pd.DataFrame([{k: v for k, v in vars(g).items() if k != "processes"} for g in snapshot.gpus])
     frame.attrs["reason"] = snapshot.reason
+    return frame
+
+
+def spend(period: str = "mtd", *, context=None):
+    """`gpu_assist.spend("2026-11")` → a DataFrame, one row per launch that ran in the period: requester, project,
+    instance type, pricing, hourly price, hours and cost in the period, projected cost to its TTL. The report's
+    daily totals and budgets are in `.attrs`."""
+    import pandas as pd
+
+    from .commands import Context, SpendCommand, spend_of
+
+    report = spend_of(SpendCommand(period=period), context or Context())
+    frame = pd.DataFrame([vars(launch) for launch in report.launches],
+                         columns=["request_id", "requester", "project", "instance_type", "pricing_model", "state",
+                                  "hourly", "hours", "cost", "projected", "committed"])
+    frame.attrs.update(period=report.period.label, currency=report.currency, daily=list(report.daily),
+                       budgets=list(report.budgets), total=report.total)
     return frame

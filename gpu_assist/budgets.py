@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 from .errors import PolicyError
 from .identity import approver_entry
 from .records import RequestRecord
-from .spend import committed, cost_between, month_start, next_month, project_of
+from .spending import committed, cost_between, month_start, next_month, project_of
 
 ALL = "*"
 THRESHOLDS = (50, 80, 100)

@@ -345,7 +345,7 @@ def parse_command(text: str, gpus) -> Command:
 
 def parse_spend(words: list[str]) -> SpendCommand:
     """`spend [period] [by=group] [source=aws]`; the period is checked here, against a fixed date, for its form."""
-    from .spend import GROUPS, PERIOD_EXAMPLE, parse_period
+    from .spending import GROUPS, PERIOD_EXAMPLE, parse_period
 
     values: dict = {}
     for word in words:
@@ -412,7 +412,7 @@ def spend_of(command: SpendCommand, context: Context):
     """The spend report a command asks for: the store's launches priced over the period, with this month's
     budgets and, for source=aws, Cost Explorer's actual cost by gpu-assist's request tag."""
     from .budgets import standing
-    from .spend import month_start, parse_period, spend_report
+    from .spending import month_start, parse_period, spend_report
 
     approvals, now = context.approvals, context.now()
     period = parse_period(command.period, now)

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from .aws import explain
 from .fleet import REQUEST_TAG
-from .spend import Period
+from .spending import Period
 
 METRIC = "UnblendedCost"
 

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from .records import RequestRecord
 from .request import format_duration
-from .spend import cost_between, parse_period, spend_report
+from .spending import cost_between, parse_period, spend_report
 
 SNOOZE = dt.timedelta(hours=4)
 

@@ -361,10 +361,12 @@ def _describe_json(record: dict) -> str:
 
 
 def assistant(context: Context | None = None) -> widgets.Tab:
-    """All four panels as tabs, sharing one context (one catalog load, one store)."""
+    """All five panels as tabs, sharing one context (one catalog load, one store)."""
     context = context or Context()
+    from .spend_panel import SpendPanel
+
     tab = widgets.Tab(children=[QuotePanel(context), RecommendPanel(context), UtilizationPanel(),
-                                LaunchPanel(context)])
-    for index, title in enumerate(("Quote", "Recommend", "Utilization", "Launch")):
+                                LaunchPanel(context), SpendPanel(context)])
+    for index, title in enumerate(("Quote", "Recommend", "Utilization", "Launch", "Spend")):
         tab.set_title(index, title)
     return tab

@@ -21,12 +21,18 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
 def budget_line(status) -> str:
     """`budget llm: $1,200.00 spent + $300.00 committed + $400.00 this request of $2,000.00: $100.00 left`."""
     money = lambda amount: format_money(amount, status.currency)  # noqa: E731
-    parts = [f"{money(status.month_to_date)} spent this month", f"{money(status.committed)} committed to TTLs"]
+    parts = [f"{money(status.month_to_date)} spent", f"{money(status.committed)} committed"]
     if status.estimate:
         parts.append(f"{money(status.estimate)} this request")
     left = f"{money(status.remaining)} left" if not status.over else f"OVER BUDGET by {money(-status.remaining)}"
     name = "team" if status.name == "*" else status.name
-    return f"budget {name} ({money(status.amount)}/month): " + " + ".join(parts) + f": {left}"
+    return f"budget {name} {money(status.amount)}/month: " + " + ".join(parts) + f"; {left}"
+
+
+def _wrapped(line: str, indent: str = "  ") -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(line, 100, initial_indent=indent, subsequent_indent=indent + "  ")
 
 
 def render_spend(report) -> str:
@@ -81,7 +87,8 @@ def render_digest(digest) -> str:
     money = lambda amount: format_money(amount, digest.currency)  # noqa: E731
     lines = [f"gpu-assist daily digest, {digest.day:%Y-%m-%d}",
              f"spend yesterday {money(digest.yesterday)}; month to date {money(digest.month_to_date)}"]
-    lines.extend("  " + budget_line(status) for status in digest.budgets)
+    for status in digest.budgets:
+        lines.extend(_wrapped(budget_line(status)))
     lines.append(f"running ({len(digest.running)}):" if digest.running else "running: none")
     for row in digest.running:
         idle = " IDLE" if row.request_id in digest.idle else ""
@@ -91,5 +98,6 @@ def render_digest(digest) -> str:
     lines.append(("TTL ends in the next 24 h: " + ", ".join(digest.ending)) if digest.ending
                  else "TTL ends in the next 24 h: none")
     lines.append(f"waiting for approval ({len(digest.waiting)}):" if digest.waiting else "waiting for approval: none")
-    lines.extend(f"  {line}" for line in digest.waiting)
+    for line in digest.waiting:
+        lines.extend(_wrapped(line))
     return "\n".join(lines)

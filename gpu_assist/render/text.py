@@ -307,7 +307,7 @@ def render(result, *, explain: bool = False, color: bool = False) -> str:
         return "\n".join(describe(r) for r in result) if result else "no requests"
     from ..commands import HelpCommand
     from ..fleet import FleetReport
-    from ..spend import SpendReport
+    from ..spending import SpendReport
     from ..recommend import Recommendation
     from ..tco import TcoResult
     from ..utilization import Snapshot

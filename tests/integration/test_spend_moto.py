@@ -136,3 +136,25 @@ def test_bad_budgets_in_the_policy_are_clear(tmp_path):
         with pytest.raises(PolicyError, match=words) as caught:
             load_policy({"GPU_ASSIST_CONFIG": str(path)})
         assert "example: [policy.budgets]" in caught.value.user_message()
+
+
+def test_the_notebook_gets_a_dataframe_and_a_panel_with_the_budget_line(aws, tmp_path, catalog, clock):
+    import gpu_assist
+    from gpu_assist.jupyter.spend_panel import SpendPanel
+
+    approvals = _approvals(tmp_path, catalog, clock, budgets=Budgets({"*": Decimal(500)}, "USD"))
+    record = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1").id,
+                               "slack:U-BOB")
+    clock.advance(hours=3)
+    context = _context(approvals, clock, catalog)
+    frame = gpu_assist.spend("mtd", context=context)
+    assert list(frame.request_id) == [record.id] and frame.cost.iloc[0] == 3 * record.hourly_price
+    assert frame.attrs["budgets"][0].amount == 500
+    panel = SpendPanel(context)
+    panel.period.value, panel.by.value = "7d", "requester"
+    assert panel.command_text() == "spend 7d by=requester"
+    assert panel.run().total == 3 * record.hourly_price and panel.error.value == ""
+    panel.period.value = "fortnight"
+    assert panel.run() is None and "unknown period" in panel.error.value
+    with pytest.raises(ParseError, match="unknown period"):
+        gpu_assist.spend("fortnight", context=context)

@@ -65,8 +65,22 @@ class Approvals:
         self.store.insert_request(record, actor=requester, detail=text)
         auto = self.policy.auto_approve_below
         if auto is not None and Decimal(spec["estimated_total"]) < auto and spec["checks"]["dry_run"] == "ok":
-            return self.approve(spec["request_id"], AUTO_APPROVE)
+            try:
+                return self.approve(spec["request_id"], AUTO_APPROVE)
+            except PolicyError:  # over budget: it waits for a person (the refusal is audited)
+                pass
         return self.store.get(spec["request_id"])
+
+    def budget_standing(self, record: RequestRecord) -> list:
+        """The budgets a pending launch counts against, with it included (empty without budgets or for a stop)."""
+        from .budgets import standing
+        from .spending import month_start
+
+        if self.policy.budgets is None or record.kind != "launch":
+            return []
+        now = self.clock()
+        return standing(self.policy.budgets, self.store.spend_rows(month_start(now)), now,
+                        default_project=self.policy.default_project, request=record)
 
     def _launch_spec(self, requester: str, text: str, now: dt.datetime) -> dict:
         words = text.split()
@@ -177,7 +191,8 @@ class Approvals:
             if not reason.strip():
                 raise self._refuse(request_id, actor, action, "a break-glass override needs a reason", now)
             return record
-        automatic = actor == AUTO_APPROVE and self.policy.auto_approve_below is not None
+        automatic = actor == AUTO_APPROVE and (self.policy.auto_approve_below is not None or (
+            record.kind == "stop" and self.policy.auto_approve_own_stop))  # a requester's own idle instance
         if not automatic and not self.policy.is_approver(actor):
             why = "" if authenticated(actor) else \
                 " (only an identity Slack or the Jupyter server authenticated can approve or reject)"
@@ -208,6 +223,11 @@ class Approvals:
             if problems:
                 raise self._refuse(request_id, approver, "approve", "policy refuses it now: " + "; ".join(problems),
                                    now)
+            from .budgets import over_budget_problem
+
+            over = over_budget_problem(self.policy.budgets, self.budget_standing(record), approver)
+            if over:
+                raise self._refuse(request_id, approver, "approve", over, now)
         won = self.store.transition(request_id, "pending", "approved", actor=approver, action=action, now=now,
                                     detail=detail, condition=requests_table.c.expires_at > now, approver=approver,
                                     decided_at=now)

@@ -106,7 +106,7 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
     def post_card(record, channel: str) -> None:
         text = f"{record.kind} request {record.id} from {slack_mention(record.requester)} needs an approver"
         client.chat_postMessage(channel=settings.approval_channel or channel, text=text,
-                                blocks=blocks.approval_card(record))
+                                blocks=blocks.approval_card(record, budgets=context.approvals.budget_standing(record)))
 
     # ---- /gpu ---------------------------------------------------------------------------------------------
     def ack_command(ack, command, request, respond):
@@ -175,7 +175,8 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
 
         def show(record, line):
             client.chat_update(channel=channel, ts=ts, text=f"{record.id}: {line}",
-                               blocks=blocks.approval_card(record, decided=line))
+                               blocks=blocks.approval_card(record, decided=line,
+                                                           budgets=context.approvals.budget_standing(record)))
 
         try:
             if approve:
@@ -235,6 +236,10 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
                 blocks=blocks.comparison_blocks(result, text=str(asked["q"]), start=start))
 
     app.action(blocks.QUOTE_MORE)(ack=just_ack, lazy=[more_rows])
+
+    from . import spend_watch
+
+    spend_watch.register(app, context, client, post_card)
 
     app.action(re.compile(rf"^({blocks.REQUEST_LAUNCH}|{blocks.REQUEST_STOP})_\d+$"))(
         ack=just_ack, lazy=[request_from_button])

@@ -112,7 +112,7 @@ def run_round(approvals, number: int) -> None:
              len(reaped), len(reconciled))
 
 
-def run_jobs_forever(context, stop: threading.Event, interval_s: float = JOB_INTERVAL_S) -> None:
+def run_jobs_forever(context, stop: threading.Event, interval_s: float = JOB_INTERVAL_S, on_round=None) -> None:
     """At every tick of the wall clock, the leader runs a round; a failed round is logged, never fatal."""
     lease, last = None, 0
     try:
@@ -126,6 +126,8 @@ def run_jobs_forever(context, stop: threading.Event, interval_s: float = JOB_INT
                 lease = lease or lease_for(context.approvals.store)
                 if lease.held():
                     run_round(context.approvals, last)
+                    if on_round is not None:
+                        on_round()  # the money side: idle alerts, budget crossings, the digest
             except Exception:  # noqa: BLE001
                 log.exception("periodic jobs failed; retrying in %.0f s", interval_s)
     finally:
@@ -133,8 +135,8 @@ def run_jobs_forever(context, stop: threading.Event, interval_s: float = JOB_INT
             lease.release()
 
 
-def start_jobs(context, interval_s: float = JOB_INTERVAL_S) -> threading.Event:
+def start_jobs(context, interval_s: float = JOB_INTERVAL_S, on_round=None) -> threading.Event:
     stop = threading.Event()
-    threading.Thread(target=run_jobs_forever, args=(context, stop, interval_s), name="gpu-assist-jobs",
+    threading.Thread(target=run_jobs_forever, args=(context, stop, interval_s, on_round), name="gpu-assist-jobs",
                      daemon=True).start()
     return stop

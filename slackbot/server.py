@@ -165,8 +165,20 @@ def build_application(*, jobs: bool):
     context = prepared_context()
     application = wsgi_application(settings, context)
     if jobs:
-        start_jobs(context)
+        start_jobs(context, on_round=watch_for(settings, context))
     return application
+
+
+def watch_for(settings, context):
+    """The jobs leader's money round, posting to the approval channel; None without one (nowhere to post)."""
+    if not settings.approval_channel:
+        return None
+    from slack_sdk import WebClient
+
+    from .spend_watch import watch_round
+
+    client = WebClient(token=settings.bot_token, base_url=settings.api_url)
+    return lambda: watch_round(context, client, settings.approval_channel)
 
 
 def serve(host: str = "0.0.0.0", port: int = 3000, *, threads: int = 16, jobs: bool = True, workers: int = 1) -> None:
@@ -195,5 +207,5 @@ def socket_mode() -> None:
 
         raise GpuAssistError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write)")
     context = prepared_context()
-    start_jobs(context)
+    start_jobs(context, on_round=watch_for(settings, context))
     SocketModeHandler(create_app(settings, context), settings.app_token).start()

@@ -160,8 +160,9 @@ def fleet_blocks(report) -> list[dict]:
     return blocks
 
 
-def approval_card(record, *, decided: str | None = None) -> list[dict]:
-    """The card approvers see; with `decided`, the buttons give way to what happened."""
+def approval_card(record, *, decided: str | None = None, budgets=()) -> list[dict]:
+    """The card approvers see; with `decided`, the buttons give way to what happened. `budgets` are the
+    `BudgetStatus` rows the request counts against: one line each, an overrun in bold with a red mark."""
     spec = record.spec
     if record.kind == "launch":
         checks = spec.get("checks", {})
@@ -176,6 +177,11 @@ def approval_card(record, *, decided: str | None = None) -> list[dict]:
         what = f"*Stop request {record.id}* from {slack_mention(record.requester)}\n" + \
             ", ".join(f"`{i}`" for i in spec["instance_ids"]) + f" in {spec['region']}"
     blocks = [_section(what)]
+    if budgets:
+        from .spend import budget_line
+
+        blocks.append(_section("\n".join((f":red_circle: *{budget_line(b)}* — needs an over-budget approver"
+                                           if b.over else budget_line(b)) for b in budgets)))
     if decided:
         blocks.append(_context([decided]))
     else:

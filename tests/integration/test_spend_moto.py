@@ -158,3 +158,24 @@ def test_the_notebook_gets_a_dataframe_and_a_panel_with_the_budget_line(aws, tmp
     assert panel.run() is None and "unknown period" in panel.error.value
     with pytest.raises(ParseError, match="unknown period"):
         gpu_assist.spend("fortnight", context=context)
+
+
+def test_an_over_budget_request_shows_the_overrun_and_needs_an_over_budget_approver(aws, tmp_path, catalog, clock):
+    from gpu_assist.render.blocks import approval_card
+
+    budgets = Budgets({"*": Decimal(1000)}, "USD", "escalate", frozenset({"slack:U-CFO"}))
+    approvals = _approvals(tmp_path, catalog, clock, budgets=budgets,
+                           approvers=frozenset({"slack:U-BOB", "slack:U-CFO"}))
+    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1")
+    (status,) = approvals.budget_standing(record)
+    assert status.over and status.remaining == 1000 - record.estimated_cost
+    card = approval_card(record, budgets=[status])
+    budget_text = card[1]["text"]["text"]
+    assert budget_text.startswith(":red_circle: *budget team $1,000.00/month: $0.00 spent + $0.00 committed + ")
+    assert f"OVER BUDGET by ${record.estimated_cost - 1000:,.2f}" in budget_text
+    with pytest.raises(PolicyError, match="only an over-budget approver may approve it"):
+        approvals.approve(record.id, "slack:U-BOB")
+    assert approvals.store.get(record.id).state == "pending"
+    refused = [e for e in approvals.store.audit_trail(record.id) if e.outcome == "refused"]
+    assert refused and "would be over by" in refused[0].detail
+    assert approvals.approve(record.id, "slack:U-CFO").state == "running"

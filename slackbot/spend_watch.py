@@ -1,0 +1,128 @@
+"""The money side of the periodic jobs, and the buttons of the messages they post.
+
+`watch_round` runs on the jobs leader: idle alerts for gpu-assist's running instances (fleet idle detection over
+the policy's window), budget crossings at 50/80/100 % to the approval channel, and the daily digest at its hour.
+Each is handed out once by `Store.post_once` and audited. The idle alert's buttons: Stop submits a stop request
+through the approval path (passing without a second person only when the policy's `auto_approve_own_stop` is on
+and the clicker launched it), Keep 4 h snoozes the alert (audited).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from gpu_assist.approvals import describe
+from gpu_assist.budgets import crossings, standing
+from gpu_assist.errors import GpuAssistError
+from gpu_assist.identity import AUTO_APPROVE, SLACK, actor, same_person
+from gpu_assist.render.spend import crossing_line, idle_alert, render_digest
+from gpu_assist.spending import month_start
+from gpu_assist.watch import SNOOZE, build_digest, digest_due, idle_alerts
+
+log = logging.getLogger("gpu_assist.slack")
+IDLE_STOP, IDLE_KEEP = "idle_stop", "idle_keep"
+
+
+def idle_blocks(alert) -> list[dict]:
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": idle_alert(alert)}},
+            {"type": "actions", "block_id": f"idle:{alert.instance_id}", "elements": [
+                {"type": "button", "action_id": IDLE_STOP, "style": "danger", "value": alert.instance_id,
+                 "text": {"type": "plain_text", "text": "Stop"}},
+                {"type": "button", "action_id": IDLE_KEEP, "value": alert.instance_id,
+                 "text": {"type": "plain_text", "text": "Keep 4 h"}}]}]
+
+
+def _fleet(context, records, now):
+    from gpu_assist.fleet import fleet_usage
+
+    policy = context.approvals.policy
+    regions = sorted({r.spec.get("launched_region", r.spec.get("region")) for r in records if r.state == "running"})
+    return [fleet_usage(context.aws_client("ec2", region), context.aws_client("cloudwatch", region), context.catalog,
+                        region=region, now=now, window_s=policy.idle_window_s,
+                        threshold_pct=policy.idle_threshold_pct, currency=policy.currency) for region in regions]
+
+
+def watch_round(context, client, channel: str) -> dict:
+    """One round: what it posted, by kind."""
+    approvals = context.approvals
+    store, policy, now = approvals.store, approvals.policy, approvals.clock()
+    records = store.spend_rows(min(month_start(now), now - dt.timedelta(days=1)))
+    posted: dict[str, list[str]] = {"idle": [], "budget": [], "digest": []}
+    idle_requests = set()
+    for report in _fleet(context, records, now):
+        alerts, busy = idle_alerts(report, records, now)
+        for key in busy:
+            store.forget(key)
+        for alert in alerts:
+            idle_requests.add(alert.request_id)
+            if store.post_once(alert.key, "idle", now=now, request_id=alert.request_id, detail=idle_alert(alert)):
+                client.chat_postMessage(channel=channel, text=idle_alert(alert), blocks=idle_blocks(alert))
+                store.audit(alert.request_id, "system", "idle alert", "ok", now=now, detail=alert.instance_id)
+                posted["idle"].append(alert.instance_id)
+    if policy.budgets is not None:
+        for status in standing(policy.budgets, records, now, default_project=policy.default_project):
+            for key, threshold in crossings(status, now):
+                if store.post_once(key, "budget", now=now, detail=crossing_line(status, threshold)):
+                    client.chat_postMessage(channel=channel, text=crossing_line(status, threshold))
+                    store.audit(None, "system", "budget crossing", "ok", now=now, detail=key)
+                    posted["budget"].append(key)
+    key = digest_due(policy.digest_hour, now)
+    if key and store.post_once(key, "digest", now=now):
+        budgets = standing(policy.budgets, records, now, default_project=policy.default_project) \
+            if policy.budgets else ()
+        digest = build_digest(records, store.list(states=("pending",), limit=100), now, currency=policy.currency,
+                              budgets=tuple(budgets), idle_requests=idle_requests, describe=describe)
+        client.chat_postMessage(channel=policy.digest_channel or channel, text=render_digest(digest))
+        store.audit(None, "system", "digest", "ok", now=now, detail=key)
+        posted["digest"].append(key)
+    return posted
+
+
+def on_idle_stop(context, user_id: str, instance_id: str):
+    """Stop through the approval path; the clicker's own idle instance passes alone only if the policy says so."""
+    approvals = context.approvals
+    clicker = actor(SLACK, user_id)
+    stop = approvals.submit_stop(clicker, [instance_id])
+    launches = [approvals.store.get(i) for i in stop.spec.get("launch_requests", [])]
+    if approvals.policy.auto_approve_own_stop and launches and all(
+            launch and same_person(clicker, launch.requester) for launch in launches):
+        return approvals.approve(stop.id, AUTO_APPROVE, reason="own idle instance (auto_approve_own_stop)")
+    return stop
+
+
+def on_idle_keep(context, user_id: str, instance_id: str) -> bool:
+    from gpu_assist.watch import idle_key
+
+    approvals = context.approvals
+    now = approvals.clock()
+    kept = approvals.store.snooze(idle_key(instance_id), now + SNOOZE)
+    request_id = (approvals.store.notice(idle_key(instance_id)) or {}).get("request_id")
+    approvals.store.audit(request_id, actor(SLACK, user_id), "keep idle 4h", "ok" if kept else "refused", now=now,
+                          detail=instance_id)
+    return kept
+
+
+def register(app, context, client, post_card) -> None:
+    """The idle alert's buttons on the Bolt app: ack at once, work lazily, answer the clicker."""
+
+    def just_ack(ack):
+        ack()
+
+    def stop(body, action, respond):
+        try:
+            record = on_idle_stop(context, body["user"]["id"], action["value"])
+        except GpuAssistError as error:
+            respond(response_type="ephemeral", replace_original=False, text=f"Not done: {error}")
+            return
+        if record.state == "pending":
+            post_card(record, body.get("channel", {}).get("id") or body["container"].get("channel_id"))
+        respond(response_type="ephemeral", replace_original=False, text=f"Stop request `{record.id}`: {record.state}")
+
+    def keep(body, action, respond):
+        on_idle_keep(context, body["user"]["id"], action["value"])
+        respond(response_type="ephemeral", replace_original=False, text="Kept: no idle alert for 4 h.")
+
+    app.action(IDLE_STOP)(ack=just_ack, lazy=[stop])
+    app.action(IDLE_KEEP)(ack=just_ack, lazy=[keep])
+    log.debug("idle alert buttons registered")

@@ -1,0 +1,114 @@
+"""Idle alerts, budget crossings and the digest the jobs leader posts: boto3 against the moto server over HTTP
+(EC2 launches, CloudWatch GPU metrics we put), the Slack Web API as tests/mock_slack.py over HTTP through
+slack_sdk, an injected clock. The buttons' handlers are called as the Bolt listeners call them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from slack_sdk import WebClient
+
+from gpu_assist import aws as aws_clients
+from gpu_assist.approvals import Approvals
+from gpu_assist.budgets import Budgets
+from gpu_assist.commands import Context
+from gpu_assist.identity import AUTO_APPROVE
+from gpu_assist.fleet import MEMORY_USED, NAMESPACE, UTILIZATION
+from gpu_assist.policy import Policy
+from gpu_assist.provision.aws import AwsProvisioner
+from gpu_assist.store import Store
+from slackbot.spend_watch import IDLE_KEEP, IDLE_STOP, on_idle_keep, on_idle_stop, watch_round
+
+IMAGE = "ami-12c6146b"
+
+
+class Clock:
+    def __init__(self):
+        self.now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(hours=8)
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, **delta):
+        self.now += dt.timedelta(**delta)
+
+
+def _put_gpu_use(instance_id: str, utilization: float, now: dt.datetime, minutes: int = 60) -> None:
+    data = []
+    for minute in range(minutes):
+        dims = [{"Name": "InstanceId", "Value": instance_id}, {"Name": "index", "Value": "0"},
+                {"Name": "name", "Value": "NVIDIA A100-SXM4-40GB"}]
+        stamp = now - dt.timedelta(minutes=minute, seconds=30)
+        data += [{"MetricName": UTILIZATION, "Dimensions": dims, "Timestamp": stamp, "Value": utilization},
+                 {"MetricName": MEMORY_USED, "Dimensions": dims, "Timestamp": stamp, "Value": 1024.0}]
+    for offset in range(0, len(data), 500):
+        aws_clients.client("cloudwatch").put_metric_data(Namespace=NAMESPACE, MetricData=data[offset:offset + 500])
+
+
+@pytest.fixture
+def watched(aws, tmp_path, catalog, mock_slack):
+    clock = Clock()
+    policy = Policy(approvers=frozenset({"slack:U-BOB"}), ami_id=IMAGE, max_cost=Decimal(20_000),
+                    auto_approve_own_stop=True, idle_window_s=3600, digest_hour=0,
+                    budgets=Budgets({"*": Decimal(60)}, "USD", "escalate", frozenset({"slack:U-BOB"})))
+    approvals = Approvals(Store(f"sqlite:///{tmp_path / 'state.db'}"), policy, AwsProvisioner(policy), catalog,
+                          clock)
+    context = Context(catalog_loader=lambda: catalog, now=clock, approvals_factory=lambda _c: approvals)
+    mock_slack.clear()
+    return context, approvals, clock, WebClient(token="xoxb-test", base_url=mock_slack.api_url), mock_slack
+
+
+def test_an_idle_instance_gets_one_alert_keep_snoozes_it_and_stop_ends_in_a_stopped_instance(watched):
+    context, approvals, clock, client, slack = watched
+    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 24h region=us-east-1").id,
+                               "slack:U-BOB")
+    (instance,) = launch.instance_ids
+    clock.advance(hours=2)
+    _put_gpu_use(instance, 1.0, clock.now)
+    first = watch_round(context, client, "C-APPROVALS")
+    assert first["idle"] == [instance]
+    month = f"{clock.now:%Y-%m}"
+    assert first["budget"] == [f"budget:*:{month}:50"]  # 2 h of a p4d: $43.92 of $60
+    assert first["digest"] == [f"digest:{clock.now:%Y-%m-%d}"]
+    assert watch_round(context, client, "C-APPROVALS") == {"idle": [], "budget": [], "digest": []}  # once each
+    posts = slack.calls("chat.postMessage")
+    alert = next(p["params"] for p in posts if "has been idle" in p["params"]["text"])
+    assert [e["action_id"] for e in alert["blocks"][1]["elements"]] == [IDLE_STOP, IDLE_KEEP]
+    digest = next(p["params"]["text"] for p in posts if p["params"]["text"].startswith("gpu-assist daily digest"))
+    assert f"{launch.id} p4d.24xlarge by slack:U-CAROL" in digest and "IDLE" in digest
+    assert f"idle: {launch.id}" in digest and "waiting for approval: none" in digest
+
+    assert on_idle_keep(context, "U-CAROL", instance)
+    clock.advance(hours=1)
+    _put_gpu_use(instance, 1.0, clock.now)
+    snoozed = watch_round(context, client, "C-APPROVALS")
+    assert snoozed["idle"] == [] and snoozed["budget"] == [f"budget:*:{month}:80", f"budget:*:{month}:100"]
+    clock.advance(hours=4)
+    _put_gpu_use(instance, 1.0, clock.now)
+    again = watch_round(context, client, "C-APPROVALS")
+    assert again == {"idle": [instance], "budget": [], "digest": []}  # the snooze is over; crossings were posted
+
+    stop = on_idle_stop(context, "U-CAROL", instance)
+    assert stop.state == "stopped"  # her own idle instance: auto_approve_own_stop, still audited
+    assert approvals.store.get(launch.id).state == "stopped"
+    (described,) = [i for r in aws_clients.client("ec2").describe_instances(InstanceIds=[instance])["Reservations"]
+                    for i in r["Instances"]]
+    assert described["State"]["Name"] in ("shutting-down", "terminated", "stopping", "stopped")
+    actions = [(e.actor, e.action) for e in approvals.store.audit_trail(stop.id)]
+    assert (AUTO_APPROVE, "approve") in actions
+    launch_trail = [e.action for e in approvals.store.audit_trail(launch.id)]
+    assert launch_trail.count("idle alert") == 2 and "keep idle 4h" in launch_trail
+
+
+def test_without_the_switch_a_stop_from_the_alert_waits_for_an_approver(watched):
+    context, approvals, clock, client, _slack = watched
+    strict = Approvals(approvals.store, Policy(**{**vars(approvals.policy), "auto_approve_own_stop": False}),
+                       approvals.provisioner, approvals.catalog, clock)
+    context._approvals = strict
+    launch = strict.approve(strict.submit_launch("slack:U-CAROL", "launch 8xA100 24h region=us-east-1").id,
+                            "slack:U-BOB")
+    stop = on_idle_stop(context, "U-CAROL", launch.instance_ids[0])
+    assert stop.state == "pending"
+    assert strict.approve(stop.id, "slack:U-BOB").state == "stopped"

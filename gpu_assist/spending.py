@@ -79,10 +79,10 @@ def run_end(record: RequestRecord, now: dt.datetime) -> dt.datetime | None:
 
 def cost_between(record: RequestRecord, start: dt.datetime, end: dt.datetime, now: dt.datetime) -> Decimal:
     """What the launch cost while it ran inside [start, end)."""
-    stop = run_end(record, now)
-    if stop is None or record.hourly_price is None:
+    stop, started = run_end(record, now), record.launched_at
+    if stop is None or started is None or record.hourly_price is None:
         return Decimal(0)
-    return record.hourly_price * _hours(max(start, record.launched_at), min(end, stop))
+    return record.hourly_price * _hours(max(start, started), min(end, stop))
 
 
 def committed(record: RequestRecord, now: dt.datetime) -> Decimal:
@@ -153,17 +153,17 @@ def spend_report(records: list[RequestRecord], period: Period, now: dt.datetime,
         if record.currency != currency:
             notes.append(f"{record.id} is priced in {record.currency}, not {currency}, and is left out")
             continue
-        stop = run_end(record, now)
-        if stop <= period.start or record.launched_at >= period.end:
+        started, stop = record.launched_at, run_end(record, now) or record.launched_at
+        if stop <= period.start or started >= period.end:
             continue
         end_of_life = record.ends_at if record.state in ("running", "stopping") and record.ends_at else stop
         launches.append(LaunchSpend(
             request_id=record.id, requester=record.requester, project=project_of(record, default_project),
             instance_type=str(record.spec.get("instance_type", "?")),
             pricing_model=str(record.spec.get("pricing_model", "?")), state=record.state, hourly=record.hourly_price,
-            hours=_hours(max(period.start, record.launched_at), min(period.end, stop)),
+            hours=_hours(max(period.start, started), min(period.end, stop)),
             cost=cost_between(record, period.start, period.end, now),
-            projected=record.hourly_price * _hours(record.launched_at, end_of_life),
+            projected=record.hourly_price * _hours(started, end_of_life),
             committed=committed(record, now)))
     by_id = {r.id: r for r in records}
     groups: dict[str, dict[str, Decimal]] = {}

@@ -67,15 +67,15 @@ def watch_round(context, client, channel: str) -> dict:
                     client.chat_postMessage(channel=channel, text=crossing_line(status, threshold))
                     store.audit(None, "system", "budget crossing", "ok", now=now, detail=key)
                     posted["budget"].append(key)
-    key = digest_due(policy.digest_hour, now)
-    if key and store.post_once(key, "digest", now=now):
+    digest_key = digest_due(policy.digest_hour, now)
+    if digest_key and store.post_once(digest_key, "digest", now=now):
         budgets = standing(policy.budgets, records, now, default_project=policy.default_project) \
             if policy.budgets else ()
         digest = build_digest(records, store.list(states=("pending",), limit=100), now, currency=policy.currency,
                               budgets=tuple(budgets), idle_requests=idle_requests, describe=describe)
         client.chat_postMessage(channel=policy.digest_channel or channel, text=render_digest(digest))
-        store.audit(None, "system", "digest", "ok", now=now, detail=key)
-        posted["digest"].append(key)
+        store.audit(None, "system", "digest", "ok", now=now, detail=digest_key)
+        posted["digest"].append(digest_key)
     return posted
 
 

@@ -142,7 +142,8 @@ def test_the_notebook_gets_a_dataframe_and_a_panel_with_the_budget_line(aws, tmp
     import gpu_assist
     from gpu_assist.jupyter.spend_panel import SpendPanel
 
-    approvals = _approvals(tmp_path, catalog, clock, budgets=Budgets({"*": Decimal(500)}, "USD", "escalate", frozenset({"slack:U-BOB"})))
+    budgets = Budgets({"*": Decimal(500)}, "USD", "escalate", frozenset({"slack:U-BOB"}))
+    approvals = _approvals(tmp_path, catalog, clock, budgets=budgets)
     record = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1").id,
                                "slack:U-BOB")
     clock.advance(hours=3)

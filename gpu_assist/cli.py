@@ -154,8 +154,9 @@ def _build_parser() -> argparse.ArgumentParser:
     i.add_argument("--as-of", required=True, help="date of the extract, YYYY-MM-DD")
     i.add_argument("--catalog-dir", type=Path)
     rf = cat.add_parser("refresh",
-                        help="fetch fresh prices: aws (account APIs), azure or skypilot (public, no account)")
-    rf.add_argument("provider", choices=("aws", "azure", "skypilot"))
+                        help="fetch fresh prices: aws (account APIs); aws-public, azure or skypilot "
+                             "(public price lists, no account)")
+    rf.add_argument("provider", choices=("aws", "aws-public", "azure", "skypilot"))
     rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
     rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")
     rf.add_argument("--regions", help="comma-separated (default: AWS_REGION or us-east-1)")
@@ -293,7 +294,7 @@ def _catalog(args) -> int:
             source = WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
             print(refresh(source, directory).summary())
         return 0
-    if args.catalog_command == "refresh" and args.provider in ("azure", "skypilot"):
+    if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
         return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
         from .gpus import load_gpus
@@ -339,6 +340,8 @@ def _refresh_public(args, directory: Path) -> int:
     from .sources import refresh
 
     today = dt.date.today()
+    if args.provider == "aws-public":
+        return _refresh_aws_public(args, directory, today)
     if args.provider == "azure":
         print(refresh(public.AzureRetailSource(directory, today), directory).summary())
         return 0
@@ -353,6 +356,27 @@ def _refresh_public(args, directory: Path) -> int:
                              hint="known: " + ", ".join(public.SKYPILOT_PATHS))
     for line in public.refresh_skypilot(args.commit, providers, directory, today):
         print(line)
+    return 0
+
+
+def _refresh_aws_public(args, directory: Path, today: dt.date) -> int:
+    """`catalog refresh aws-public`: the public EC2 and Savings Plans price list files of some regions."""
+    from .importers import aws_public, public
+    from .sources import refresh
+
+    stray = next((flag for flag, value in (("--commit", args.commit), ("--providers", args.providers),
+                                           ("--families", args.families)) if value), None)
+    if stray:
+        raise GpuAssistError(f"refresh aws-public takes --regions, not {stray}",
+                             hint="example: gpu-assist catalog refresh aws-public --regions us-east-1,us-west-2")
+    regions = [r.strip() for r in (args.regions or "us-east-1").split(",") if r.strip()]
+    source = aws_public.AwsPublicPriceSource(directory, regions, today)
+    report = refresh(source, directory)
+    print(report.summary())
+    print("read: " + ", ".join(f"{k} {v}" for k, v in sorted(source.counts.items())))
+    public.append_refresh_log(directory / "SOURCES.md", [
+        f"| {today.isoformat()} | `{aws_public.SOURCE_KEY}` | {url} | streamed | {report.rows_written} aws rows |"
+        for url in source.urls])
     return 0
 
 

@@ -60,11 +60,11 @@ def session(retries: int = 4, backoff_s: float = 0.5):
     return http
 
 
-def _get(http, url: str, **params):
+def _get(http, url: str, *, stream: bool = False, **params):
     import requests
 
     try:
-        response = http.get(url, params=params or None, timeout=TIMEOUT_S)
+        response = http.get(url, params=params or None, timeout=TIMEOUT_S, stream=stream)
         response.raise_for_status()
         return response
     except requests.RequestException as error:
@@ -236,7 +236,7 @@ def refresh_skypilot(commit: str, providers, catalog_dir: Path, today: dt.date, 
             lines.append(refresh(_Fixed(source, rows[source.provider]), catalog_dir).summary())
     log = [f"| {today.isoformat()} | `skypilot-{p}` | {url} | sha256 {digest} | {count} rows |"
            for p, (url, digest, count) in fetched.items()]
-    _append_refresh_log(catalog_dir / "SOURCES.md", log)
+    append_refresh_log(catalog_dir / "SOURCES.md", log)
     return lines + [f"{p}: {url} sha256 {digest}" for p, (url, digest, _) in fetched.items()]
 
 
@@ -253,7 +253,7 @@ class _Fixed:
 _LOG_HEADING = "## Refresh log"
 
 
-def _append_refresh_log(sources_md: Path, lines: list[str]) -> None:
+def append_refresh_log(sources_md: Path, lines: list[str]) -> None:
     text = sources_md.read_text(encoding="utf-8") if sources_md.exists() else ""
     if _LOG_HEADING not in text:
         text = (text.rstrip("\n") + f"\n\n{_LOG_HEADING}\n\n"

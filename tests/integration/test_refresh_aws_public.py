@@ -1,0 +1,152 @@
+"""`catalog refresh aws-public` against the public AWS price list files in their exact format, served by a local
+HTTP server (tests/fixtures/aws_public): region indexes → region files, reserved terms → effective hourly,
+Savings Plans rates, and atomic failure (dead endpoint, 500 mid-way, truncated file)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import http.server
+import subprocess
+import sys
+import threading
+from decimal import Decimal
+
+import pytest
+
+from support import FIXTURES, free_port, offer
+from gpu_assist.errors import CatalogError
+from gpu_assist.importers import aws_public, public
+from gpu_assist.sources import refresh
+
+TODAY = dt.date(2026, 12, 3)
+FILES = {
+    aws_public.EC2_INDEX: "ec2_region_index.json",
+    aws_public.SAVINGS_PLAN_INDEX: "sp_region_index.json",
+    **{f"/offers/v1.0/aws/AmazonEC2/20261201000000/{r}/index.json": f"ec2_{r}.json"
+       for r in ("us-east-1", "us-west-2")},
+    **{f"/savingsPlan/v1.0/aws/AWSComputeSavingsPlan/20261201000000/{r}/index.json": f"sp_{r}.json"
+       for r in ("us-east-1", "us-west-2")},
+}
+
+
+class PriceList(http.server.ThreadingHTTPServer):
+    """The recorded files by path; `broken`: path substrings answered 500; `truncate`: paths cut half-way."""
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", free_port()), _Handler)
+        self.base = f"http://127.0.0.1:{self.server_port}"
+        self.broken: set[str] = set()
+        self.truncate: set[str] = set()
+        self.hits: list[str] = []
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.server.hits.append(self.path)
+        name = FILES.get(self.path)
+        if name is None or any(part in self.path for part in self.server.broken):
+            self.send_response(404 if name is None else 500)
+            self.end_headers()
+            return
+        body = (FIXTURES / "aws_public" / name).read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2] if self.path in self.server.truncate else body)
+
+
+@pytest.fixture
+def server():
+    served = PriceList()
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    yield served
+    served.shutdown()
+    served.server_close()
+
+
+@pytest.fixture
+def catalog_dir(make_catalog):
+    return make_catalog(offer(region="us-east-1", zone="use1-az1", spot_hourly="12.1"),
+                        offer(region="us-west-2", zone="usw2-az1"),
+                        offer(region="eu-west-1", zone="euw1-az1"), load=False)
+
+
+def _source(catalog_dir, server, regions=("us-east-1", "us-west-2")):
+    return aws_public.AwsPublicPriceSource(catalog_dir, list(regions), TODAY,
+                                           http=public.session(retries=2, backoff_s=0), base_url=server.base)
+
+
+def _rows(catalog_dir):
+    return {r["region"]: r for r in csv.DictReader((catalog_dir / "aws.csv").open())}
+
+
+def test_regions_reserved_terms_and_savings_plans_become_effective_hourly(server, catalog_dir):
+    report = refresh(_source(catalog_dir, server), catalog_dir)
+    assert [h for h in server.hits if h.endswith("region_index.json")] == [aws_public.EC2_INDEX,
+                                                                          aws_public.SAVINGS_PLAN_INDEX]
+    rows = _rows(catalog_dir)
+    assert sorted(rows) == ["eu-west-1", "us-east-1", "us-west-2"]  # eu-west-1 was not refreshed: kept
+    east = rows["us-east-1"]
+    assert (east["zone"], east["on_demand_hourly"], east["spot_hourly"], east["source"]) == \
+        ("", "32.7726", "", "aws-price-list")
+    # 1y standard: No Upfront 20, Partial 9 + 87600/8760 = 19, All 157680/8760 = 18 (convertible 16 not used)
+    assert Decimal(east["reserved_1y_hourly"]) == 18
+    # 3y standard: No Upfront 14, Partial 6 + 131400/26280 = 11, All 262800/26280 = 10
+    assert Decimal(east["reserved_3y_hourly"]) == 10
+    assert "reserved 1y: standard reserved instance, All Upfront" in east["source_detail"]
+    assert "reserved_3y:All Upfront Compute Savings Plan: $12.5/h" in east["notes"]
+    assert "reserved_1y:No Upfront EC2 Instance Savings Plan: $21.5/h" in east["notes"]
+    assert "SageMaker" not in east["notes"]
+    west = rows["us-west-2"]  # no reserved instance in the file: the cheapest plan of each term
+    assert (west["reserved_1y_hourly"], west["reserved_3y_hourly"]) == ("21.75", "12.75")
+    assert "reserved 3y: Compute Savings Plan All Upfront" in west["source_detail"]
+    assert (west["country"], west["as_of"], west["gpu"]) == ("US", "2026-12-03", "A100")
+    assert report.rows_written == 3
+
+
+def test_only_linux_shared_used_products_of_known_types_are_kept(server, catalog_dir):
+    source = _source(catalog_dir, server, ["us-east-1"])
+    rows = list(source.rows())
+    assert [(r["instance_type"], r["on_demand_hourly"]) for r in rows] == [("p4d.24xlarge", "32.7726")]
+    assert source.counts["products"] == 1  # not Windows, not the unused capacity reservation, not m5.large
+    assert source.counts["reserved terms"] == 8
+
+
+@pytest.mark.parametrize("fault", ["dead", "500 mid-way", "truncated"])
+def test_a_failed_download_leaves_the_catalog_byte_identical(server, catalog_dir, fault):
+    before = {p.name: p.read_bytes() for p in catalog_dir.iterdir()}
+    base = server.base
+    if fault == "dead":
+        base = f"http://127.0.0.1:{free_port()}"
+    elif fault == "500 mid-way":
+        server.broken.add("AWSComputeSavingsPlan/20261201000000/us-west-2")
+    else:
+        server.truncate.add("/offers/v1.0/aws/AmazonEC2/20261201000000/us-west-2/index.json")
+    source = aws_public.AwsPublicPriceSource(catalog_dir, ["us-east-1", "us-west-2"], TODAY,
+                                             http=public.session(retries=1, backoff_s=0), base_url=base)
+    with pytest.raises(CatalogError, match="catalog is unchanged"):
+        refresh(source, catalog_dir)
+    assert {p.name: p.read_bytes() for p in catalog_dir.iterdir()} == before
+
+
+def test_a_region_not_in_the_price_list_is_a_clear_error(server, catalog_dir):
+    with pytest.raises(CatalogError, match="region 'mars-1' is not in the AWS price list"):
+        list(_source(catalog_dir, server, ["mars-1"]).rows())
+
+
+def test_the_cli_refreshes_from_the_public_files_and_rejects_bad_arguments(server, catalog_dir):
+    env = {"GPU_ASSIST_AWS_PRICING_URL": server.base, "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "gpu_assist", "catalog", "refresh", "aws-public", "--regions",
+                           "us-east-1,us-west-2", "--catalog-dir", str(catalog_dir)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "aws: 3 offers" in done.stdout and "savings plan rates 4" in done.stdout
+    assert "| `aws-price-list` |" in (catalog_dir / "SOURCES.md").read_text()
+    bad = subprocess.run([sys.executable, "-m", "gpu_assist", "catalog", "refresh", "aws-public", "--regions",
+                          "us-east-1", "--commit", "abc", "--catalog-dir", str(catalog_dir)],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr and "--commit" in bad.stderr

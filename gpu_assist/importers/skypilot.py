@@ -237,10 +237,14 @@ class SkyPilotSource:
             )
 
     def _rows_lambda(self):
+        """Lambda names the H100 PCIe card only in the instance type (`gpu_1x_h100_pcie`; AcceleratorName is
+        plain "H100", which gpus.csv reads as the SXM part): the type's `_pcie` suffix picks H100-PCIE."""
         for r in self._read():
             spec = self._gpu(r["AcceleratorName"])
             if spec is None:
                 continue
+            if spec.name == "H100" and r["InstanceType"].endswith("_pcie"):
+                spec = self.gpus.find("H100-PCIE")
             if not r["Price"]:
                 self.skipped["no price"] += 1
                 continue

@@ -185,3 +185,10 @@ def test_sources_disagree_is_shown_with_both_figures(catalog):
         instance_type="a3-highgpu-8g")
     assert any("sources disagree on on-demand: skypilot-gcp $43.06615/h (2026-12-02) vs gcp-cud "
                "$88.4899999025753/h (2026-07-30)" in n for n in option.notes)
+
+
+def test_lambda_h100_pcie_is_the_pcie_card_not_the_sxm_part(gpus):
+    rows, _ = _rows("lambda", gpus)
+    pcie = [r for r in rows.values() if r["instance_type"] == "gpu_1x_h100_pcie"]
+    assert pcie and {r["gpu"] for r in pcie} == {"H100-PCIE"}
+    assert {r["gpu"] for r in rows.values() if "h100_sxm" in r["instance_type"]} == {"H100"}

@@ -49,5 +49,28 @@ def provider_status(catalog: Catalog, today: dt.date):
             "provider": provider, "offers": len(group), "gpu_models": group.gpu.nunique(),
             "sources": ",".join(sources), "age_days": days_old(dates[0], today) if dates else "unknown",
             "verified": f"{group.verified.mean():.0%}", "flagged": int((group["flags"] != "").sum()), "stale": stale,
+            "billing": billing_of(provider, group.billing_granularity_s),
         })
     return pd.DataFrame(rows)
+
+
+def billing_of(provider: str, granularities) -> str:
+    """How the provider's offers are billed, and whether that is the provider's word or our assumption: the
+    price lists of all but the four large clouds do not say (catalogs/SOURCES.md, `billing-granularity`)."""
+    from .importers.skypilot import EXTRACTS
+
+    names = {1: "per second", 60: "per minute", 3600: "per hour"}
+    billed = "/".join(names.get(int(g), f"per {int(g)} s") for g in sorted(set(granularities)))
+    documented = provider in EXTRACTS and not EXTRACTS[provider].billing_assumed
+    return billed if documented else f"{billed}, assumed"
+
+
+def billing_footnote(frame) -> str:
+    """The `billing` column of `provider_status` as one line under the table (the table is 100 columns already)."""
+    groups: dict[str, list[str]] = {}
+    for provider, billing in zip(frame.provider, frame.billing):
+        groups.setdefault(billing, []).append(provider)
+    ordered = sorted(groups.items(), key=lambda group: group[0].endswith("assumed"))
+    said = [f"{billing.replace(', assumed', ', assumed (the source does not say; the conservative choice)')}: "
+            f"{', '.join(names)}" for billing, names in ordered]
+    return "billing " + "; ".join(said)

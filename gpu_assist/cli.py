@@ -319,16 +319,20 @@ def _catalog(args) -> int:
         print(write_fx(directory / "fx.csv"))
         return 0
     from .catalog import load_catalog
-    from .catalog_report import gpu_summary, provider_status
+    from .catalog_report import billing_footnote, gpu_summary, provider_status
 
     catalog = load_catalog(directory)
     frame = gpu_summary(catalog) if args.catalog_command == "list-gpus" else provider_status(catalog, dt.date.today())
     if args.format == "json":
         print(json.dumps(frame.to_dict(orient="records"), ensure_ascii=False, indent=2, default=str))
     else:
+        from .render.comparison import wrap
         from .render.text import table
 
-        print(table(list(frame.columns), [[str(v) for v in row] for row in frame.itertuples(index=False)]))
+        shown = frame.drop(columns=["billing"]) if "billing" in frame else frame
+        print(table(list(shown.columns), [[str(v) for v in row] for row in shown.itertuples(index=False)]))
+        if "billing" in frame:
+            print("\n".join(wrap(billing_footnote(frame))))
     return 0
 
 

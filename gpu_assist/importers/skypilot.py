@@ -40,11 +40,17 @@ from . import interconnect, number_text, spot_flags
 @dataclass(frozen=True)
 class Extract:
     """One vendored SkyPilot file: its name under catalogs/sources/, the commit it was read at, and how the
-    provider bills (not in the data: see catalogs/SOURCES.md, `billing-granularity`)."""
+    provider bills (not in the data: see catalogs/SOURCES.md, `billing-granularity`): documented by the provider for
+    the four large clouds, assumed hourly (the conservative choice) for the others."""
 
     file: str
     commit: str
     billing_granularity_s: int
+    billing_assumed: bool = False
+
+
+def _hourly_assumed(file: str, commit: str) -> Extract:
+    return Extract(file, commit, 3600, billing_assumed=True)
 
 
 EXTRACTS = {
@@ -52,19 +58,19 @@ EXTRACTS = {
     "gcp": Extract("gcp_gpu.csv", "006059e0f18acb1341e22a27751e9f80df6ba92f", 1),
     "azure": Extract("azure_gpu.csv", "098741e70562f65d7af1cceb81e33b284f742604", 60),
     "lambda": Extract("lambda_gpu.csv", "0f4070387edc953d7004cff197940e1918a1d6aa", 60),
-    "nebius": Extract("nebius_gpu.csv", "0082b0435f3912ae4c566856b272455cc78f4f61", 3600),
-    "oci": Extract("oci_gpu.csv", "0588751183820cf2dab5c8a89447e8aac9f73fd5", 3600),
-    "verda": Extract("verda_gpu.csv", "000c1d0bf24621f4ac37cfa585f0897c1aa1d9cf", 3600),
-    "vast": Extract("vast_gpu.csv", "01b8cdda287814b30ff0acb49746cca19fbd4355", 3600),
-    "cudo": Extract("cudo_gpu.csv", "113567a74b2f208af08e0c9236e26cc354a2bf65", 3600),
-    "hyperbolic": Extract("hyperbolic_gpu.csv", "0082b0435f3912ae4c566856b272455cc78f4f61", 3600),
-    "shadeform": Extract("shadeform_gpu.csv", "002363dac75913b446b2d3d564ae795678849dfd", 3600),
-    "hyperstack": Extract("hyperstack_gpu.csv", "fdc9d908ab0b2af9f468f139fb3f662c8c6b3257", 3600),
-    "jarvislabs": Extract("jarvislabs_gpu.csv", "57d65781a544958d7d07014f062f7d1cad8415a7", 3600),
-    "primeintellect": Extract("primeintellect_gpu.csv", "d9a304ea01e96cd4a043159c60d9326d8de4cf0f", 3600),
-    "mithril": Extract("mithril_gpu.csv", "1f9eb0c264f9a6d78833766f4b18353ac7dfdde9", 3600),
-    "yotta": Extract("yotta_gpu.csv", "1f6904890c9bb9408f1d11e2865c3c1ee4d409c0", 3600),
-    "lium": Extract("lium_gpu.csv", "04a03aee12247fb62be7a2ee9d460bbf6dff30b1", 3600),
+    "nebius": _hourly_assumed("nebius_gpu.csv", "0082b0435f3912ae4c566856b272455cc78f4f61"),
+    "oci": _hourly_assumed("oci_gpu.csv", "0588751183820cf2dab5c8a89447e8aac9f73fd5"),
+    "verda": _hourly_assumed("verda_gpu.csv", "000c1d0bf24621f4ac37cfa585f0897c1aa1d9cf"),
+    "vast": _hourly_assumed("vast_gpu.csv", "01b8cdda287814b30ff0acb49746cca19fbd4355"),
+    "cudo": _hourly_assumed("cudo_gpu.csv", "113567a74b2f208af08e0c9236e26cc354a2bf65"),
+    "hyperbolic": _hourly_assumed("hyperbolic_gpu.csv", "0082b0435f3912ae4c566856b272455cc78f4f61"),
+    "shadeform": _hourly_assumed("shadeform_gpu.csv", "002363dac75913b446b2d3d564ae795678849dfd"),
+    "hyperstack": _hourly_assumed("hyperstack_gpu.csv", "fdc9d908ab0b2af9f468f139fb3f662c8c6b3257"),
+    "jarvislabs": _hourly_assumed("jarvislabs_gpu.csv", "57d65781a544958d7d07014f062f7d1cad8415a7"),
+    "primeintellect": _hourly_assumed("primeintellect_gpu.csv", "d9a304ea01e96cd4a043159c60d9326d8de4cf0f"),
+    "mithril": _hourly_assumed("mithril_gpu.csv", "1f9eb0c264f9a6d78833766f4b18353ac7dfdde9"),
+    "yotta": _hourly_assumed("yotta_gpu.csv", "1f6904890c9bb9408f1d11e2865c3c1ee4d409c0"),
+    "lium": _hourly_assumed("lium_gpu.csv", "04a03aee12247fb62be7a2ee9d460bbf6dff30b1"),
 }
 FILES = {provider: extract.file for provider, extract in EXTRACTS.items()}
 _MICRO = Decimal("0.000001")

@@ -90,6 +90,12 @@ def test_catalog_commands(capsys, tmp_path):
     assert main(["catalog", "status", "--format", "json"]) == 0
     status = {s["provider"]: s for s in json.loads(capsys.readouterr().out)}
     assert status["tencent"]["verified"] == "0%" and status["aws"]["verified"] == "100%"
+    assert (status["aws"]["billing"], status["lambda"]["billing"]) == ("per second", "per minute")
+    assert status["vast"]["billing"] == status["aliyun"]["billing"] == "per hour, assumed"
+    assert main(["catalog", "status"]) == 0
+    text = capsys.readouterr().out
+    assert "per hour, assumed (the source does not say" in text and "vast" in text.split("billing ")[1]
+    assert max(map(len, text.splitlines())) <= 100
     (tmp_path / "gpus.csv").write_text("name\nA100\n")
     assert main(["catalog", "validate", str(tmp_path)]) == 1
     assert "missing columns" in capsys.readouterr().out

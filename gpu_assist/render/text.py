@@ -26,6 +26,10 @@ def rich_table(headers, rows, *, right=(), color: bool = False, sections=(), hig
     after a heading line. Cells ending in `highlight` are shown bold green on a colour terminal; columns in
     `whole` are never folded (when space is short, the others fold first); `clip` maps a column to the widest
     it may be, longer cells ending in "…" (names a reader recognises by their start; JSON has them whole)."""
+    if not color:
+        plain = _plain_table(headers, rows, right=right, clip=clip or {}, whole=whole, sections=sections)
+        if plain is not None:
+            return plain
     import io
 
     from rich.console import Console
@@ -57,6 +61,71 @@ def rich_table(headers, rows, *, right=(), color: bool = False, sections=(), hig
             console.print(Text(heading, style="bold" if color else ""))
             console.print(build(body))
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+
+
+# Characters one terminal cell wide, as `rich` measures them, besides printable ASCII (money, hosts, ellipsis).
+_NARROW = frozenset("×…¥€£")
+
+
+def _narrow(text: str) -> bool:
+    return (text.isascii() and text.isprintable()) or all(c in _NARROW or (c.isascii() and c.isprintable())
+                                                           for c in text)
+
+
+def _plain_table(headers, rows, *, right, clip, whole, sections) -> str | None:
+    """What `rich_table` prints without colour, in plain Python (a rich table costs milliseconds per quote):
+    each column as wide as its widest cell (clipped columns at most their limit, longer cells ending in "…"),
+    one space between columns; a table too wide for 100 columns narrows its one foldable column (the notes'
+    markers), folding its cells into pieces of that width, as rich does. None where rich's layout is not
+    this simple: more than one foldable column to narrow, a folded cell with spaces, a heading that would
+    wrap, wide characters, or a cell that starts or ends with spaces."""
+    from .comparison import WIDTH
+
+    cells = [headers, *rows, *(r for _, body in sections for r in body)]
+    if not all(_narrow(cell) and cell == cell.strip() for row in cells for cell in row):
+        return None
+    if any(len(h) > WIDTH for h, body in sections if body):
+        return None
+    foldable = [i for i in range(len(headers)) if i not in whole and i not in clip]
+    lines = _plain_lines(headers, rows, right, clip, foldable, WIDTH)
+    for heading, body in sections:
+        if body and lines is not None:
+            more = _plain_lines(headers, body, right, clip, foldable, WIDTH)
+            lines = None if more is None else [*lines, heading, *more]
+    return None if lines is None else "\n".join(lines)
+
+
+def _plain_lines(headers, body, right, clip, foldable, limit: int) -> list[str] | None:
+    widths = [min(max(map(len, column)), clip[i]) if i in clip else max(map(len, column))
+              for i, column in enumerate(zip(headers, *body))]
+    excess = sum(widths) + len(widths) - 1 - limit
+    fold = None
+    if excess > 0:
+        if len(foldable) != 1 or widths[foldable[0]] - excess < 1:
+            return None
+        fold = foldable[0]
+        widths[fold] -= excess
+        if any(" " in row[fold] for row in body) or " " in headers[fold]:
+            return None
+    lines = []
+    for number, row in enumerate((headers, *body)):
+        pieces = [row[fold][at:at + widths[fold]] for at in range(0, len(row[fold]), widths[fold])] \
+            if fold is not None else []
+        depths = max(1, len(pieces))
+        for depth in range(depths):
+            # rich aligns the header row to its last line, body rows to their first
+            first = depth == (depths - 1 if number == 0 else 0)
+            parts = []
+            for index, (cell, width) in enumerate(zip(row, widths)):
+                if index == fold:
+                    cell = pieces[depth] if depth < len(pieces) else ""
+                elif not first:
+                    cell = ""
+                elif len(cell) > width:
+                    cell = cell[:width - 1] + "…"
+                parts.append(cell.rjust(width) if index in right else cell.ljust(width))
+            lines.append(" ".join(parts).rstrip())
+    return lines
 
 
 def render_comparison(result: Comparison, *, color: bool = False) -> str:

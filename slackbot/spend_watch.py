@@ -14,7 +14,7 @@ import logging
 
 from gpu_assist.approvals import describe
 from gpu_assist.budgets import crossings, standing
-from gpu_assist.errors import GpuAssistError
+from gpu_assist.errors import GpuAssistError, PolicyError
 from gpu_assist.identity import AUTO_APPROVE, SLACK, actor, same_person
 from gpu_assist.render.spend import crossing_line, idle_alert, render_digest
 from gpu_assist.spending import month_start
@@ -80,9 +80,17 @@ def watch_round(context, client, channel: str) -> dict:
 
 
 def on_idle_stop(context, user_id: str, instance_id: str):
-    """Stop through the approval path; the clicker's own idle instance passes alone only if the policy says so."""
+    """Stop through the approval path, asked only by the instance's requester or an approver (an alert sits in a
+    shared channel); the clicker's own idle instance passes alone only if the policy says so."""
     approvals = context.approvals
     clicker = actor(SLACK, user_id)
+    launch = next((r for r in approvals.store.list(states=("running",), limit=1000)
+                   if r.kind == "launch" and instance_id in r.instance_ids), None)
+    if not approvals.policy.is_approver(clicker) and not (launch and same_person(clicker, launch.requester)):
+        message = f"{clicker} neither launched {instance_id} nor is an approver: ask the requester or an approver"
+        approvals.store.audit(launch.id if launch else None, clicker, "submit stop", "refused",
+                              now=approvals.clock(), detail=message)
+        raise PolicyError(message)
     stop = approvals.submit_stop(clicker, [instance_id])
     launches = [approvals.store.get(i) for i in stop.spec.get("launch_requests", [])]
     if approvals.policy.auto_approve_own_stop and launches and all(

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test lint golden soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
+.PHONY: demo test lint typecheck golden soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,12 @@ golden: install-test
 # ruff's rules as configured in pyproject.toml, over everything Python in the repository; make test runs it first.
 lint: install-test
 	$(BIN)/ruff check .
+
+# mypy over gpu_assist and slackbot as [tool.mypy] in pyproject.toml configures it (strict on the pure core). Not yet
+# part of lint: the errors left are in modules being rewritten (pricing, catalog, recommend, approvals, policy, store);
+# once mypy reports 0, lint runs it too.
+typecheck: install-test
+	$(BIN)/mypy
 
 # The long variants of the reliability suite: 1,000 clicks over 2 replicas, ≥ 100,000 fuzz examples.
 soak: install-test

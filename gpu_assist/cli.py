@@ -83,7 +83,8 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("--format", choices=("text", "json", "csv", "markdown"), default="text")
 
     t = commands.add_parser("tco", help="buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY",
-                            epilog=_tco_keys, formatter_class=argparse.RawDescriptionHelpFormatter)
+                            epilog=_tco_keys,  # type: ignore[arg-type]  # called by the parser when help is shown
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=100k")
     t.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -303,9 +304,9 @@ def _catalog(args) -> int:
 
         regions = [r for r in (args.regions or os.environ.get("AWS_REGION") or "us-east-1").split(",") if r]
         families = tuple(f for f in (args.families or ",".join(DEFAULT_FAMILIES)).split(",") if f)
-        source = AwsPriceSource(regions, load_gpus(directory / "gpus.csv"), families=families, today=dt.date.today())
+        aws = AwsPriceSource(regions, load_gpus(directory / "gpus.csv"), families=families, today=dt.date.today())
         try:
-            print(refresh(source, directory).summary())
+            print(refresh(aws, directory).summary())
         except GpuAssistError:
             raise
         except Exception as error:  # noqa: BLE001 - botocore's failures, as one line; the old file stays

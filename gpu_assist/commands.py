@@ -16,7 +16,7 @@ import re
 import threading
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
-from typing import Callable
+from typing import Any, Callable
 
 from .catalog import Catalog, load_catalog
 from .compare import SORTS, Comparison, compare, refine
@@ -24,7 +24,7 @@ from .errors import ParseError
 from .fleet import FleetReport
 from .pricing import Quote, quote
 from .recommend import Recommendation, recommend
-from .records import RequestRecord
+from .records import AuditEvent, RequestRecord
 from .request import Request, normalise, parse_request
 from .tco import TcoInput, TcoResult, parse_tco, total_cost_of_ownership
 from .utilization import Snapshot
@@ -126,8 +126,8 @@ class RequestsCommand:
 class RequestDetail:
     """One request with its audit trail, as `requests r-…` shows it."""
 
-    record: object
-    trail: tuple
+    record: RequestRecord
+    trail: tuple[AuditEvent, ...]
 
 
 @dataclass(frozen=True)
@@ -242,11 +242,12 @@ class Context:
         return self._built("_catalog", self.catalog_loader)
 
 
-def _take_options(words: list[str]) -> tuple[list[str], dict]:
+def _take_options(words: list[str]) -> tuple[list[str], dict[str, Any]]:
     """Split command options (`top=5`, `--top 5`, `all-regions`, `sort=price`) from the request's own words."""
-    rest, options = [], {}
-    words = iter(words)
-    for word in words:
+    rest: list[str] = []
+    options: dict[str, Any] = {}
+    remaining = iter(words)
+    for word in remaining:
         lowered = word.lower()
         key = lowered[2:] if lowered.startswith("--") else lowered
         name, has_value, value = key.partition("=")
@@ -255,7 +256,7 @@ def _take_options(words: list[str]) -> tuple[list[str], dict]:
         elif name in _VALUE_OPTIONS and has_value:
             options[name] = value
         elif key in _VALUE_OPTIONS and lowered.startswith("--"):
-            options[key] = next(words, "")
+            options[key] = next(remaining, "")
         else:
             rest.append(word)
     if "top" in options:

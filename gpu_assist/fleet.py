@@ -63,6 +63,7 @@ class FleetReport:
 
 def find_instances(ec2, instance_ids: list[str] | None = None) -> list[dict]:
     """Running instances: the given ids, else those carrying gpu-assist's request tag."""
+    kwargs: dict[str, object]
     if instance_ids:
         kwargs = {"InstanceIds": list(instance_ids)}
     else:
@@ -145,7 +146,9 @@ def fleet_usage(ec2, cloudwatch, catalog: Catalog, *, region: str, now: dt.datet
 
 
 def _usage(instance, metrics, values, catalog, region, currency, window_s, threshold_pct, min_coverage):
-    utilization, memory, stamps, gpus = [], [], [], set()
+    utilization: list[float] = []
+    memory: list[float] = []
+    stamps, gpus = [], set()
     for index, metric in enumerate(metrics):
         series = values.get(index, {"timestamps": [], "values": []})
         dims = {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}

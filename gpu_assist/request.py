@@ -282,8 +282,9 @@ def parse_request(text: str, gpus: GpuTable) -> Request:
             build.set_count(int(token[:-1]), token)
             continue
         match = _COUNT_LAST_RE.match(token)
-        if match and build.gpu_name(match.group(1)):  # "a100:8", "h100x8"
-            build.set_gpu(build.gpu_name(match.group(1)), match.group(1))
+        named = build.gpu_name(match.group(1)) if match else None
+        if match and named:  # "a100:8", "h100x8"
+            build.set_gpu(named, match.group(1))
             build.set_count(int(match.group(2)), token)
             continue
         if build.looks_like_gpu(token) or (build.gpu is None and gpus.suggest(token).startswith("did you")):

@@ -10,16 +10,27 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from typing import TYPE_CHECKING
 
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 UPGRADE_LOCK_KEY = 7262021  # pg_advisory_xact_lock key of the schema upgrade
 FIRST_REVISION = "0001"
 _in_process = threading.Lock()
 
 
-def _config(connection: Connection):
+def _revision(revision: str | None) -> str:
+    """`revision`, which a packaged migrations directory always has; None means the package lost its migrations."""
+    if revision is None:
+        raise RuntimeError("gpu_assist/migrations has no revision: the package is incomplete")
+    return revision
+
+
+def _config(connection: Connection | None) -> Config:
     from alembic.config import Config
 
     config = Config()
@@ -33,7 +44,7 @@ def head() -> str:
     from alembic.script import ScriptDirectory
 
     config = _config(None)
-    return ScriptDirectory.from_config(config).get_current_head()
+    return _revision(ScriptDirectory.from_config(config).get_current_head())
 
 
 def current(engine: Engine) -> str | None:
@@ -74,4 +85,4 @@ def upgrade(engine: Engine) -> str:
             if "requests" in tables and "alembic_version" not in tables:
                 command.stamp(config, FIRST_REVISION)  # made by create_all before migrations existed
             command.upgrade(config, "head")
-    return current(engine)
+    return _revision(current(engine))

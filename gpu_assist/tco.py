@@ -16,9 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from .catalog import Catalog
 from .errors import ParseError
+from .gpus import GpuTable
 from .pricing import exact
 from .request import parse_currency, parse_request
 from .workload import parse_amount
@@ -109,11 +111,12 @@ def total_cost_of_ownership(inputs: TcoInput, catalog: Catalog) -> TcoResult:
     )
 
 
-def parse_tco(text: str, gpus) -> TcoInput:
+def parse_tco(text: str, gpus: GpuTable) -> TcoInput:
     words = text.split() if isinstance(text, str) else []
     if words and words[0].lower() == "tco":
         words = words[1:]
-    gpu_words, values = [], {}
+    gpu_words: list[str] = []
+    values: dict[str, Any] = {}  # option name to its parsed value: Decimal amounts, int years, str currency
     for word in words:
         if "=" not in word:
             gpu_words.append(word)

@@ -147,7 +147,9 @@ class NvmlSampler:
             return None
 
     def _gpu(self, index: int, handle) -> GpuSample:
-        nvml, unsupported, errors = self._nvml, [], []
+        nvml = self._nvml
+        unsupported: list[str] = []
+        errors: list[str] = []
 
         def read(function, name, *args):
             return self._call(function, name, unsupported, errors, handle, *args)

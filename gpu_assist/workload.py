@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from .errors import ParseError
 from .gpus import GpuTable
@@ -161,8 +162,8 @@ def parse_workload(text: str, gpus: GpuTable) -> Workload:
     if not words:
         raise ParseError("empty workload", hint="say what to run: train, finetune or serve, and the model size",
                          example=EXAMPLE)
-    values: dict = {}
-    overrides: dict = {}
+    values: dict[str, Any] = {}
+    overrides: dict[str, Any] = {}
     for original in words:
         word = original.lower()
         if "=" in word:
@@ -203,7 +204,8 @@ def parse_workload(text: str, gpus: GpuTable) -> Workload:
     return Workload(assumptions=assumptions, **values)
 
 
-def _set_option(key: str, raw: str, original: str, values: dict, overrides: dict, gpus: GpuTable) -> None:
+def _set_option(key: str, raw: str, original: str, values: dict[str, Any], overrides: dict[str, Any],
+                gpus: GpuTable) -> None:
     """One `key=value`; `raw` keeps the user's case for names and messages, `value` is lower-cased."""
     value = raw.lower()
     if not value:

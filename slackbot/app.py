@@ -18,6 +18,7 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import cast
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -31,6 +32,7 @@ from gpu_assist.plural import plural
 from gpu_assist.identity import SLACK, actor, slack_mention
 from gpu_assist.pricing import Quote
 from gpu_assist.recommend import Recommendation
+from gpu_assist.records import RequestRecord
 from gpu_assist.render import blocks
 
 from .workers import Deliveries, WorkPool
@@ -152,9 +154,10 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
             return
         if isinstance(parsed, (LaunchCommand, StopCommand)):
             post_card(result, command["channel_id"])
+            record = cast(RequestRecord, result)  # a launch or stop command's result is the request it recorded
             where = f"<#{settings.approval_channel}>" if settings.approval_channel else "this channel"
             respond(response_type="ephemeral", replace_original=replace,
-                    text=f"Request `{result.id}` is waiting for an approver in {where}.")
+                    text=f"Request `{record.id}` is waiting for an approver in {where}.")
             return
         fallback, rendered = answer(result, text)
         respond(response_type="ephemeral", replace_original=replace, text=fallback, blocks=rendered)

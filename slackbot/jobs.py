@@ -64,7 +64,8 @@ class FileLease:
     """An exclusive flock on `path`, kept open while this process leads."""
 
     def __init__(self, path: str):
-        self._path, self._fd = path, None
+        self._path = path
+        self._fd: int | None = None
 
     def held(self) -> bool:
         import fcntl

@@ -53,6 +53,17 @@ def action_body(action_id: str, value: str, *, user: str, response_url: str, cha
     return urlencode({"payload": json.dumps(payload)})
 
 
+def settle(url: str, mock, user: str = "U-CAROL") -> str:
+    """Send a later marker command (`/gpu quote 8xA100 1h`) and wait for its answer: whatever the app was going to
+    do with the requests before it has had its turn. Returns the marker's path, for the caller to leave out."""
+    response_url = mock.response_url()
+    status, _ = signed_post(url, command_body("quote 8xA100 1h", user=user, response_url=response_url))
+    assert status == 200, status
+    path = response_url.split(mock.url + "/", 1)[1]
+    mock.wait_for(path)
+    return path
+
+
 def start_slack_server(moto_url: str, mock, state, *, db_url: str | None = None, jobs: bool = False,
                        extra_env: dict | None = None, args: tuple[str, ...] = (), cache_dir=None, wait: bool = True):
     """`gpu-assist slack serve` as a real process on a free port, talking to moto and the mock Web API.

@@ -60,7 +60,7 @@ def cheapest_standard(rates: dict, years: int) -> tuple[Decimal, str] | None:
     standard = {k: v for k, v in rates.items() if k[0] == years and k[2] == "standard"}
     if not standard:
         return None
-    key = min(standard, key=standard.get)
+    key = min(standard, key=lambda k: standard[k])
     return standard[key], key[1]
 
 

@@ -108,7 +108,7 @@ def local_ssd_gb(machine_type: str) -> int:
     for pattern, per_gpu in _LOCAL_SSD_GB:
         match = pattern.match(machine_type)
         if match:
-            return per_gpu * int(match.group(match.lastindex))
+            return per_gpu * int(match.groups()[-1])
     return 0
 
 

@@ -201,6 +201,9 @@ class SkyPilotSource:
                 continue
             used.add(key)
             spec = self.gpus.find(name)
+            if spec is None:  # a family whose GPU gpus.csv lost: counted, as the rows above are
+                self.skipped["GCP host whose GPU is not in gpus.csv"] += 1
+                continue
             on_demand = _sum_prices(host["Price"], accelerator["Price"])
             spot = _sum_prices(host["SpotPrice"], accelerator["SpotPrice"])
             # A defect in either part (SOURCES.txt: A100-80GB and H200 accelerator spot above on-demand)

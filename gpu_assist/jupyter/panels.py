@@ -13,10 +13,11 @@ from decimal import Decimal
 
 import html
 import threading
+from typing import cast
 
 import ipywidgets as widgets
 
-from ..commands import Context, parse_command, run
+from ..commands import Context, Result, parse_command, run
 from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..identity import chosen_name
@@ -58,7 +59,7 @@ class _Panel(widgets.VBox):
         self.error = _error_line()
         self.button = widgets.Button(description=button, button_style="primary")
         self.output = widgets.Output()
-        self.result = None
+        self.result: Result | None = None
         self.button.on_click(lambda _: self.run())
         super().__init__(children=[*children, self.button, self.error, self.output])
 
@@ -208,7 +209,7 @@ class UtilizationPanel(widgets.VBox):
         self.bars = widgets.VBox()
         self.processes = widgets.HTML()
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
         super().__init__(children=[self.status, self.bars, self.processes])
         if start:
             self.start()
@@ -300,9 +301,13 @@ class LaunchPanel(widgets.VBox):
             else:
                 from ..approvals import describe
 
-                record = run(parse_command("launch " + self.text.value, self.context.catalog.gpus), self.context,
-                             actor=chosen_name())
-                line, checks = describe(record), record.spec["checks"]
+                from ..records import RequestRecord
+
+                # A launch command's result is the request it recorded.
+                launched = cast(RequestRecord, run(parse_command("launch " + self.text.value,
+                                                                 self.context.catalog.gpus),
+                                                   self.context, actor=chosen_name()))
+                line, checks = describe(launched), launched.spec["checks"]
         except GpuAssistError as error:
             _show_error(self.error, str(error))
             return None

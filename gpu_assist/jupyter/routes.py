@@ -47,10 +47,10 @@ class _CommandHandler(APIHandler):
         except GpuAssistError as error:
             self._refuse(error)
             return
-        self.finish(self.render(result))
+        self.finish(self.answer_json(result))
 
     @staticmethod
-    def render(result) -> str:
+    def answer_json(result: object) -> str:
         return render_json.render(result)
 
     def _refuse(self, error: GpuAssistError) -> None:
@@ -78,7 +78,7 @@ class QuoteHandler(_CommandHandler):
     verb = "quote list"
 
     @staticmethod
-    def render(result) -> str:
+    def answer_json(result: object) -> str:
         return json.dumps(render_json.quote_answer(result), ensure_ascii=False)
 
 

@@ -24,7 +24,7 @@ def render_comparison(result: Comparison) -> str:
     rows = []
     for rank, row in enumerate(result.rows + result.untrusted, 1):
         best = row.best
-        cells = [f"{row.cell(m).total:.2f}" if row.cell(m) else "" for m in COLUMNS]
+        cells = [f"{cell.total:.2f}" if (cell := row.cell(m)) else "" for m in COLUMNS]
         rows.append([rank if row.ranked else "", row.provider, row.instance_type, row.instances,
                      best.zone or best.region, *cells, best.pricing_model, result.currency,
                      "yes" if row.trusted else "no", "; ".join(row.notes)])

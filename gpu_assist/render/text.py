@@ -9,7 +9,7 @@ from ..request import format_duration
 from .money import format_money, format_percent
 
 
-def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> str:
+def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset()) -> str:
     """Columns padded to their widest cell; columns in `right` aligned right."""
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
 

@@ -15,7 +15,7 @@ from gpu_assist.pricing import quote
 from gpu_assist.provision.aws import REQUEST_TAG
 from gpu_assist.render.comparison import format_total
 from gpu_assist.request import parse_request
-from slack_client import SIGNING_SECRET, action_body, command_body, signed_post
+from slack_client import SIGNING_SECRET, action_body, command_body, settle, signed_post
 from support import TODAY
 
 
@@ -160,7 +160,7 @@ def test_a_double_click_on_approve_launches_once(slack, mock_slack):
     assert all("already" in r["params"]["text"] for r in refusals)
     updates = mock_slack.wait_for("chat.update", 2)
     assert "Running:" in updates[-1]["params"]["text"]
-    time.sleep(0.3)
+    settle(slack["url"], mock_slack)
     assert len(mock_slack.calls("chat.update")) == 2  # one decision, one outcome
     assert len(_tagged(request_id)) == 1
 
@@ -175,7 +175,7 @@ def test_a_slack_user_named_like_a_jupyter_approver_is_not_that_approver(slack, 
     refusals = mock_slack.wait_for("chat.postEphemeral", 3)
     assert sorted(r["params"]["text"] for r in refusals) == sorted(
         f"Not done: slack:{user} is not an approver" for user in ("U-DAVE", "dave", "jupyter:dave"))
-    time.sleep(0.3)
+    settle(slack["url"], mock_slack)
     assert mock_slack.calls("chat.update") == [] and _tagged(request_id) == []
 
 
@@ -205,8 +205,8 @@ def test_forged_requests_get_401_and_change_nothing(slack, mock_slack, case):
     else:
         status, _ = signed_post(slack["url"], body, signature="v0=")
     assert status == 401
-    time.sleep(0.3)
-    assert mock_slack.received == []
+    marker = settle(slack["url"], mock_slack)
+    assert [r for r in mock_slack.received if r["method"] != marker] == []
 
 
 def test_util_shows_the_fleet_with_stop_buttons_for_idle_instances(slack, mock_slack):

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import re
+import typing
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gpu_assist.catalog import OFFER_COLUMNS, load_catalog, validate_directory
-from gpu_assist.commands import Context, QuoteCommand, RecommendCommand, TcoCommand, parse_command, run
+from gpu_assist.catalog import OFFER_COLUMNS, OPTIONAL_COLUMNS, load_catalog, validate_directory
+from gpu_assist.commands import Command, Context, QuoteCommand, RecommendCommand, TcoCommand, parse_command, run
 from gpu_assist.errors import CatalogError, GpuAssistError
 from gpu_assist.pricing import Quote
 from gpu_assist.sources import rows_to_csv
@@ -35,13 +37,17 @@ def _count(name: str) -> None:
 def test_the_command_router_raises_only_its_own_errors(catalog_for_fuzz, text):
     _count("router")
     try:
-        parse_command(text, catalog_for_fuzz.gpus)
-    except GpuAssistError:
+        command = parse_command(text, catalog_for_fuzz.gpus)
+    except GpuAssistError as error:
         _count("router refused")
+        assert 0 < len(str(error)) < 1000, repr(error)
+        return
+    assert isinstance(command, typing.get_args(Command)), command
 
 
+# "bad date" is left out of the property: the loader accepts an impossible as_of today (see the xfail below).
 _CORRUPTIONS = st.sampled_from(["drop column", "bad number", "duplicate row", "garbage bytes", "empty file",
-                                "unknown gpu", "negative price", "bad date", "bad flag", "truncated"])
+                                "unknown gpu", "negative price", "bad flag", "truncated"])
 
 
 @settings(max_examples=max(200, EXAMPLES // 100), deadline=None, suppress_health_check=list(HealthCheck))
@@ -58,7 +64,8 @@ def test_corrupt_catalogs_give_catalog_errors_with_file_and_line(tmp_path_factor
     lines = text.splitlines()
     target = 1 + seed % 3
     if corruption == "drop column":
-        column = OFFER_COLUMNS.index(OFFER_COLUMNS[seed % len(OFFER_COLUMNS)])
+        required = [c for c in OFFER_COLUMNS if c not in OPTIONAL_COLUMNS]  # an optional one may be absent
+        column = OFFER_COLUMNS.index(required[seed % len(required)])
         lines = [",".join(c for i, c in enumerate(line.split(",")) if i != column) for line in lines]
     elif corruption == "bad number":
         lines[target] = lines[target].replace(",32,", ",", 1).replace(f",{target},", f",{junk or 'x'}x,", 1)
@@ -78,14 +85,28 @@ def test_corrupt_catalogs_give_catalog_errors_with_file_and_line(tmp_path_factor
     elif corruption == "bad flag":
         lines[target] = lines[target].replace(",yes,", f",yes,{junk.replace(',', '')}x:y", 1)
     else:
-        lines = lines[:target] + [lines[target][: seed % max(1, len(lines[target]))]]
+        cut = 1 + seed % (len(lines[target]) - 1)  # 1 character to all but the last: never a blank line
+        lines = lines[:target] + [lines[target][:cut]]
     if lines is not None:
         (directory / "aws.csv").write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
     try:
         load_catalog(directory, cache_dir=None)
     except CatalogError as error:
         _count("catalog refused")
-        assert "aws.csv" in str(error) and re.search(r"aws\.csv:\d+:", str(error)), str(error)
+        assert re.search(r"aws\.csv:\d+:", str(error)), str(error)
+    else:
+        raise AssertionError(f"the loader accepted a catalog with '{corruption}' (seed {seed}, junk {junk!r})")
+
+
+@pytest.mark.xfail(strict=True, reason="catalog.py checks no as_of date (2026-13-10 loads): to fix there, #21")
+def test_an_impossible_as_of_date_is_refused_with_file_and_line(tmp_path):
+    from support import CATALOGS
+
+    for name in ("gpus.csv", "fx.csv"):
+        (tmp_path / name).write_bytes((CATALOGS / name).read_bytes())
+    (tmp_path / "aws.csv").write_text(rows_to_csv([offer(as_of="2026-13-10")]), encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"aws\.csv:\d+:"):
+        load_catalog(tmp_path, cache_dir=None)
 
 
 _TCO_KEYS = st.sampled_from(["hardware", "facility", "power", "ops", "cloud", "currency", "years", "usage", "gpus",
@@ -193,8 +214,11 @@ def test_any_shape_of_a_catalog_directory_gives_a_catalog_error(tmp_path_factory
     assert all(str(defect) for defect in defects)
 
 
-def test_fuzz_report(record_case):
-    """Runs after the properties in this file (pytest keeps file order)."""
+def test_fuzz_report(record_case, catalog_for_fuzz):
+    """Runs after the properties in this file (pytest keeps file order); run alone, it runs the router property
+    itself first, so the count it checks is this session's."""
+    if not _COUNTS.get("router"):
+        test_the_command_router_raises_only_its_own_errors(catalog_for_fuzz)
     record_case("Fuzzing the command router (hypothesis)", tried=_COUNTS.get("router", 0),
                 refused=_COUNTS.get("router refused", 0), note="only ParseError/GpuAssistError ever raised")
     record_case("Fuzzing the catalog loader with corrupt CSV", tried=_COUNTS.get("catalog", 0),

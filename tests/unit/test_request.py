@@ -76,9 +76,11 @@ def test_bad_input_is_a_parse_error_with_a_working_example(gpus, text, expected)
 @given(st.text(max_size=60))
 def test_no_text_raises_anything_but_parse_error(gpus, text):
     try:
-        assert isinstance(parse_request(text, gpus), Request)
-    except ParseError:
-        pass
+        parsed = parse_request(text, gpus)
+    except ParseError as error:
+        assert "example: " in str(error) or "did you mean" in str(error), str(error)
+        return
+    assert isinstance(parsed, Request) and parsed.gpu and parsed.count >= 1, parsed
 
 
 _WORDS = st.sampled_from(["8x", "A100", "a100:8", "72h", "3天", "8卡", "spot", "x", "for", "hours", "80GB",
@@ -90,6 +92,8 @@ _WORDS = st.sampled_from(["8x", "A100", "a100:8", "72h", "3天", "8卡", "spot",
 @given(st.lists(_WORDS, max_size=8))
 def test_near_miss_sentences_raise_only_parse_error(gpus, words):
     try:
-        parse_request(" ".join(words), gpus)
-    except ParseError:
-        pass
+        parsed = parse_request(" ".join(words), gpus)
+    except ParseError as error:
+        assert "example: " in str(error) or "did you mean" in str(error), str(error)
+        return
+    assert isinstance(parsed, Request) and parsed.gpu and parsed.count >= 1, parsed

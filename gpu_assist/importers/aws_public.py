@@ -27,6 +27,7 @@ import os
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
+from typing import Callable
 
 from ..errors import CatalogError
 from ..regions import location
@@ -41,7 +42,7 @@ _PLANS = {"ComputeSavingsPlans": "Compute Savings Plan", "EC2InstanceSavingsPlan
 _WANTED = {"operatingSystem": "Linux", "tenancy": "Shared", "capacitystatus": "Used", "preInstalledSw": "NA"}
 
 
-def stream_members(chunks, wanted: dict[str, object]):
+def stream_members(chunks, wanted: dict[str, Callable[[str], bool]]):
     """(prefix, key, value) for each member of the JSON objects or arrays at the `wanted` ijson prefixes, in
     one pass over `chunks` (bytes). `wanted[prefix]` is a predicate on a member's key (objects; arrays pass
     every item); members it rejects are skipped without being built."""
@@ -49,7 +50,8 @@ def stream_members(chunks, wanted: dict[str, object]):
 
     events = ijson.sendable_list()
     parser = ijson.parse_coro(events)
-    builder, depth, current = None, 0, None
+    builder, depth = None, 0
+    current: tuple[str, str | None] = ("", None)  # (prefix, key) of the member being built
     for chunk in _then_end(chunks):
         if chunk is None:
             parser.close()
@@ -240,5 +242,5 @@ def _cheapest_plan(rates: dict, years: int) -> tuple[Decimal, str] | None:
     term = {k: v for k, v in rates.items() if k[0] == years}
     if not term:
         return None
-    key = min(term, key=term.get)
+    key = min(term, key=lambda k: term[k])
     return term[key], f"{key[2]} {key[1]}"

@@ -119,8 +119,8 @@ def pg_store(postgres_url):
     from gpu_assist.store import Store
 
     engine = sqlalchemy.create_engine(postgres_url)
-    with engine.begin() as connection:
-        connection.execute(sqlalchemy.text("DROP TABLE IF EXISTS audit_events, requests, alembic_version CASCADE"))
+    with engine.begin() as connection:  # every table, the ones a later migration adds too
+        connection.execute(sqlalchemy.text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
     engine.dispose()
     return Store(postgres_url)
 

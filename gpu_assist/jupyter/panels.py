@@ -22,6 +22,7 @@ from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..identity import chosen_name
 from ..pricing import Quote
+from ..records import RequestRecord
 from ..plural import plural
 from ..render.money import format_money
 from ..request import PRICING_MODELS, PROVIDERS
@@ -294,6 +295,7 @@ class LaunchPanel(widgets.VBox):
     def request(self):
         """Submit; returns the request as the server's JSON (with a link) or the local record (without)."""
         _show_error(self.error, "")
+        record: dict | RequestRecord
         try:
             if self.server:
                 record = self.server.launch(self.text.value)
@@ -301,13 +303,12 @@ class LaunchPanel(widgets.VBox):
             else:
                 from ..approvals import describe
 
-                from ..records import RequestRecord
-
                 # A launch command's result is the request it recorded.
                 launched = cast(RequestRecord, run(parse_command("launch " + self.text.value,
                                                                  self.context.catalog.gpus),
                                                    self.context, actor=chosen_name()))
                 line, checks = describe(launched), launched.spec["checks"]
+                record = launched
         except GpuAssistError as error:
             _show_error(self.error, str(error))
             return None

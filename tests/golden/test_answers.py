@@ -6,12 +6,15 @@ Driven through the command grammar and the renderers with a fixed date, so a cat
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from gpu_assist.commands import Context, parse_command, run
 from gpu_assist.render import blocks, json as render_json, text as render_text
 from support import TODAY
+
+EXPECTED = Path(__file__).parent / "expected"  # as in tests/golden/conftest.py, which another conftest may shadow
 
 QUOTES = {
     "quote-8xA100-72h": "quote 8xA100 72h",
@@ -74,8 +77,6 @@ def test_tco(golden, context, name):
 
 def test_pinned_text_fits_100_columns():
     """Every pinned text answer fits a 100-column terminal: a check on the goldens themselves."""
-    from conftest import EXPECTED
-
     wide = [f"{path.name}:{number}" for path in sorted(EXPECTED.glob("*.txt"))
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if len(line) > 100]
     assert wide == []

@@ -41,3 +41,16 @@ def soak() -> bool:
 # Distinctive fake credentials: a hook in conftest.py fails any test whose captured output contains one.
 AWS_SECRET = "moto-secret-must-never-be-logged-7f3a"
 DB_PASSWORD = "pg-password-must-never-be-logged-91c2"
+
+
+class Clock:
+    """An injected clock the test moves by hand: `clock()` is now, `clock.advance(hours=5)` moves it."""
+
+    def __init__(self, start: dt.datetime = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.timezone.utc)):
+        self.now = start
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+    def advance(self, **delta) -> None:
+        self.now += dt.timedelta(**delta)

@@ -15,19 +15,9 @@ from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.store import Store
+from support import Clock
 
 IMAGE = "ami-12c6146b"  # one of moto's built-in AMIs
-
-
-class Clock:
-    def __init__(self):
-        self.now = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.timezone.utc)
-
-    def __call__(self):
-        return self.now
-
-    def advance(self, **delta):
-        self.now += dt.timedelta(**delta)
 
 
 @pytest.fixture

@@ -19,19 +19,9 @@ from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
 from gpu_assist.render import json as render_json, text as render_text
 from gpu_assist.store import Store
+from support import Clock
 
 IMAGE = "ami-12c6146b"
-
-
-class Clock:
-    def __init__(self):
-        self.now = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.timezone.utc)
-
-    def __call__(self):
-        return self.now
-
-    def advance(self, **delta):
-        self.now += dt.timedelta(**delta)
 
 
 @pytest.fixture

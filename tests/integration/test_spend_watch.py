@@ -20,19 +20,9 @@ from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
 from gpu_assist.store import Store
 from slackbot.spend_watch import IDLE_KEEP, IDLE_STOP, on_idle_keep, on_idle_stop, watch_round
+from support import Clock
 
 IMAGE = "ami-12c6146b"
-
-
-class Clock:
-    def __init__(self):
-        self.now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(hours=8)
-
-    def __call__(self):
-        return self.now
-
-    def advance(self, **delta):
-        self.now += dt.timedelta(**delta)
 
 
 def _put_gpu_use(instance_id: str, utilization: float, now: dt.datetime, minutes: int = 60) -> None:
@@ -49,7 +39,7 @@ def _put_gpu_use(instance_id: str, utilization: float, now: dt.datetime, minutes
 
 @pytest.fixture
 def watched(aws, tmp_path, catalog, mock_slack):
-    clock = Clock()
+    clock = Clock(dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(hours=8))
     policy = Policy(approvers=frozenset({"slack:U-BOB"}), ami_id=IMAGE, max_cost=Decimal(20_000),
                     auto_approve_own_stop=True, idle_window_s=3600, digest_hour=0,
                     budgets=Budgets({"*": Decimal(60)}, "USD", "escalate", frozenset({"slack:U-BOB"})))

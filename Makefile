@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test lint typecheck golden soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
+.PHONY: demo test test-fast test-alone lint typecheck golden soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,8 +56,19 @@ build-deps:
 test-deps:
 	$(call apt_install,$(TEST_PACKAGES))
 
+# The whole suite in file order, then the in-process part again in a random order (pytest-randomly prints the seed;
+# `--randomly-seed=N` replays one order), so no test passes only because another ran before it.
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -p no:randomly
+	$(BIN)/python -m pytest -q -m "not slow"
+
+# The in-process tests only (no servers, subprocesses, moto, PostgreSQL or browser), in a random order: under a minute.
+test-fast: install-test
+	$(BIN)/python -m pytest -q -m "not slow"
+
+# Each test file in a process of its own: a test that needs another file's side effects fails here.
+test-alone: install-test
+	for file in $$(git ls-files 'tests/**/test_*.py'); do $(BIN)/python -m pytest -q -p no:randomly $$file || exit 1; done
 
 # Rewrite the pinned answers in tests/golden/expected after an intended change of output (say why in the commit).
 golden: install-test

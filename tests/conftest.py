@@ -159,6 +159,17 @@ def pytest_configure(config):
     config.gpu_assist_tree_before = _tree_status()
 
 
+# Folders whose tests start real servers, subprocesses, moto, PostgreSQL or Chromium: all `slow`, so
+# `make test-fast` (pytest -m "not slow") is the in-process suite. A slow test elsewhere says so itself.
+_SLOW_FOLDERS = frozenset({"integration", "reliability", "e2e"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _SLOW_FOLDERS & set(item.path.relative_to(config.rootpath).parts):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_sessionfinish(session, exitstatus):
     """A test run leaves the tree as it found it: generated reports belong to `make soak` / `make bench`."""
     before, after = session.config.gpu_assist_tree_before, _tree_status()

@@ -19,6 +19,7 @@ class MockSlack:
         self._lock = threading.Lock()
         self._counter = 0
         self.slow: dict[str, float] = {}  # path -> seconds to wait before answering (a slow Slack)
+        self.arrivals: list[str] = []  # every call's method as it arrives, before any slow wait
         mock = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -36,6 +37,8 @@ class MockSlack:
                         if isinstance(params.get(key), str):
                             params[key] = json.loads(params[key])
                 method = self.path.split("/api/", 1)[1] if "/api/" in self.path else self.path.lstrip("/")
+                with mock._lock:
+                    mock.arrivals.append(method)
                 time.sleep(mock.slow.get(method, 0))
                 with mock._lock:
                     mock._counter += 1
@@ -82,6 +85,17 @@ class MockSlack:
     def clear(self) -> None:
         with self._lock:
             self.received.clear()
+            self.arrivals.clear()
+
+    def wait_for_arrivals(self, method: str, count: int, timeout: float = 20.0) -> None:
+        """Until `count` calls to exactly `method` have arrived (a slow one may still be waiting to answer)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self.arrivals.count(method) >= count:
+                    return
+            time.sleep(0.02)
+        raise AssertionError(f"expected {count} arrivals of {method}, got {self.arrivals.count(method)}")
 
     def wait_for(self, method: str, count: int = 1, timeout: float = 20.0) -> list[dict]:
         deadline = time.monotonic() + timeout

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import http.server
 import os
 import socket
+import threading
 from pathlib import Path
+from typing import Callable, Iterator
 
 from gpu_assist.catalog import OFFER_COLUMNS
 
@@ -54,3 +58,61 @@ class Clock:
 
     def advance(self, **delta) -> None:
         self.now += dt.timedelta(**delta)
+
+
+class RecordedFiles(http.server.ThreadingHTTPServer):
+    """A local HTTP server for recorded real-format responses, with the faults the refresh tests need.
+
+    `body_of(path, query, base)` returns the bytes for a path (None: 404). `faults`: a path substring → status codes
+    to answer first, one per request; `broken`: substrings always answered 500; `truncate`: paths whose body stops
+    half-way; `hits`: every path asked for, in order.
+    """
+
+    def __init__(self, body_of: Callable[[str, str, str], bytes | None]):
+        super().__init__(("127.0.0.1", free_port()), _RecordedHandler)
+        self.base = f"http://127.0.0.1:{self.server_port}"
+        self.body_of = body_of
+        self.faults: dict[str, list[int]] = {}
+        self.broken: set[str] = set()
+        self.truncate: set[str] = set()
+        self.hits: list[str] = []
+
+    def status_for(self, full_path: str) -> int | None:
+        """The fault status this request gets, if any (an injected one is used up)."""
+        pending = next((codes for part, codes in self.faults.items() if part in full_path and codes), None)
+        if pending:
+            return pending.pop(0)
+        return 500 if any(part in full_path for part in self.broken) else None
+
+
+class _RecordedHandler(http.server.BaseHTTPRequestHandler):
+    server: RecordedFiles
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.server.hits.append(self.path)
+        path, _, query = self.path.partition("?")
+        status = self.server.status_for(self.path)
+        body = None if status else self.server.body_of(path, query, self.server.base)
+        if status or body is None:
+            self.send_response(status or 404)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2] if path in self.server.truncate else body)
+
+
+@contextlib.contextmanager
+def serving(body_of: Callable[[str, str, str], bytes | None]) -> Iterator[RecordedFiles]:
+    """A RecordedFiles server on a free port for the duration of the block."""
+    server = RecordedFiles(body_of)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -6,12 +6,16 @@ Request ids, instance ids, Slack timestamps and dates vary per run and are repla
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import re
 
 from gpu_assist import aws as aws_clients
 from gpu_assist.provision.aws import REQUEST_TAG
 from slack_client import action_body, command_body, signed_post
+
+pytestmark = pytest.mark.slow  # the real server process, moto and the mock Slack
 
 _VARYING = [
     (re.compile(r"\bi-[0-9a-f]{8,17}\b"), "i-INSTANCE"),

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import http.server
 import subprocess
 import sys
-import threading
 from decimal import Decimal
 
 import pytest
 
-from support import FIXTURES, free_port, offer
+from support import FIXTURES, free_port, offer, serving
 from gpu_assist.errors import CatalogError
 from gpu_assist.importers import aws_public, public
 from gpu_assist.sources import refresh
@@ -30,42 +28,15 @@ FILES = {
 }
 
 
-class PriceList(http.server.ThreadingHTTPServer):
-    """The recorded files by path; `broken`: path substrings answered 500; `truncate`: paths cut half-way."""
-
-    def __init__(self):
-        super().__init__(("127.0.0.1", free_port()), _Handler)
-        self.base = f"http://127.0.0.1:{self.server_port}"
-        self.broken: set[str] = set()
-        self.truncate: set[str] = set()
-        self.hits: list[str] = []
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        self.server.hits.append(self.path)
-        name = FILES.get(self.path)
-        if name is None or any(part in self.path for part in self.server.broken):
-            self.send_response(404 if name is None else 500)
-            self.end_headers()
-            return
-        body = (FIXTURES / "aws_public" / name).read_bytes()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body[: len(body) // 2] if self.path in self.server.truncate else body)
+def _recorded(path: str, query: str, base: str) -> bytes | None:
+    name = FILES.get(path)
+    return None if name is None else (FIXTURES / "aws_public" / name).read_bytes()
 
 
 @pytest.fixture
 def server():
-    served = PriceList()
-    threading.Thread(target=served.serve_forever, daemon=True).start()
-    yield served
-    served.shutdown()
-    served.server_close()
+    with serving(_recorded) as served:
+        yield served
 
 
 @pytest.fixture

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import http.server
-import threading
 from decimal import Decimal
 
 import pytest
 
-from support import CATALOGS, FIXTURES, free_port, offer
+from support import CATALOGS, FIXTURES, free_port, offer, serving
 from gpu_assist.errors import CatalogError
 from gpu_assist.importers import public
 from gpu_assist.sources import refresh
@@ -21,56 +19,19 @@ TODAY = dt.date(2026, 12, 3)
 COMMIT = "00148f2af3672e2229b4f7bf8157d5a3f36e3c35"
 
 
-class Recorded(http.server.ThreadingHTTPServer):
-    """Serves the recorded pages. `faults`: a substring of the request path → status codes to answer first
-    (one per request); `broken`: substrings always answered 500; `truncate`: paths whose body stops half-way."""
-
-    def __init__(self):
-        super().__init__(("127.0.0.1", free_port()), _Handler)
-        self.base = f"http://127.0.0.1:{self.server_port}"
-        self.faults: dict[str, list[int]] = {}
-        self.broken: set[str] = set()
-        self.truncate: set[str] = set()
-        self.hits: list[str] = []
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        server = self.server
-        path, _, query = self.path.partition("?")
-        server.hits.append(self.path)
-        pending = next((codes for part, codes in server.faults.items() if part in self.path and codes), None)
-        status = pending.pop(0) if pending else 500 if any(part in self.path for part in server.broken) else None
-        if status:
-            self.send_response(status)
-            self.end_headers()
-            return
-        if path == "/api/retail/prices":
-            name = "retail_prices_page2.json" if "skip=3" in query else "retail_prices_page1.json"
-            body = (FIXTURES / "azure" / name).read_text().replace("{base}", server.base).encode()
-        elif path == f"/{COMMIT}/catalogs/v8/aws/vms.csv":
-            body = (FIXTURES / "skypilot" / "aws_vms.csv").read_bytes()
-        else:
-            self.send_response(404)
-            self.end_headers()
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body[: len(body) // 2] if path in server.truncate else body)
+def _recorded(path: str, query: str, base: str) -> bytes | None:
+    if path == "/api/retail/prices":
+        name = "retail_prices_page2.json" if "skip=3" in query else "retail_prices_page1.json"
+        return (FIXTURES / "azure" / name).read_text().replace("{base}", base).encode()
+    if path == f"/{COMMIT}/catalogs/v8/aws/vms.csv":
+        return (FIXTURES / "skypilot" / "aws_vms.csv").read_bytes()
+    return None
 
 
 @pytest.fixture
 def server():
-    recorded = Recorded()
-    thread = threading.Thread(target=recorded.serve_forever, daemon=True)
-    thread.start()
-    yield recorded
-    recorded.shutdown()
-    recorded.server_close()
+    with serving(_recorded) as recorded:
+        yield recorded
 
 
 @pytest.fixture

@@ -78,7 +78,8 @@ def test_a_slow_command_does_not_delay_a_fast_ones_ack_or_answer(slack, mock_sla
 
 def test_a_full_pool_answers_busy_and_recovers(slack, mock_slack):
     held = [_send(slack, mock_slack, f"quote {n}xA100 72h", slow=True)[2] for n in (1, 2)]
-    time.sleep(0.3)  # both threads are now waiting on the slow Slack
+    for url in held:  # both pool threads are now waiting on the slow Slack
+        mock_slack.wait_for_arrivals(_path(mock_slack, url), 1)
     status, body, refused_url, ack_s = _send(slack, mock_slack, "quote 8xA100 72h")
     assert status == 200 and ack_s < 0.5
     assert json.loads(body) == {"response_type": "ephemeral", "text": "gpu-assist is busy, try again in a moment."}
@@ -98,8 +99,9 @@ def test_a_slack_retry_of_a_command_already_taken_runs_once(slack, mock_slack):
                                    headers={"X-Slack-Retry-Num": number, "X-Slack-Retry-Reason": "http_timeout"})
         assert status == 200 and body == ""
     _wait(mock_slack, response_url, SLOW_S + 10)
-    time.sleep(0.5)
-    assert len(_answers(mock_slack, response_url)) == 1
+    # A second run would have reached the slow Slack while the first waited there SLOW_S seconds: none did.
+    with mock_slack._lock:
+        assert mock_slack.arrivals.count(_path(mock_slack, response_url)) == 1
 
 
 def test_a_retry_this_process_never_saw_is_run(slack, mock_slack):

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 import sqlalchemy
 
 from gpu_assist.aws import explain
 from gpu_assist.cli import main
-from slack_client import BOT_TOKEN, SIGNING_SECRET, command_body, signed_post, start_slack_server
+from slack_client import BOT_TOKEN, SIGNING_SECRET, command_body, settle, signed_post, start_slack_server
 from support import AWS_SECRET, DB_PASSWORD
 
 SECRETS = (BOT_TOKEN, SIGNING_SECRET, AWS_SECRET)
@@ -62,7 +60,8 @@ def test_database_password_stays_out_of_server_log_cards_and_json(moto_server, m
         for text in ("launch 8xA100 4h region=us-east-1", "launch 8xA100 9999h", "requests", "quote 8xA1000 1h"):
             signed_post(server["url"], command_body(text, user="U-CAROL", response_url=mock_slack.response_url()))
         mock_slack.wait_for("response/", 3)
-        time.sleep(0.5)
+        mock_slack.wait_for("chat.postMessage")  # the launch's approval card
+        settle(server["url"], mock_slack)  # everything the four commands were going to send has been sent
     finally:
         process.terminate()
         process.wait(timeout=20)

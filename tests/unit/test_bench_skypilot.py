@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 
+import pytest
+
 from support import REPO
 
 
@@ -27,6 +29,7 @@ def test_everything_skypilot_touches_is_in_the_ignored_bench_folder():
     assert all((compare.EXTRACT / name).is_file() for name in compare.EXTRACT_FILES.values())
 
 
+@pytest.mark.slow  # runs pip in a subprocess
 def test_an_install_that_fails_is_skipped_with_one_line(tmp_path, monkeypatch):
     compare = _module()
     monkeypatch.setattr(compare, "VENV", tmp_path / "skypilot-venv")

@@ -14,6 +14,8 @@ import pytest
 
 from support import CATALOGS, REPO
 
+pytestmark = pytest.mark.slow  # every test runs the CLI as a subprocess
+
 GPU_ASSIST = [sys.executable, "-m", "gpu_assist"]
 
 

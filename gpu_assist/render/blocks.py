@@ -10,7 +10,8 @@ from ..identity import slack_mention
 from ..pricing import Quote
 from ..request import format_duration
 from .money import format_hours, format_money, format_percent
-from .text import render as render_text, rich_table, table
+from .tables import rich_table, table
+from .text import render as render_text
 
 APPROVE = "approve_request"
 REJECT = "reject_request"

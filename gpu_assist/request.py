@@ -35,7 +35,8 @@ PROVIDERS = ("aws", "gcp", "azure", "lambda", "nebius", "oci", "verda", "vast", 
 CURRENCIES = ("USD", "CNY")
 
 HOUR_S = 3600
-MONTH_S = 730 * HOUR_S
+HOURS_PER_MONTH = 730  # 8760 / 12, as the clouds' monthly estimates use
+MONTH_S = HOURS_PER_MONTH * HOUR_S
 MAX_GPUS = 100_000
 MAX_DURATION_S = 5 * 8760 * HOUR_S
 

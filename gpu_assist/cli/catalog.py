@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 from pathlib import Path
 
 from ..errors import CatalogError, GpuAssistError, ParseError
@@ -69,11 +68,12 @@ def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
 
 def _refresh_aws(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh aws`: the account's Price List and EC2 APIs."""
+    from ..aws import default_region
     from ..gpus import load_gpus
     from ..importers.aws_api import DEFAULT_FAMILIES, AwsPriceSource
     from ..sources import refresh
 
-    regions = [r for r in (args.regions or os.environ.get("AWS_REGION") or "us-east-1").split(",") if r]
+    regions = [r for r in (args.regions or default_region()).split(",") if r]
     families = tuple(f for f in (args.families or ",".join(DEFAULT_FAMILIES)).split(",") if f)
     aws = AwsPriceSource(regions, load_gpus(directory / "gpus.csv"), families=families, today=dt.date.today())
     try:
@@ -136,6 +136,7 @@ def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
 
 def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.date) -> int:
     """`catalog refresh aws-public`: the public EC2 and Savings Plans price list files of some regions."""
+    from ..aws import DEFAULT_REGION
     from ..importers import aws_public, public
     from ..sources import refresh
 
@@ -144,7 +145,7 @@ def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.dat
     if stray:
         raise GpuAssistError(f"refresh aws-public takes --regions, not {stray}",
                              hint="example: gpu-assist catalog refresh aws-public --regions us-east-1,us-west-2")
-    regions = [r.strip() for r in (args.regions or "us-east-1").split(",") if r.strip()]
+    regions = [r.strip() for r in (args.regions or DEFAULT_REGION).split(",") if r.strip()]
     source = aws_public.AwsPublicPriceSource(directory, regions, today)
     report = refresh(source, directory)
     print(report.summary())

@@ -172,7 +172,7 @@ def _add_catalog(commands: Any) -> None:
     rf.add_argument("provider", choices=("aws", "aws-public", "azure", "skypilot"))
     rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
     rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")
-    rf.add_argument("--regions", help="comma-separated (default: AWS_REGION or us-east-1)")
+    rf.add_argument("--regions", help="comma-separated (default: AWS_REGION, AWS_DEFAULT_REGION or us-east-1)")
     rf.add_argument("--families", help="instance families, e.g. p4d,p5,g6e (default p*, g*)")
     rf.add_argument("--catalog-dir", type=Path)
     f = cat.add_parser("import-fx", help="write fx.csv from the ECB reference rates")

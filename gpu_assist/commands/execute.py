@@ -4,7 +4,6 @@ catalog, clock and clients."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import replace
 from functools import singledispatch
 from typing import Any
@@ -82,10 +81,10 @@ def _util(command: UtilCommand, context: Context, actor: str | None) -> Result:
     if not command.fleet:
         snapshot: Result = context.sampler.sample()
         return snapshot
-    from ..aws import DEFAULT_REGION
+    from ..aws import default_region
     from ..fleet import fleet_usage
 
-    region = command.region or os.environ.get("AWS_REGION") or DEFAULT_REGION
+    region = command.region or default_region()
     return fleet_usage(context.aws_client("ec2", region), context.aws_client("cloudwatch", region),
                        context.catalog, region=region, now=context.now(), window_s=command.window_s,
                        threshold_pct=command.threshold_pct, instance_ids=list(command.instance_ids) or None,

@@ -34,8 +34,8 @@ class _Version(argparse.Action):
     def __init__(self, option_strings: list[str], dest: str, **kwargs: Any):
         super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, _namespace: argparse.Namespace, _values: Any,
+                 _option_string: str | None = None) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
         try:

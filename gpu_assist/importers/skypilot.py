@@ -71,7 +71,6 @@ EXTRACTS = {
     "yotta": _hourly_assumed("yotta_gpu.csv", "1f6904890c9bb9408f1d11e2865c3c1ee4d409c0"),
     "lium": _hourly_assumed("lium_gpu.csv", "04a03aee12247fb62be7a2ee9d460bbf6dff30b1"),
 }
-FILES = {provider: extract.file for provider, extract in EXTRACTS.items()}
 _MICRO = Decimal("0.000001")
 
 # GCP machine family → (accelerator, GPUs attached), as GCP documents the accelerator-optimised families.
@@ -141,7 +140,8 @@ class SkyPilotSource:
     def rows(self):
         if self.provider in RULES:
             return self._rows_listed(RULES[self.provider])
-        return getattr(self, f"_rows_{self.provider}")()
+        readers = {"aws": self._rows_aws, "gcp": self._rows_gcp, "azure": self._rows_azure, "lambda": self._rows_lambda}
+        return readers[self.provider]()
 
     def _priced_gpu_rows(self):
         """(raw row, GPU spec, flags) for the extract's rows of a known GPU with at least one price."""

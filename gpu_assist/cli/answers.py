@@ -50,9 +50,9 @@ def _quote(args: argparse.Namespace, gpus: GpuTable) -> QuoteCommand:
 def _recommend(args: argparse.Namespace, gpus: GpuTable) -> RecommendCommand:
     from ..commands import grammar
 
-    top = {} if args.top is None else {"top": grammar.parse_top(args.top)}
+    top = None if args.top is None else grammar.parse_top(args.top)
     command = grammar.parse_recommend(grammar.words_of(" ".join(args.words)), gpus)
-    return replace(command, explain=command.explain or args.explain, **top)
+    return replace(command, explain=command.explain or args.explain, top=command.top if args.top is None else top)
 
 
 def _util(args: argparse.Namespace, _gpus: GpuTable) -> UtilCommand:

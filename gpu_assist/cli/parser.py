@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..errors import GpuAssistError
 
@@ -18,7 +18,7 @@ FORMATS = ("text", "json", "csv", "markdown")
 class _Parser(argparse.ArgumentParser):
     """argparse that reports bad arguments as one line, like every other user error."""
 
-    def error(self, message: str):  # type: ignore[override]  # raises instead of exiting, never returns
+    def error(self, message: str) -> NoReturn:
         raise GpuAssistError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
 
     def format_help(self) -> str:
@@ -84,7 +84,7 @@ def _add_answers(commands: Any) -> None:
     r.add_argument("--format", choices=FORMATS, default="text")
 
     t = commands.add_parser("tco", help="buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY",
-                            epilog=_tco_keys,  # type: ignore[arg-type]  # called by the parser when help is shown
+                            epilog=_tco_keys,  # called by format_help, only when help is shown
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=100k")
     t.add_argument("--format", choices=("text", "json"), default="text")

@@ -83,7 +83,8 @@ class QuoteCommand:
         for name, value in values.items():
             if not _FIELD_CHECKS[name](value):
                 raise ValueError(f"bad {name}")
-        read = {name: tuple(value) if isinstance(value, list) else value for name, value in values.items()}
+        read: dict[str, Any] = {name: tuple(value) if isinstance(value, list) else value
+                                for name, value in values.items()}
         if "max_price" in read:
             read["max_price"] = Decimal(read["max_price"])
         request_names = {f.name for f in fields(Request)}

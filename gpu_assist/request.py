@@ -279,7 +279,9 @@ class _Builder:
         return False
 
     def not_understood(self, token: str, original: str) -> ParseError:
-        if self.looks_like_gpu(token) or (self.gpu is None and self.gpus.suggest(token).startswith("did you")):
+        """An unknown GPU when the token looks like one (a name then a digit) or is close to one; else a word."""
+        looks_like_gpu = bool(re.match(r"^[a-z]+[-]?\d", token)) and not _DURATION_RE.match(token)
+        if looks_like_gpu or (self.gpu is None and self.gpus.suggest(token).startswith("did you")):
             return ParseError(f"unknown GPU '{original}'", hint=self.gpus.suggest(token), example=EXAMPLE)
         return ParseError(f"didn't understand '{original}'",
                           hint="a request is GPUs, a duration and optional filters", example=EXAMPLE)
@@ -308,9 +310,6 @@ class _Builder:
         if spec is None and token.endswith("s"):
             spec = self.gpus.find(token[:-1])
         return spec.name if spec else None
-
-    def looks_like_gpu(self, token: str) -> bool:
-        return bool(re.match(r"^[a-z]+[-]?\d", token)) and not _DURATION_RE.match(token)
 
     def set_option(self, key: str, value: str, token: str) -> None:
         if key not in _REQUEST_KEYS:

@@ -8,13 +8,20 @@ import os
 from .errors import ProvisionError
 
 DEFAULT_REGION = "us-east-1"
+# The tag on every instance gpu-assist launches: provisioning writes it, the fleet view and Cost Explorer read it.
+REQUEST_TAG = "gpu-assist:request-id"
+
+
+def default_region() -> str:
+    """The region when none is named: boto3's own environment variables, else us-east-1."""
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
 
 
 def client(service: str, region: str | None = None):
     import boto3
     from botocore.config import Config
 
-    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
+    region = region or default_region()
     config = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
     return boto3.session.Session().client(service, region_name=region, config=config)
 

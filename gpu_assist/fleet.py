@@ -10,14 +10,13 @@ The hourly price being wasted comes from the catalog (spot price of its zone for
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from decimal import Decimal
 
-from .aws import explain
+from .aws import REQUEST_TAG, explain
 from .catalog import Catalog
 from .pricing import exact
 
-REQUEST_TAG = "gpu-assist:request-id"
 NAMESPACE = "CWAgent"
 UTILIZATION = "nvidia_smi_utilization_gpu"
 MEMORY_USED = "nvidia_smi_memory_used"
@@ -40,10 +39,6 @@ class InstanceUsage:
     hourly_cost: Decimal | None
     currency: str
     note: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class FleetReport:

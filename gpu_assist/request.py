@@ -21,7 +21,8 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Iterable
 
 from .errors import ParseError
 from .gpus import GpuTable
@@ -34,7 +35,8 @@ PROVIDERS = ("aws", "gcp", "azure", "lambda", "nebius", "oci", "verda", "vast", 
 CURRENCIES = ("USD", "CNY")
 
 HOUR_S = 3600
-MONTH_S = 730 * HOUR_S
+HOURS_PER_MONTH = 730  # 8760 / 12, as the clouds' monthly estimates use
+MONTH_S = HOURS_PER_MONTH * HOUR_S
 MAX_GPUS = 100_000
 MAX_DURATION_S = 5 * 8760 * HOUR_S
 
@@ -78,6 +80,7 @@ _COUNT_LAST_RE = re.compile(r"^(.+?)[x:](\d+)$")
 _INT_RE = re.compile(r"^\d+$")
 _NEGATIVE_RE = re.compile(r"^-\d")
 _REQUEST_KEYS = ("region", "provider", "pricing", "currency")
+NO_DURATION = "no duration given: quoting 1 hour"
 
 
 @dataclass(frozen=True)
@@ -93,12 +96,20 @@ class Request:
     currency: str | None = None
     assumptions: tuple[str, ...] = field(default=(), compare=False)
 
-    @property
-    def hours(self) -> float:
-        return self.duration_s / HOUR_S
-
     def describe(self) -> str:
         return f"{self.count}x{self.gpu} for {format_duration(self.duration_s)}"
+
+    def narrowed(self, *, pricing_models: Iterable[str] = (), regions: Iterable[str] = (),
+                 providers: Iterable[str] = (), currency: str | None = None) -> Request:
+        """This request with filters given apart from its words (a CLI flag, a widget), as if they followed them:
+        lists grow (duplicates dropped), a currency replaces the request's own."""
+        return replace(self, pricing_models=_unique(self.pricing_models, pricing_models),
+                       regions=_unique(self.regions, regions), providers=_unique(self.providers, providers),
+                       currency=currency or self.currency)
+
+
+def _unique(first: Iterable[str], more: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*first, *more]))
 
 
 def format_duration(seconds: int) -> str:
@@ -127,8 +138,8 @@ def tokens_of(text: str) -> list[str]:
 
 
 def parse_duration(text: str, *, example: str = EXAMPLE, token: str | None = None) -> int:
-    """`72h`, `3d`, `90m`, `2mo`, `72小时` → seconds (1 minute to 5 years), else ParseError."""
-    match = _DURATION_RE.match(normalise(text).strip().lower())
+    """`72h`, `3d`, `90m`, `2mo`, `72 hours`, `72小时` → seconds (1 minute to 5 years), else ParseError."""
+    match = _DURATION_RE.match("".join(normalise(text).lower().split()))
     if not match:
         raise ParseError(f"'{token or text}' is not a duration", hint="use a number and m, h, d, w or mo",
                          example=example)
@@ -147,8 +158,39 @@ def parse_currency(value: str, *, example: str = EXAMPLE) -> str:
     return code
 
 
-def _split_list(value: str) -> list[str]:
-    return [part.strip() for part in value.split(",") if part.strip()]
+def parse_providers(value: str, *, token: str | None = None, example: str = "8xA100 72h provider=aws") \
+        -> tuple[str, ...]:
+    """`aws,gcp`, `amazon` → canonical provider names (`PROVIDERS`), else ParseError naming the unknown one."""
+    names = []
+    for word in _listed(value, token or f"provider={value}"):
+        if word.lower() not in PROVIDER_WORDS:
+            raise ParseError(f"unknown provider '{word}'", hint="known: " + ", ".join(PROVIDERS), example=example)
+        names.append(PROVIDER_WORDS[word.lower()])
+    return tuple(names)
+
+
+def parse_pricing_models(value: str, *, token: str | None = None) -> tuple[str, ...]:
+    """`spot,on-demand`, `reserved` (both terms), `包月` → pricing models (`PRICING_MODELS`), else ParseError."""
+    models: list[str] = []
+    for word in _listed(value, token or f"pricing={value}"):
+        if word.lower() not in _PRICING_WORDS:
+            raise ParseError(f"unknown pricing model '{word}'", hint="known: " + ", ".join(PRICING_MODELS),
+                             example="8xA100 72h pricing=spot,on-demand")
+        models.extend(_PRICING_WORDS[word.lower()])
+    return tuple(models)
+
+
+def parse_regions(value: str, *, token: str | None = None) -> tuple[str, ...]:
+    """`us-east-1,us-west-2`, `eu` → region selectors, lower-cased (the catalog checks them: `regions`)."""
+    return tuple(word.lower() for word in _listed(value, token or f"region={value}"))
+
+
+def _listed(value: str, token: str) -> list[str]:
+    """The comma-separated values of an option; an option with none is an error."""
+    values = [part.strip() for part in normalise(value).split(",") if part.strip()]
+    if not values:
+        raise ParseError(f"'{token}' has no value", example="8xA100 72h region=us-east-1")
+    return values
 
 
 class _Builder:
@@ -164,6 +206,85 @@ class _Builder:
         self.regions: list[str] = []
         self.providers: list[str] = []
         self.currency: str | None = None
+
+    def read(self, tokens: list[str], at: int) -> int:
+        """Read the token at `at` (and the next one for `72 hours`); returns how many were read."""
+        original = tokens[at]
+        token = original.lower()
+        following = tokens[at + 1].lower() if at + 1 < len(tokens) else None
+        if "=" in token:
+            key, _, value = original.partition("=")
+            self.set_option(key.lower(), value, original)
+        elif self.read_word(token):
+            pass
+        elif _NEGATIVE_RE.match(token):
+            what = "durations" if _DURATION_RE.match(token[1:]) else "GPU counts"
+            raise ParseError(f"'{original}': {what} are positive", example=EXAMPLE)
+        elif self.read_measure(token):
+            pass
+        elif _INT_RE.match(token) and following is not None and following in _UNITS_S:  # "72 hours"
+            self.set_duration(token, following, f"{token} {following}")
+            return 2
+        elif _INT_RE.match(token):  # "8 A100s", "8 x A100"
+            self.set_count(int(token), token)
+        elif not self.read_counted_gpu(token, original):
+            raise self.not_understood(token, original)
+        return 1
+
+    def read_word(self, token: str) -> bool:
+        """A pricing model, a provider, a currency or a filler word."""
+        if token in _PRICING_WORDS:
+            self.pricing.extend(_PRICING_WORDS[token])
+        elif token in PROVIDER_WORDS:
+            self.providers.append(PROVIDER_WORDS[token])
+        elif token.upper() in CURRENCIES:
+            self.currency = token.upper()
+        return token in _PRICING_WORDS or token in PROVIDER_WORDS or token.upper() in CURRENCIES or token in _FILLER
+
+    def read_measure(self, token: str) -> bool:
+        """A duration (`72h`), a memory size (`80gb`) or a GPU's name."""
+        match = _DURATION_RE.match(token)
+        if match:
+            self.set_duration(match.group(1), match.group(2), token)
+            return True
+        match = _MEMORY_RE.match(token)
+        if match:
+            self.memory_gib = float(match.group(1))
+            return True
+        name = self.gpu_name(token)
+        if name:
+            self.set_gpu(name, token)
+        return name is not None
+
+    def read_counted_gpu(self, token: str, original: str) -> bool:
+        """`8xa100`, `8x` (the GPU follows), `a100:8`, `h100x8`."""
+        match = _COUNT_FIRST_RE.match(token)
+        if match:
+            self.set_count(int(match.group(1)), token)
+            name = self.gpu_name(match.group(2))
+            if name is None:
+                bad = original[len(match.group(1)) + 1:]
+                raise ParseError(f"unknown GPU '{bad}'", hint=self.gpus.suggest(bad), example=EXAMPLE)
+            self.set_gpu(name, match.group(2))
+            return True
+        if token.endswith("x") and _INT_RE.match(token[:-1]):
+            self.set_count(int(token[:-1]), token)
+            return True
+        match = _COUNT_LAST_RE.match(token)
+        named = self.gpu_name(match.group(1)) if match else None
+        if match and named:
+            self.set_gpu(named, match.group(1))
+            self.set_count(int(match.group(2)), token)
+            return True
+        return False
+
+    def not_understood(self, token: str, original: str) -> ParseError:
+        """An unknown GPU when the token looks like one (a name then a digit) or is close to one; else a word."""
+        looks_like_gpu = bool(re.match(r"^[a-z]+[-]?\d", token)) and not _DURATION_RE.match(token)
+        if looks_like_gpu or (self.gpu is None and self.gpus.suggest(token).startswith("did you")):
+            return ParseError(f"unknown GPU '{original}'", hint=self.gpus.suggest(token), example=EXAMPLE)
+        return ParseError(f"didn't understand '{original}'",
+                          hint="a request is GPUs, a duration and optional filters", example=EXAMPLE)
 
     def set_gpu(self, name: str, token: str) -> None:
         if self.gpu is not None and self.gpu != name:
@@ -190,32 +311,34 @@ class _Builder:
             spec = self.gpus.find(token[:-1])
         return spec.name if spec else None
 
-    def looks_like_gpu(self, token: str) -> bool:
-        return bool(re.match(r"^[a-z]+[-]?\d", token)) and not _DURATION_RE.match(token)
-
     def set_option(self, key: str, value: str, token: str) -> None:
         if key not in _REQUEST_KEYS:
             raise ParseError(f"unknown option '{key}'", hint="known: " + ", ".join(f"{k}=" for k in _REQUEST_KEYS),
                              example="8xA100 72h region=us-east-1")
-        values = _split_list(value)
-        if not values:
-            raise ParseError(f"'{token}' has no value", example="8xA100 72h region=us-east-1")
+        _listed(value, token)
         if key == "region":
-            self.regions.extend(v.lower() for v in values)
+            self.regions.extend(parse_regions(value, token=token))
         elif key == "provider":
-            for word in values:
-                if word.lower() not in PROVIDER_WORDS:
-                    raise ParseError(f"unknown provider '{word}'", hint="known: " + ", ".join(PROVIDERS),
-                                     example="8xA100 72h provider=aws")
-                self.providers.append(PROVIDER_WORDS[word.lower()])
+            self.providers.extend(parse_providers(value, token=token))
         elif key == "pricing":
-            for word in values:
-                if word.lower() not in _PRICING_WORDS:
-                    raise ParseError(f"unknown pricing model '{word}'", hint="known: " + ", ".join(PRICING_MODELS),
-                                     example="8xA100 72h pricing=spot,on-demand")
-                self.pricing.extend(_PRICING_WORDS[word.lower()])
+            self.pricing.extend(parse_pricing_models(value, token=token))
         else:
             self.currency = parse_currency(value, example="8xA100 72h currency=CNY")
+
+    def request(self) -> Request:
+        """The request read, or ParseError when no GPU was named; no duration means one hour, said so."""
+        if self.gpu is None:
+            raise ParseError("no GPU named", hint="say which GPU and how many", example=EXAMPLE)
+        return Request(
+            gpu=self.gpus.resolve(self.gpu, memory_gib=self.memory_gib).name,
+            count=self.count or 1,
+            duration_s=self.duration_s or HOUR_S,
+            pricing_models=_unique(self.pricing, ()),
+            regions=_unique(self.regions, ()),
+            providers=_unique(self.providers, ()),
+            currency=self.currency,
+            assumptions=() if self.duration_s is not None else (NO_DURATION,),
+        )
 
 
 def parse_request(text: str, gpus: GpuTable) -> Request:
@@ -226,85 +349,7 @@ def parse_request(text: str, gpus: GpuTable) -> Request:
     if not tokens:
         raise ParseError("empty request", hint="name a GPU, a count and a duration", example=EXAMPLE)
     build = _Builder(gpus)
-    i = 0
-    while i < len(tokens):
-        original = tokens[i]
-        token = original.lower()
-        following = tokens[i + 1].lower() if i + 1 < len(tokens) else None
-        i += 1
-        if "=" in token:
-            key, _, value = original.partition("=")
-            build.set_option(key.lower(), value, original)
-            continue
-        if token in _PRICING_WORDS:
-            build.pricing.extend(_PRICING_WORDS[token])
-            continue
-        if token in PROVIDER_WORDS:
-            build.providers.append(PROVIDER_WORDS[token])
-            continue
-        if token.upper() in CURRENCIES:
-            build.currency = token.upper()
-            continue
-        if token in _FILLER:
-            continue
-        if _NEGATIVE_RE.match(token):
-            what = "durations" if _DURATION_RE.match(token[1:]) else "GPU counts"
-            raise ParseError(f"'{original}': {what} are positive", example=EXAMPLE)
-        match = _DURATION_RE.match(token)
-        if match:
-            build.set_duration(match.group(1), match.group(2), token)
-            continue
-        match = _MEMORY_RE.match(token)
-        if match:
-            build.memory_gib = float(match.group(1))
-            continue
-        name = build.gpu_name(token)
-        if name:
-            build.set_gpu(name, token)
-            continue
-        if _INT_RE.match(token):
-            if following is not None and following in _UNITS_S:  # "72 hours"
-                build.set_duration(token, following, f"{token} {following}")
-                i += 1
-            else:  # "8 A100s", "8 x A100"
-                build.set_count(int(token), token)
-            continue
-        match = _COUNT_FIRST_RE.match(token)
-        if match:  # "8xa100", "8x" followed by the GPU
-            build.set_count(int(match.group(1)), token)
-            name = build.gpu_name(match.group(2))
-            if name is None:
-                bad = original[len(match.group(1)) + 1:]
-                raise ParseError(f"unknown GPU '{bad}'", hint=gpus.suggest(bad), example=EXAMPLE)
-            build.set_gpu(name, match.group(2))
-            continue
-        if token.endswith("x") and _INT_RE.match(token[:-1]):
-            build.set_count(int(token[:-1]), token)
-            continue
-        match = _COUNT_LAST_RE.match(token)
-        named = build.gpu_name(match.group(1)) if match else None
-        if match and named:  # "a100:8", "h100x8"
-            build.set_gpu(named, match.group(1))
-            build.set_count(int(match.group(2)), token)
-            continue
-        if build.looks_like_gpu(token) or (build.gpu is None and gpus.suggest(token).startswith("did you")):
-            raise ParseError(f"unknown GPU '{original}'", hint=gpus.suggest(token), example=EXAMPLE)
-        raise ParseError(f"didn't understand '{original}'",
-                         hint="a request is GPUs, a duration and optional filters", example=EXAMPLE)
-
-    if build.gpu is None:
-        raise ParseError("no GPU named", hint="say which GPU and how many", example=EXAMPLE)
-    assumptions = []
-    gpu = gpus.resolve(build.gpu, memory_gib=build.memory_gib).name
-    if build.duration_s is None:
-        assumptions.append("no duration given: quoting 1 hour")
-    return Request(
-        gpu=gpu,
-        count=build.count or 1,
-        duration_s=build.duration_s or HOUR_S,
-        pricing_models=tuple(dict.fromkeys(build.pricing)),
-        regions=tuple(dict.fromkeys(build.regions)),
-        providers=tuple(dict.fromkeys(build.providers)),
-        currency=build.currency,
-        assumptions=tuple(assumptions),
-    )
+    at = 0
+    while at < len(tokens):
+        at += build.read(tokens, at)
+    return build.request()

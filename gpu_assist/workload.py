@@ -16,13 +16,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Callable
 
 from .errors import ParseError
 from .gpus import GpuTable
-from .request import PROVIDER_WORDS, PROVIDERS, normalise, parse_currency, parse_duration
+from .request import PROVIDER_WORDS, normalise, parse_currency, parse_duration, parse_providers, parse_regions
 
-KINDS = ("train", "finetune", "serve")
 METHODS = ("full", "lora", "qlora")
 PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
 TRAINING_PRECISIONS = ("fp32", "bf16", "fp16", "fp8")
@@ -210,76 +209,115 @@ def _set_option(key: str, raw: str, original: str, values: dict[str, Any], overr
     value = raw.lower()
     if not value:
         raise ParseError(f"'{original}' has no value", example=EXAMPLE)
-    if key == "tokens":
-        values["tokens"] = parse_count(value, "tokens")
-    elif key in ("gpu_hours", "gpu-hours"):
-        hours, _, reference = value.partition("@")
-        values["reference_gpu_hours"] = parse_count(hours, "gpu_hours", "recommend train 7B gpu_hours=576@A100")
-        if not reference:
-            raise ParseError("gpu_hours needs the GPU they were measured on", example="gpu_hours=576@A100")
-        values["reference_gpu"] = gpus.resolve(reference).name
-    elif key == "deadline":
-        values["deadline_s"] = None if value in ("none", "no", "off") else \
-            parse_duration(value, example="recommend train 7B tokens=20B deadline=72h")
-    elif key in ("duration", "for"):
-        values["serve_hours"] = parse_duration(value, example="recommend serve 70B duration=1mo") / 3600
-    elif key == "budget":
-        amount, currency = parse_amount(value)
-        values["budget"] = amount
-        if currency:
-            values.setdefault("currency", currency)
-    elif key == "currency":
-        values["currency"] = parse_currency(raw)
-    elif key == "users":
-        values["users"] = int(parse_count(value, "users"))
-        if values["users"] < 1:
-            raise ParseError("users must be at least 1", example="recommend serve 70B users=50")
-    elif key == "interruptible":
-        values["interruptible"] = _bool(value, key)
-    elif key == "region":
-        values["regions"] = tuple(v for v in value.split(",") if v)
-    elif key == "provider":
-        unknown = [p for p in value.split(",") if p and p not in PROVIDER_WORDS]
-        if unknown:
-            raise ParseError(f"unknown provider '{unknown[0]}'", hint="known: " + ", ".join(PROVIDERS),
-                             example="recommend train 7B provider=aws")
-        values["providers"] = tuple(PROVIDER_WORDS[p] for p in value.split(",") if p)
-    elif key == "gpus":
-        values["gpus"] = tuple(gpus.resolve(name).name for name in raw.split(",") if name)
-    elif key == "own":
-        values["own"] = _own(raw, gpus)
-    elif key == "method":
-        if value not in METHODS:
-            raise ParseError(f"unknown method '{raw}'", hint="known: full, lora, qlora", example=EXAMPLE)
-        values["method"] = value
-    elif key in ("precision", "dtype"):
-        if value not in PRECISIONS:
-            raise ParseError(f"unknown precision '{raw}'", hint="known: " + ", ".join(PRECISIONS), example=EXAMPLE)
-        values["precision"] = value
+    setter = _SETTERS.get(key)
+    if setter is not None:
+        setter(values, value, raw, gpus)
     elif key in _ASSUMPTION_KEYS or key in _ASSUMPTION_ALIASES:
         name = _ASSUMPTION_ALIASES.get(key, key)
-        if name == "lora_targets":
-            if value not in LORA_TARGETS:
-                raise ParseError(f"unknown lora_targets '{raw}'", hint="known: " + ", ".join(LORA_TARGETS),
-                                 example="recommend finetune 7B lora lora_targets=qv")
-            overrides[name] = value
-            return
-        if name in ("checkpoint_interval_h",) and not value.replace(".", "", 1).isdigit():
-            overrides[name] = parse_duration(value, example="checkpoint=30m") / 3600
-        elif name == "context_tokens":
-            overrides[name] = int(parse_count(value, "context"))
-        else:
-            try:
-                number = float(value)
-            except ValueError:
-                raise ParseError(f"{key} must be a number, not '{value}'", example="mfu=0.35") from None
-            if not number > 0 or number != number or number == float("inf"):
-                raise ParseError(f"{key} must be a positive number, not '{value}'", example="mfu=0.35")
-            if name in ("mfu", "multi_host_efficiency", "usable_memory", "spot_share", "bandwidth_efficiency") \
-                    and number > 1:
-                raise ParseError(f"{key} is a fraction between 0 and 1, not '{value}'", example="mfu=0.35")
-            overrides[name] = int(number) if _ASSUMPTION_KEYS[name] in (int, "int") else number
+        overrides[name] = _assumption(name, key, value, raw)
     else:
         known = "tokens, gpu_hours, deadline, budget, currency, users, duration, interruptible, region, provider, " \
                 "gpus, own, method, precision, " + ", ".join(sorted(_ASSUMPTION_KEYS))
         raise ParseError(f"unknown option '{key}'", hint=f"known: {known}", example=EXAMPLE)
+
+
+def _assumption(name: str, key: str, value: str, raw: str) -> Any:
+    """An override of one of the `Assumptions`: a fraction, a positive number, a duration or a LoRA target."""
+    if name == "lora_targets":
+        if value not in LORA_TARGETS:
+            raise ParseError(f"unknown lora_targets '{raw}'", hint="known: " + ", ".join(LORA_TARGETS),
+                             example="recommend finetune 7B lora lora_targets=qv")
+        return value
+    if name == "checkpoint_interval_h" and not value.replace(".", "", 1).isdigit():
+        return parse_duration(value, example="checkpoint=30m") / 3600
+    if name == "context_tokens":
+        return int(parse_count(value, "context"))
+    try:
+        number = float(value)
+    except ValueError:
+        raise ParseError(f"{key} must be a number, not '{value}'", example="mfu=0.35") from None
+    if not number > 0 or number != number or number == float("inf"):
+        raise ParseError(f"{key} must be a positive number, not '{value}'", example="mfu=0.35")
+    if name in ("mfu", "multi_host_efficiency", "usable_memory", "spot_share", "bandwidth_efficiency") and number > 1:
+        raise ParseError(f"{key} is a fraction between 0 and 1, not '{value}'", example="mfu=0.35")
+    return int(number) if _ASSUMPTION_KEYS[name] in (int, "int") else number
+
+
+def _tokens(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    values["tokens"] = parse_count(value, "tokens")
+
+
+def _gpu_hours(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    hours, _, reference = value.partition("@")
+    values["reference_gpu_hours"] = parse_count(hours, "gpu_hours", "recommend train 7B gpu_hours=576@A100")
+    if not reference:
+        raise ParseError("gpu_hours needs the GPU they were measured on", example="gpu_hours=576@A100")
+    values["reference_gpu"] = gpus.resolve(reference).name
+
+
+def _deadline(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    values["deadline_s"] = None if value in ("none", "no", "off") else \
+        parse_duration(value, example="recommend train 7B tokens=20B deadline=72h")
+
+
+def _serve_duration(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    values["serve_hours"] = parse_duration(value, example="recommend serve 70B duration=1mo") / 3600
+
+
+def _budget(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    amount, currency = parse_amount(value)
+    values["budget"] = amount
+    if currency:
+        values.setdefault("currency", currency)
+
+
+def _currency(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    values["currency"] = parse_currency(raw)
+
+
+def _users(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    values["users"] = int(parse_count(value, "users"))
+    if values["users"] < 1:
+        raise ParseError("users must be at least 1", example="recommend serve 70B users=50")
+
+
+def _interruptible(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    values["interruptible"] = _bool(value, "interruptible")
+
+
+def _regions(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    values["regions"] = parse_regions(value)
+
+
+def _providers(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    """Added to the provider words (`recommend train 7B aws provider=gcp` asks for both, as a quote does)."""
+    values.setdefault("providers", []).extend(parse_providers(raw, example="recommend train 7B provider=aws"))
+
+
+def _gpus(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    values["gpus"] = tuple(gpus.resolve(name).name for name in raw.split(",") if name)
+
+
+def _owned(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    values["own"] = _own(raw, gpus)
+
+
+def _method(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    if value not in METHODS:
+        raise ParseError(f"unknown method '{raw}'", hint="known: full, lora, qlora", example=EXAMPLE)
+    values["method"] = value
+
+
+def _precision(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
+    if value not in PRECISIONS:
+        raise ParseError(f"unknown precision '{raw}'", hint="known: " + ", ".join(PRECISIONS), example=EXAMPLE)
+    values["precision"] = value
+
+
+_Setter = Callable[[dict[str, Any], str, str, GpuTable], None]
+_SETTERS: dict[str, _Setter] = {
+    "tokens": _tokens, "gpu_hours": _gpu_hours, "gpu-hours": _gpu_hours, "deadline": _deadline,
+    "duration": _serve_duration, "for": _serve_duration, "budget": _budget, "currency": _currency, "users": _users,
+    "interruptible": _interruptible, "region": _regions, "provider": _providers, "gpus": _gpus, "own": _owned,
+    "method": _method, "precision": _precision, "dtype": _precision,
+}

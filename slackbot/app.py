@@ -12,7 +12,6 @@ themselves live in `gpu_assist.approvals`.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -27,11 +26,7 @@ from gpu_assist.commands import (HELP, Context, HelpCommand, LaunchCommand, Quot
                                  StopCommand, TcoCommand, UtilCommand, parse_command, run)
 from gpu_assist.compare import Comparison
 from gpu_assist.errors import GpuAssistError
-from gpu_assist.fleet import FleetReport
-from gpu_assist.plural import plural
 from gpu_assist.identity import SLACK, actor, slack_mention
-from gpu_assist.pricing import Quote
-from gpu_assist.recommend import Recommendation
 from gpu_assist.records import RequestRecord
 from gpu_assist.render import blocks
 
@@ -69,10 +64,6 @@ class SlackSettings:
                    app_token=environ.get("SLACK_APP_TOKEN") or None)
 
 
-def _fallback(text: str) -> str:
-    return text[:300]
-
-
 def create_app(settings: SlackSettings, context: Context | None = None) -> App:
     """The Bolt app; `context` carries the catalog, store, policy and AWS (tests pass their own).
 
@@ -88,22 +79,6 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
     deliveries = Deliveries()
     app = App(signing_secret=settings.signing_secret, client=client, process_before_response=True, logger=log,
               listener_executor=workers)
-
-    def answer(result, text: str = "") -> tuple[str, list[dict]]:
-        if isinstance(result, Comparison):
-            return (f"{len(result.rows) + result.more} offers for {result.request.describe()}",
-                    blocks.comparison_blocks(result, text=text))
-        if isinstance(result, Quote):
-            summary = f"{plural(len(result.options), 'option')} for {result.request.describe()}"
-            return summary, blocks.quote_blocks(result)
-        if isinstance(result, Recommendation):
-            summary = f"{plural(len(result.plans), 'plan')} for {result.workload.describe()}"
-            return summary, blocks.recommendation_blocks(result)
-        if isinstance(result, FleetReport):
-            summary = f"{plural(len(result.instances), 'GPU instance')}, {len(result.idle)} idle"
-            return summary, blocks.fleet_blocks(result)
-        rendered = blocks.text_blocks(result)
-        return _fallback(rendered[0]["text"]["text"].strip("`")), rendered
 
     def post_card(record, channel: str) -> None:
         text = f"{record.kind} request {record.id} from {slack_mention(record.requester)} needs an approver"
@@ -159,7 +134,7 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
             respond(response_type="ephemeral", replace_original=replace,
                     text=f"Request `{record.id}` is waiting for an approver in {where}.")
             return
-        fallback, rendered = answer(result, text)
+        fallback, rendered = blocks.message(result, command=parsed)
         respond(response_type="ephemeral", replace_original=replace, text=fallback, blocks=rendered)
 
     app.command("/gpu")(ack_command)
@@ -221,22 +196,23 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
                 text=f"Request `{record.id}` is waiting for an approver.")
 
     def more_rows(body, action, respond):
-        """The "More" button of a quote card: the same command, the next rows."""
+        """The "More" button of a quote card: the command it carries, from the row after the last one shown."""
         try:
-            asked = json.loads(action["value"])
-            result = run(parse_command(str(asked["q"]), gpus), context, actor=body["user"]["id"])
-            start = int(asked.get("start", 0))
-        except GpuAssistError as error:
-            respond(response_type="ephemeral", replace_original=False, text=str(error))
-            return
+            command, start = blocks.read_more(action["value"])
         except (ValueError, KeyError, TypeError):
             respond(response_type="ephemeral", replace_original=False, text="That button is out of date.")
+            return
+        try:
+            result = run(command, context, actor=actor(SLACK, body["user"]["id"]))
+        except GpuAssistError as error:
+            respond(response_type="ephemeral", replace_original=False, text=str(error))
             return
         if not isinstance(result, Comparison):
             respond(response_type="ephemeral", replace_original=False, text="That button is out of date.")
             return
-        respond(response_type="ephemeral", replace_original=False, text=f"More offers for {asked['q']}",
-                blocks=blocks.comparison_blocks(result, text=str(asked["q"]), start=start))
+        respond(response_type="ephemeral", replace_original=False,
+                text=f"More offers for {result.request.describe()}",
+                blocks=blocks.comparison_blocks(result, command=command, start=start))
 
     app.action(blocks.QUOTE_MORE)(ack=just_ack, lazy=[more_rows])
 

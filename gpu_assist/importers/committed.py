@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+from ..request import HOURS_PER_MONTH
+
 AWS_FILE = "aws_reserved_3y_allupfront.csv"
 GCP_FILE = "gcp_cud.csv"
 AWS_SOURCE, AWS_AS_OF = "aws-reserved-3y", "2026-06-09"  # commit c15e03e of 2026-06-09 (SOURCES.txt §18)
 GCP_SOURCE, GCP_AS_OF = "gcp-cud", "2026-07-30"  # pricing.yml generated 2026-07-30 (SOURCES.txt §19)
-HOURS_PER_MONTH = Decimal(730)
 _MICRO = Decimal("0.000001")
+_HOURS_PER_MONTH = Decimal(HOURS_PER_MONTH)
 # Inferred in SOURCES.txt §18: the types this dataset prices by the EC2 Instance Savings Plan, not a Standard RI.
 SAVINGS_PLAN_TYPES = frozenset({
     "g6f.large", "g6f.xlarge", "g6f.2xlarge", "g6f.4xlarge", "gr6f.4xlarge", "g7e.2xlarge", "g7e.4xlarge",
@@ -90,7 +92,7 @@ class CommittedPrices:
                 continue
             for term, column in (("1y", "month_1y"), ("3y", "month_3y")):
                 if priced[column]:
-                    row[f"reserved_{term}_hourly"] = _hourly(Decimal(priced[column]) / HOURS_PER_MONTH)
+                    row[f"reserved_{term}_hourly"] = _hourly(Decimal(priced[column]) / _HOURS_PER_MONTH)
             if row.get("reserved_1y_hourly") or row.get("reserved_3y_hourly"):
                 row["reserved_source"], row["reserved_as_of"] = GCP_SOURCE, GCP_AS_OF
                 for term in ("1y", "3y"):
@@ -120,7 +122,7 @@ def agrees(row: dict, other_hour: str) -> bool:
     ssd_gb = local_ssd_gb(row["instance_type"])
     if not ssd_gb or difference <= 0:
         return False
-    per_gb_month = difference * HOURS_PER_MONTH / ssd_gb
+    per_gb_month = difference * _HOURS_PER_MONTH / ssd_gb
     return _SSD_PER_GB_MONTH[0] <= per_gb_month <= _SSD_PER_GB_MONTH[1]
 
 

@@ -60,11 +60,11 @@ def session(retries: int = 4, backoff_s: float = 0.5):
     return http
 
 
-def _get(http, url: str, *, stream: bool = False, **params):
+def _get(http, url: str, *, stream: bool = False, params: dict[str, str] | None = None):
     import requests
 
     try:
-        response = http.get(url, params=params or None, timeout=TIMEOUT_S, stream=stream)
+        response = http.get(url, params=params, timeout=TIMEOUT_S, stream=stream)
         response.raise_for_status()
         return response
     except requests.RequestException as error:
@@ -100,8 +100,8 @@ def azure_items(http, url: str = AZURE_PRICES_URL, filter_text: str = AZURE_FILT
     items, page = [], 0
     progress, task = _progress("Azure retail prices: pages")
     with progress:
-        response = _get(http, url, **{"$filter": filter_text, "api-version": AZURE_API_VERSION,
-                                      "currencyCode": "USD"})
+        response = _get(http, url, params={"$filter": filter_text, "api-version": AZURE_API_VERSION,
+                                           "currencyCode": "USD"})
         while True:
             try:
                 body = response.json()

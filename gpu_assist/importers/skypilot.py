@@ -11,7 +11,7 @@ SOURCES.txt) are flagged, not repaired:
 - Azure Standard_ND96isr_H100_v5 listed with 12 GPUs (the VM has 8) → `all:gpu-count-mismatch`.
 
 The 13 newer clouds share one reader (`_rows_listed`) and a small rule each where their data
-needs it (`_RULES`, one function per provider; see each function's docstring).
+needs it (`skypilot_rules.RULES`, one function per provider; see each function's docstring).
 
 Skipped, with counts in the report: accelerators that are not GPUs (TPU, Trainium, Inferentia,
 Gaudi, FPGAs), GCP accelerators whose host family is not in the extract (T4/V100/P100/P4 attach
@@ -23,18 +23,17 @@ same zone, with the accelerator row of the count that the machine family attache
 
 from __future__ import annotations
 
-import ast
 import csv
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from ..gpus import GpuSpec, GpuTable
+from ..gpus import GpuTable
 from ..regions import location
 from . import interconnect, number_text, spot_flags
+from .skypilot_rules import RULES, Listed, gpu_info_mib
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,6 @@ EXTRACTS = {
     "yotta": _hourly_assumed("yotta_gpu.csv", "1f6904890c9bb9408f1d11e2865c3c1ee4d409c0"),
     "lium": _hourly_assumed("lium_gpu.csv", "04a03aee12247fb62be7a2ee9d460bbf6dff30b1"),
 }
-FILES = {provider: extract.file for provider, extract in EXTRACTS.items()}
 _MICRO = Decimal("0.000001")
 
 # GCP machine family → (accelerator, GPUs attached), as GCP documents the accelerator-optimised families.
@@ -88,21 +86,10 @@ _GCP_FAMILIES = [
 ]
 _G2_L4_COUNT = {"4": 1, "8": 1, "12": 1, "16": 1, "32": 1, "24": 2, "48": 4, "96": 8}
 
-def _gpu_info_mib(gpu_info: str) -> float | None:
-    """`SizeInMiB` of the first GPU in a SkyPilot GpuInfo cell (a Python dict literal, or JSON), else None."""
-    if not gpu_info.startswith("{"):
-        return None
-    for parse in (ast.literal_eval, json.loads):
-        try:
-            return float(parse(gpu_info)["Gpus"][0]["MemoryInfo"]["SizeInMiB"])
-        except (ValueError, SyntaxError, KeyError, IndexError, TypeError):
-            continue
-    return None
-
 
 def _gpu_memory_gib(gpu_info: str, fallback: float) -> float:
     """Per-GPU memory from a SkyPilot GpuInfo cell, else the spec sheet's."""
-    mib = _gpu_info_mib(gpu_info)
+    mib = gpu_info_mib(gpu_info)
     return round(mib / 1024, 2) if mib is not None else fallback
 
 
@@ -151,9 +138,10 @@ class SkyPilotSource:
         return spec
 
     def rows(self):
-        if self.provider in _RULES:
-            return self._rows_listed(_RULES[self.provider])
-        return getattr(self, f"_rows_{self.provider}")()
+        if self.provider in RULES:
+            return self._rows_listed(RULES[self.provider])
+        readers = {"aws": self._rows_aws, "gcp": self._rows_gcp, "azure": self._rows_azure, "lambda": self._rows_lambda}
+        return readers[self.provider]()
 
     def _priced_gpu_rows(self):
         """(raw row, GPU spec, flags) for the extract's rows of a known GPU with at least one price."""
@@ -301,24 +289,6 @@ def _sum_prices(host: str, accelerator: str) -> str:
     return format(Decimal(host) + Decimal(accelerator), "f")
 
 
-class Listed:
-    """One row of a newer cloud's file while its provider rule adjusts it (prices as text, memory per GPU)."""
-
-    def __init__(self, row: dict, spec: GpuSpec, count: Decimal, on_demand: str, spot: str, memory_gib: float):
-        self.row, self.spec, self.count = row, spec, count
-        self.on_demand, self.spot, self.memory_gib = on_demand, spot, memory_gib
-        self.vcpus = number_text(row["vCPUs"]) if row.get("vCPUs") else ""
-        self.memory = number_text(row["MemoryGiB"]) if row.get("MemoryGiB") else ""
-        self.flags: list[str] = []
-        self.notes: list[str] = []
-
-    def memory_is_total(self) -> None:
-        """GpuInfo's SizeInMiB covers all the instance's GPUs: divide by the count."""
-        mib = _gpu_info_mib(self.row.get("GpuInfo", ""))
-        if mib is not None:
-            self.memory_gib = round(mib / float(self.count) / 1024, 2)
-
-
 def _named_interconnect(instance_type: str, accelerator: str) -> str:
     """NVLink or PCIe where the provider's names say so (SXM parts are NVLink-connected), else by family."""
     names = f"{instance_type} {accelerator}".lower()
@@ -327,77 +297,3 @@ def _named_interconnect(instance_type: str, accelerator: str) -> str:
     if "pci" in names:
         return "pcie"
     return interconnect(instance_type)
-
-
-MARKETPLACE = "all:marketplace offer, may be gone (a snapshot of hosts' asks, not a price list)"
-
-
-def _vast(raw: Listed) -> None:
-    """vast.ai: SpotPrice is 0.00 in every row (a placeholder: no spot); vCPUs/MemoryGiB are the request size
-    of the InstanceType suffix, not the host; SizeInMiB is the total over the GPUs; merged models (A100 40/80 GB,
-    H100 SXM/NVL) are told apart by that memory (`GpuTable.variant`)."""
-    raw.spot = ""
-    raw.vcpus = raw.memory = ""
-    raw.memory_is_total()
-    raw.notes.append(MARKETPLACE)
-
-
-def _lium(raw: Listed) -> None:
-    """Lium: a marketplace snapshot (one InstanceType per country at different prices)."""
-    raw.notes.append(MARKETPLACE)
-
-
-def _primeintellect(raw: Listed) -> None:
-    """Prime Intellect: SizeInMiB is already the total in multi-GPU rows (TotalGpuMemoryInMiB counts it twice);
-    the provider's location is the zone (the region is a country code)."""
-    if raw.count > 1:
-        raw.memory_is_total()
-
-
-def _memory_from_spec(raw: Listed) -> None:
-    """Hyperstack (GpuInfo 'Manufacturer': null) and Shadeform (SizeInMiB holds GB): memory from gpus.csv."""
-    raw.memory_gib = raw.spec.memory_gib
-
-
-def _oci(raw: Listed) -> None:
-    """OCI: the same 21 shapes at the same prices in all 54 region blocks: a global list price."""
-    raw.notes.append("all:list price, regional availability not in the source")
-
-
-_VERDA_SPOT_FACTOR = Decimal("0.35")
-# Prices flagged for review: far below every comparable offer (SOURCES.txt §7: 1V100.6V looks low).
-_REVIEW = {("verda", "1V100.6V", "0.1381")}
-
-
-def _verda(raw: Listed) -> None:
-    """Verda: spot is a fixed 0.35 × on-demand (derived, not a market price); the 0.1381 V100 is flagged."""
-    if raw.spot:
-        raw.notes.append("spot:derived spot (the source sets spot = 0.35 × on-demand, not a market price)")
-    if ("verda", raw.row["InstanceType"], raw.on_demand) in _REVIEW:
-        raw.flags.append("on_demand:price-needs-review")
-
-
-def _mithril(raw: Listed) -> None:
-    """Mithril: every price is 1.00 per GPU-hour, spot and on-demand, H100 and H200 alike: a placeholder."""
-    raw.flags.append("all:placeholder-price")
-
-
-def _hyperbolic(raw: Listed) -> None:
-    """Hyperbolic: the region is the placeholder 'default'."""
-    raw.notes.append("all:region not given in the source")
-
-
-def _yotta(raw: Listed) -> None:
-    """Yotta: GpuInfo's Count is 1 in every row; the count is AcceleratorCount (as for every cloud) and
-    SizeInMiB is per GPU, so nothing else to correct."""
-
-
-def _as_published(raw: Listed) -> None:
-    """Nebius, Cudo, JarvisLabs: nothing beyond the shared reader."""
-
-
-_RULES = {
-    "vast": _vast, "lium": _lium, "primeintellect": _primeintellect, "hyperstack": _memory_from_spec,
-    "shadeform": _memory_from_spec, "oci": _oci, "verda": _verda, "mithril": _mithril, "hyperbolic": _hyperbolic,
-    "yotta": _yotta, "nebius": _as_published, "cudo": _as_published, "jarvislabs": _as_published,
-}

@@ -8,14 +8,15 @@ Importing this module imports neither ipywidgets nor jupyter_server: each is loa
 
 from __future__ import annotations
 
-_PANELS = ("QuotePanel", "RecommendPanel", "UtilizationPanel", "LaunchPanel", "assistant")
+_PANELS = {"QuotePanel": "panels", "RecommendPanel": "panels", "assistant": "panels",
+           "UtilizationPanel": "utilization_panel", "LaunchPanel": "launch_panel"}
 
 
 def __getattr__(name: str):
     if name in _PANELS:
-        from . import panels
+        import importlib
 
-        return getattr(panels, name)
+        return getattr(importlib.import_module(f"{__name__}.{_PANELS[name]}"), name)
     raise AttributeError(name)
 
 

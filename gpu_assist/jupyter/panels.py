@@ -1,7 +1,8 @@
 """ipywidgets panels over the shared command grammar: what the CLI and Slack say, as notebook widgets.
 
 Inputs are widgets (GPU dropdown from gpus.csv, count, duration, pricing toggles, filters, currency); a click
-builds the same command text the CLI would and runs it through `gpu_assist.commands`. Results are a sortable
+builds the command object from their values with the grammar's own value parsers (free-text fields through the
+grammar's words) and runs it through `gpu_assist.commands`. Results are a sortable
 pandas table and a bar chart of total cost per option drawn in HTML: no image round-trip, no plotting
 dependency, and it renders wherever the notebook's HTML does (JupyterLab, VS Code, nbconvert). Errors go to a
 visible error line, never a traceback.
@@ -9,24 +10,20 @@ visible error line, never a traceback.
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import html
-import threading
-from typing import cast
+from decimal import Decimal
+from typing import Any
 
 import ipywidgets as widgets
 
-from ..commands import Context, Result, parse_command, run
+from ..commands import Command, Context, QuoteCommand, Result, parse_recommend, run, words_of
 from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..identity import chosen_name
 from ..pricing import Quote
-from ..records import RequestRecord
-from ..plural import plural
 from ..render.money import format_money
-from ..request import PRICING_MODELS, PROVIDERS
-from .client import JupyterServer
+from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, PROVIDERS, Request, parse_currency, parse_duration,
+                       parse_pricing_models, parse_providers, parse_regions)
 
 
 def _error_line() -> widgets.HTML:
@@ -64,15 +61,15 @@ class _Panel(widgets.VBox):
         self.button.on_click(lambda _: self.run())
         super().__init__(children=[*children, self.button, self.error, self.output])
 
-    def command_text(self) -> str:
+    def command(self) -> Command:
+        """The command the form's values ask for; ParseError for a value the grammar refuses."""
         raise NotImplementedError
 
-    def run(self):
+    def run(self) -> Result | None:
         """Run the command; the result is also kept in `.result` for code that wants the data."""
         _show_error(self.error, "")
         try:
-            command = parse_command(self.command_text(), self.context.catalog.gpus)
-            self.result = run(command, self.context, actor=chosen_name())
+            self.result = run(self.command(), self.context, actor=chosen_name())
         except GpuAssistError as error:
             _show_error(self.error, str(error))
             self.result = None
@@ -82,7 +79,7 @@ class _Panel(widgets.VBox):
             self.show(self.result)
         return self.result
 
-    def show(self, result) -> None:
+    def show(self, result: Any) -> None:
         from IPython.display import HTML, display
 
         from ..render.text import render
@@ -108,16 +105,20 @@ class QuotePanel(_Panel):
                                    widgets.HBox([self.providers, widgets.VBox([self.region, self.currency,
                                                                                self.top])])], "Quote")
 
-    def command_text(self) -> str:
-        words = ["quote", f"{self.count.value}x{self.gpu.value}", self.duration.value.strip(),
-                 f"currency={self.currency.value}", f"top={self.top.value}"]
-        if self.pricing.value != "all":
-            words.append(f"pricing={self.pricing.value}")
-        if self.providers.value:
-            words.append("provider=" + ",".join(self.providers.value))
-        if self.region.value.strip():
-            words.append("region=" + self.region.value.strip().replace(" ", ""))
-        return " ".join(w for w in words if w)
+    def command(self) -> QuoteCommand:
+        """The widgets' values, each through the grammar's parser for it (a blank duration is one hour, said so)."""
+        duration = self.duration.value.strip()
+        region = self.region.value.strip()
+        request = Request(
+            gpu=self.context.catalog.gpus.resolve(self.gpu.value).name, count=self.count.value,
+            duration_s=parse_duration(duration) if duration else HOUR_S,
+            assumptions=() if duration else (NO_DURATION,),
+        ).narrowed(
+            pricing_models=parse_pricing_models(self.pricing.value) if self.pricing.value != "all" else (),
+            providers=parse_providers(",".join(self.providers.value)) if self.providers.value else (),
+            regions=parse_regions(region) if region else (),
+            currency=parse_currency(self.currency.value))
+        return QuoteCommand(request=request, top=self.top.value)
 
     def show(self, result: Quote | Comparison) -> None:
         from IPython.display import HTML, display
@@ -183,10 +184,13 @@ class RecommendPanel(_Panel):
         super().__init__(context, [self.kind, widgets.HBox([self.size, self.precision, self.method]), self.options],
                          "Recommend")
 
-    def command_text(self) -> str:
+    def command(self) -> Command:
+        """The chosen kind, size, precision and method and the typed options, read by the grammar as `recommend`'s
+        words."""
         method = self.method.value if self.kind.value == "finetune" and self.method.value != "full" else ""
-        return " ".join(filter(None, ["recommend", self.kind.value, self.size.value.strip(), self.precision.value,
-                                      method, self.options.value.strip()]))
+        text = " ".join(filter(None, [self.kind.value, self.size.value.strip(), self.precision.value, method,
+                                      self.options.value.strip()]))
+        return parse_recommend(words_of(text), self.context.catalog.gpus)
 
     def show(self, result) -> None:
         from IPython.display import HTML, display
@@ -199,177 +203,12 @@ class RecommendPanel(_Panel):
         display(HTML(f"<pre>{html.escape(render(result))}</pre>"))
 
 
-class UtilizationPanel(widgets.VBox):
-    """Live per-GPU bars from the NVML poller; says so plainly when there is no GPU. Call `stop()` to end it."""
-
-    def __init__(self, sampler=None, *, interval_s: float = 1.0, history_s: float = 600.0, start: bool = True):
-        from ..utilization import NvmlSampler, Poller
-
-        self.poller = Poller(sampler or NvmlSampler(), interval_s=interval_s, history_s=history_s)
-        self.status = widgets.HTML()
-        self.bars = widgets.VBox()
-        self.processes = widgets.HTML()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        super().__init__(children=[self.status, self.bars, self.processes])
-        if start:
-            self.start()
-
-    def start(self) -> None:
-        self.poller.start()
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._refresh_loop, name="gpu-assist-util-panel", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self.poller.stop()
-
-    def _refresh_loop(self) -> None:
-        while not self._stop.is_set():
-            self.refresh()
-            self._stop.wait(self.poller.interval_s)
-
-    def refresh(self) -> None:
-        """Show the latest snapshot, with a sparkline of each GPU's recent utilisation."""
-        snapshot = self.poller.latest()
-        if snapshot is None:
-            self.status.value = "<i>sampling…</i>"
-            return
-        if not snapshot.gpus:
-            self.status.value = f"<b>No GPUs here:</b> {html.escape(snapshot.reason or 'none found')}"
-            self.bars.children = ()
-            return
-        history = self.poller.history()
-        self.status.value = f"{plural(len(snapshot.gpus), 'GPU')} · " \
-            f"driver {html.escape(snapshot.driver_version or '?')}" + \
-            "".join(f"<br><span style='color:#c62828'>{html.escape(e)}</span>" for e in snapshot.errors)
-        rows = []
-        for gpu in snapshot.gpus:
-            memory = (gpu.memory_used_mib or 0) / max(gpu.memory_total_mib or 1, 1) * 100
-            spark = sparkline([next((g.utilization_gpu_pct for g in s.gpus if g.index == gpu.index), None)
-                               for s in history[-60:]])
-            rows.append(widgets.HBox([
-                widgets.Label(f"GPU {gpu.index} {gpu.name or ''}"),
-                widgets.FloatProgress(value=gpu.utilization_gpu_pct or 0, min=0, max=100, description="util"),
-                widgets.FloatProgress(value=memory, min=0, max=100, description="memory"),
-                widgets.Label(spark)]))
-        self.bars.children = rows
-        lines = [f"GPU {gpu.index}: pid {p.pid} {html.escape(p.name or '(hidden)')} "
-                 f"{(p.used_memory_mib or 0) / 1024:.1f} GiB" for gpu in snapshot.gpus for p in gpu.processes]
-        self.processes.value = "<br>".join(lines)
-
-
-def sparkline(values: list[float | None]) -> str:
-    marks = "▁▂▃▄▅▆▇█"
-    return "".join(" " if v is None else marks[min(7, int(v / 100 * 8))] for v in values)
-
-
-class LaunchPanel(widgets.VBox):
-    """Ask for a launch, see pending requests, and (through the Jupyter server) approve or reject.
-
-    Who acts is never the kernel's to say. With a server link (`server=JupyterServer(url, token)`, or
-    `GPU_ASSIST_JUPYTER_URL` + `GPU_ASSIST_JUPYTER_TOKEN`), requests and decisions go through the server's REST
-    routes and count as the user the server authenticated (`jupyter:<name>`). Without one, requests are recorded
-    as `unauthenticated:<login>` and no Approve/Reject buttons are offered: decide in Slack or the server.
-    """
-
-    def __init__(self, context: Context | None = None, server: JupyterServer | None = None):
-        self.context = context or Context()
-        self.server = server or JupyterServer.from_env()
-        self.text = widgets.Text(value="8xA100 72h spot region=us-east-1", description="launch")
-        self.button = widgets.Button(description="Request launch", button_style="warning")
-        self.error = _error_line()
-        self.message = widgets.HTML()
-        self.pending = widgets.VBox()
-        self.button.on_click(lambda _: self.request())
-        where = "as the Jupyter server's user" if self.server else \
-            "unauthenticated (no Jupyter server link): approvers decide in Slack or through the server"
-        super().__init__(children=[widgets.HBox([self.text, self.button]), self.error, self.message,
-                                   widgets.HTML(f"<b>Pending requests</b> <i>{html.escape(where)}</i>"),
-                                   self.pending])
-        self.refresh()
-
-    def request(self):
-        """Submit; returns the request as the server's JSON (with a link) or the local record (without)."""
-        _show_error(self.error, "")
-        record: dict | RequestRecord
-        try:
-            if self.server:
-                record = self.server.launch(self.text.value)
-                line, checks = _describe_json(record), record["spec"]["checks"]
-            else:
-                from ..approvals import describe
-
-                # A launch command's result is the request it recorded.
-                launched = cast(RequestRecord, run(parse_command("launch " + self.text.value,
-                                                                 self.context.catalog.gpus),
-                                                   self.context, actor=chosen_name()))
-                line, checks = describe(launched), launched.spec["checks"]
-                record = launched
-        except GpuAssistError as error:
-            _show_error(self.error, str(error))
-            return None
-        self.message.value = html.escape(line) + "<br>" + \
-            html.escape(f"dry run: {checks['dry_run']}; quota: {checks['quota']}")
-        self.refresh()
-        return record
-
-    def decide(self, request_id: str, approve: bool):
-        """Approve or reject through the server's route; without a server link there is nothing to decide with."""
-        _show_error(self.error, "")
-        if self.server is None:
-            _show_error(self.error, "decisions need the Jupyter server (or Slack): this kernel has no server link")
-            return None
-        try:
-            record = self.server.decide(request_id, approve)
-        except GpuAssistError as error:
-            _show_error(self.error, str(error))
-            return None
-        self.message.value = html.escape(_describe_json(record))
-        self.refresh()
-        return record
-
-    def refresh(self) -> None:
-        from ..approvals import describe
-
-        rows = []
-        if self.server is None:
-            for record in self.context.approvals.store.list(states=("pending",)):
-                rows.append(widgets.HBox([widgets.Label(describe(record))]))
-        else:
-            try:
-                pending = [r for r in self.server.requests() if r["state"] == "pending"]
-            except GpuAssistError as error:
-                _show_error(self.error, str(error))
-                pending = []
-            for record in pending:
-                approve = widgets.Button(description="Approve", button_style="success")
-                reject = widgets.Button(description="Reject", button_style="danger")
-                approve.on_click(lambda _, rid=record["id"]: self.decide(rid, True))
-                reject.on_click(lambda _, rid=record["id"]: self.decide(rid, False))
-                rows.append(widgets.HBox([widgets.Label(_describe_json(record)), approve, reject]))
-        self.pending.children = rows
-
-
-def _describe_json(record: dict) -> str:
-    """A request as the server's JSON gives it, in one line like `approvals.describe`."""
-    spec = record.get("spec", {})
-    if record.get("kind") == "launch":
-        what = (f"{spec.get('instances')}x{spec.get('instance_type')} ({spec.get('gpus')}x{spec.get('gpu')}) "
-                f"{spec.get('pricing_model')} in {spec.get('region')}, est. {spec.get('estimated_total')} "
-                f"{record.get('currency')}")
-    else:
-        what = "stop " + ", ".join(spec.get("instance_ids", []))
-    return f"{record.get('id')} [{record.get('state')}] {what} — by {record.get('requester')}"
-
-
 def assistant(context: Context | None = None) -> widgets.Tab:
     """All five panels as tabs, sharing one context (one catalog load, one store)."""
     context = context or Context()
+    from .launch_panel import LaunchPanel
     from .spend_panel import SpendPanel
+    from .utilization_panel import UtilizationPanel
 
     tab = widgets.Tab(children=[QuotePanel(context), RecommendPanel(context), UtilizationPanel(),
                                 LaunchPanel(context), SpendPanel(context)])

@@ -11,12 +11,14 @@ notebook user's decision counts, never kernel code writing to the store.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from typing import Any
 
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
-from ..commands import Context, RequestsCommand, parse_command, run
+from ..commands import Command, Context, RequestsCommand, parse_quote, parse_verb, run, words_of
 from ..errors import GpuAssistError, PolicyError
 from ..identity import JUPYTER, actor
 from ..render import json as render_json
@@ -29,7 +31,12 @@ class _CommandHandler(APIHandler):
 
     @property
     def context(self) -> Context:
-        return self.settings["gpu_assist_context"]
+        context: Context = self.settings["gpu_assist_context"]
+        return context
+
+    def command(self) -> Command:
+        """The client's words, read once by the grammar as this route's verb."""
+        return parse_verb(self.verb, words_of(self._words()), self.context.catalog.gpus)
 
     def _words(self) -> str:
         if self.request.method == "POST" and self.request.body:
@@ -42,8 +49,7 @@ class _CommandHandler(APIHandler):
 
     def _answer(self) -> None:
         try:
-            command = parse_command(f"{self.verb} {self._words()}", self.context.catalog.gpus)
-            result = run(command, self.context, actor=self.actor())
+            result = run(self.command(), self.context, actor=self.actor())
         except GpuAssistError as error:
             self._refuse(error)
             return
@@ -75,10 +81,13 @@ class QuoteHandler(_CommandHandler):
     """The flat list of options as `--format json` gives them (each names its comparison row), inside an object
     that also carries the notices and, when there are no options, why: the sidebar shows both."""
 
-    verb = "quote list"
+    verb = "quote"
+
+    def command(self) -> Command:
+        return replace(parse_quote(words_of(self._words()), self.context.catalog.gpus), view="list")
 
     @staticmethod
-    def answer_json(result: object) -> str:
+    def answer_json(result: Any) -> str:
         return json.dumps(render_json.quote_answer(result), ensure_ascii=False)
 
 

@@ -5,11 +5,13 @@ every face shows."""
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from decimal import Decimal
 
 import ipywidgets as widgets
 
-from ..commands import Context
+from ..commands import Context, SpendCommand, words_of
+from ..commands.grammar import parse_spend
 from ..render.money import format_money
 from ..spending import GROUPS
 from .panels import _Panel
@@ -48,9 +50,10 @@ class SpendPanel(_Panel):
         self.by = widgets.Dropdown(options=["all", *GROUPS], value="all", description="by")
         super().__init__(context, [widgets.HBox([self.period, self.by])], "Show spend")
 
-    def command_text(self) -> str:
-        by = "" if self.by.value == "all" else f"by={self.by.value}"
-        return " ".join(filter(None, ["spend", self.period.value.strip(), by]))
+    def command(self) -> SpendCommand:
+        """The typed period read by the grammar as `spend`'s words; the grouping chosen from the grammar's own."""
+        command = parse_spend(words_of(self.period.value))
+        return command if self.by.value == "all" else replace(command, by=self.by.value)
 
     def show(self, result) -> None:
         from IPython.display import HTML, display

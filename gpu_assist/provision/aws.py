@@ -17,7 +17,7 @@ from .. import aws
 from ..errors import PolicyError, ProvisionError
 from ..policy import Policy
 
-REQUEST_TAG = "gpu-assist:request-id"
+REQUEST_TAG = aws.REQUEST_TAG
 REQUESTER_TAG = "gpu-assist:requester"
 EXPIRES_TAG = "gpu-assist:expires-at"
 CAPACITY_ERRORS = ("InsufficientInstanceCapacity", "InsufficientCapacity", "Unsupported",

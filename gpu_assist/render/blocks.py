@@ -1,16 +1,29 @@
 """Slack Block Kit for every command result: compact tables in code blocks, caveats in context blocks,
 buttons where the user can act (request a launch from a quote row, a stop from an idle instance,
-approve or reject a request)."""
+approve or reject a request, see more rows of a comparison).
+
+`message` picks the card for the result's type (`functools.singledispatch`) with the notification text beside it.
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from decimal import Decimal
+from functools import singledispatch
+from typing import Any
 
+from ..commands.objects import QuoteCommand
+from ..compare import Comparison
+from ..fleet import FleetReport
 from ..identity import slack_mention
+from ..plural import plural
 from ..pricing import Quote
+from ..recommend import Recommendation
 from ..request import format_duration
 from .money import format_hours, format_money, format_percent
-from .text import render as render_text, rich_table, table
+from .tables import rich_table, table
+from .text import render as render_text
 
 APPROVE = "approve_request"
 REJECT = "reject_request"
@@ -18,7 +31,39 @@ REQUEST_LAUNCH = "request_launch"
 REQUEST_STOP = "request_stop"
 QUOTE_MORE = "quote_more"
 CARD_ROWS = 8  # a card shows at most this many comparison rows; "More" shows the next ones
+MORE_VERSION = 1  # of the "More" button's value: a button another version wrote is out of date
 _SECTION_LIMIT = 2900  # Slack allows 3000 characters of text in a section
+_VALUE_LIMIT = 2000  # Slack allows 2000 characters in a button's value
+
+
+@singledispatch
+def message(result: object, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+    """A command's answer as Slack shows it: (notification text, blocks). `command` is the command that asked, so
+    that a comparison's "More" button can ask it again. Results without a card of their own are their text."""
+    rendered = text_blocks(result)
+    return rendered[0]["text"]["text"].strip("`")[:300], rendered
+
+
+@message.register(Comparison)
+def _comparison_message(result: Comparison, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+    asked = command if isinstance(command, QuoteCommand) else None
+    return (f"{len(result.rows) + result.more} offers for {result.request.describe()}",
+            comparison_blocks(result, command=asked))
+
+
+@message.register(Quote)
+def _quote_message(result: Quote, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+    return f"{plural(len(result.options), 'option')} for {result.request.describe()}", quote_blocks(result)
+
+
+@message.register(Recommendation)
+def _recommendation_message(result: Recommendation, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+    return f"{plural(len(result.plans), 'plan')} for {result.workload.describe()}", recommendation_blocks(result)
+
+
+@message.register(FleetReport)
+def _fleet_message(result: FleetReport, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+    return f"{plural(len(result.instances), 'GPU instance')}, {len(result.idle)} idle", fleet_blocks(result)
 
 
 def _section(text: str) -> dict:
@@ -81,11 +126,10 @@ def _launch_button(row, index: int, request) -> dict | None:
                      f"{format_duration(request.duration_s)}"}
 
 
-def comparison_blocks(result, *, text: str = "", start: int = 0) -> list[dict]:
-    """The comparison as Block Kit: a section per offer (at most 8), the legend in a context block, a "More"
-    button for the next rows. It speaks Slack's grammar (`include-flagged`, `top=20`), never CLI flags."""
-    import json
-
+def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None, start: int = 0) -> list[dict]:
+    """The comparison as Block Kit: a section per offer (at most 8), the legend in a context block and, when
+    `command` (the quote that asked) is given, a "More" button for the next rows. It speaks Slack's grammar
+    (`include-flagged`, `top=20`), never CLI flags."""
     from .comparison import HEADERS, layout
 
     view = layout(result)
@@ -116,16 +160,35 @@ def comparison_blocks(result, *, text: str = "", start: int = 0) -> list[dict]:
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": legend[:_SECTION_LIMIT]}]})
     shown = start + len(rows)
     remaining = len(result.rows) - shown + result.more
-    if remaining > 0 and text:
-        if shown < len(result.rows):
-            value = json.dumps({"q": text, "start": shown})
-        else:  # the command's own top= cut the rest: ask again for more rows
-            words = [w for w in text.split() if not w.lower().startswith("top=")]
-            value = json.dumps({"q": " ".join(words + [f"top={shown + CARD_ROWS}"]), "start": shown})
-        blocks.append({"type": "actions", "elements": [
-            {"type": "button", "action_id": QUOTE_MORE, "value": value[:2000],
-             "text": {"type": "plain_text", "text": f"More ({remaining} offers)"}}]})
+    more = _more_button(command, shown, remaining, cut=shown >= len(result.rows)) if command else None
+    if more:
+        blocks.append({"type": "actions", "elements": [more]})
     return blocks
+
+
+def _more_button(command: QuoteCommand, shown: int, remaining: int, *, cut: bool) -> dict[str, Any] | None:
+    """The "More" button carries the command itself (its fields, with a version), not text to parse again; where
+    the command's own `top` cut the rest, it asks for more rows. None when nothing remains or it would not fit."""
+    if remaining <= 0:
+        return None
+    asked = (replace(command, top=shown + CARD_ROWS) if cut else command).to_fields()
+    value = json.dumps({"v": MORE_VERSION, "quote": asked, "start": shown}, ensure_ascii=False, separators=(",", ":"))
+    if len(value) > _VALUE_LIMIT:
+        return None
+    return {"type": "button", "action_id": QUOTE_MORE, "value": value,
+            "text": {"type": "plain_text", "text": f"More ({remaining} offers)"}}
+
+
+def read_more(value: str) -> tuple[QuoteCommand, int]:
+    """The command and the first row a "More" button carries; ValueError for a value this version did not write
+    (an older card, or anything malformed)."""
+    asked = json.loads(value)
+    if not isinstance(asked, dict) or asked.get("v") != MORE_VERSION or set(asked) != {"v", "quote", "start"}:
+        raise ValueError("not a More button of this version")
+    start = asked["start"]
+    if type(start) is not int or start < 0:
+        raise ValueError("bad start row")
+    return QuoteCommand.from_fields(asked["quote"]), start
 
 
 def recommendation_blocks(result, *, top: int = 5) -> list[dict]:

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import csv
 import io
+from functools import singledispatch
+from typing import Any
 
 from ..compare import COLUMNS, Comparison
+from ..errors import GpuAssistError
 from ..pricing import Quote
+from ..recommend import Recommendation
+from .tabular import plan_table, quote_table
 
 
-def _write(headers, rows) -> str:
+def _write(headers: list[str], rows: list[list[Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(headers)
@@ -18,7 +23,14 @@ def _write(headers, rows) -> str:
     return buffer.getvalue().rstrip("\n")
 
 
-def render_comparison(result: Comparison) -> str:
+@singledispatch
+def render(result: object, **_options: Any) -> str:
+    """Quotes (comparison or list) and recommendations as CSV; anything else is refused."""
+    raise GpuAssistError("--format csv is for quote and recommend", example="quote 8xA100 72h --format csv")
+
+
+@render.register(Comparison)
+def render_comparison(result: Comparison, **_options: Any) -> str:
     headers = ["rank", "provider", "instance_type", "instances", "where", *COLUMNS, "best", "currency",
                "verified", "notes"]
     rows = []
@@ -31,17 +43,11 @@ def render_comparison(result: Comparison) -> str:
     return _write(headers, rows)
 
 
-def render(result, **_options) -> str:
-    """Quotes (comparison or list) and recommendations as CSV; anything else is refused."""
-    from ..recommend import Recommendation
-    from .tabular import plan_table, quote_table
+@render.register(Quote)
+def _quote(result: Quote, **_options: Any) -> str:
+    return _write(*quote_table(result, plain=True))
 
-    if isinstance(result, Comparison):
-        return render_comparison(result)
-    if isinstance(result, Quote):
-        return _write(*quote_table(result, plain=True))
-    if isinstance(result, Recommendation):
-        return _write(*plan_table(result, plain=True))
-    from ..errors import GpuAssistError
 
-    raise GpuAssistError("--format csv is for quote and recommend", example="quote 8xA100 72h --format csv")
+@render.register(Recommendation)
+def _recommendation(result: Recommendation, **_options: Any) -> str:
+    return _write(*plan_table(result, plain=True))

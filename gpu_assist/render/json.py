@@ -1,21 +1,47 @@
-"""JSON for the CLI's `--format json` and the REST routes: plain numbers, rounded here."""
+"""JSON for the CLI's `--format json` and the REST routes: plain numbers, rounded here.
+
+`render` picks the payload for the result's type (`functools.singledispatch` over `payload`).
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import asdict
+from decimal import Decimal
+from functools import singledispatch
+from typing import Any
 
+from ..commands.objects import HelpCommand, RequestDetail
+from ..compare import Comparison, compare
+from ..fleet import FleetReport
 from ..pricing import Quote
+from ..recommend import Recommendation
+from ..records import RequestRecord
+from ..spending import SpendReport
+from ..tco import TcoResult
+from ..utilization import Snapshot
 from .money import round_money
 
 _PLACES = {"hourly": 6, "total": 2, "per_gpu_hour": 6, "billed_hours": 4, "savings_vs_on_demand": 4}
 
 
-def quote_options(result) -> list[dict]:
+def render(result: object, **_options: Any) -> str:
+    """Any command result as JSON text."""
+    return json.dumps(payload(result), ensure_ascii=False, indent=2)
+
+
+@singledispatch
+def payload(result: object) -> Any:
+    """A command result as plain JSON values."""
+    raise TypeError(f"no JSON renderer for {type(result).__name__}")
+
+
+@payload.register(Quote)
+@payload.register(Comparison)
+def quote_options(result: Quote | Comparison) -> list[dict[str, Any]]:
     """The flat list of options, each with `group`: the key (`provider/instance_type`) of the comparison row
     that shows it, so a tool can rebuild the comparison. A comparison gives the options of the rows it shows."""
-    from ..compare import Comparison, compare
-
     comparison = result if isinstance(result, Comparison) else compare(result)
     options = result.options if isinstance(result, Quote) else [
         o for o in result.quote.options
@@ -31,18 +57,16 @@ def quote_options(result) -> list[dict]:
     return items
 
 
-def quote_answer(result) -> dict:
+def quote_answer(result: Quote | Comparison) -> dict[str, Any]:
     """The options with what the reader must know: notices, and why there are none when there are none
     (the REST answer; the CLI's `--format json` is the bare option list, with the reason on stderr)."""
-    quote = getattr(result, "quote", result)
+    quote = result.quote if isinstance(result, Comparison) else result
     return {"request": quote.request.describe(), "currency": quote.currency, "options": quote_options(result),
             "notices": list(quote.notices), "empty_reason": quote.empty_reason}
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """Decimals as rounded numbers, tuples as lists, dataclasses as dicts, for json.dumps."""
-    from decimal import Decimal
-
     if isinstance(value, Decimal):
         return round_money(value, 6)
     if isinstance(value, dict):
@@ -52,13 +76,12 @@ def _plain(value):
     return value
 
 
-def _dates(item: dict) -> dict:
-    import datetime as dt
-
+def _dates(item: dict[str, Any]) -> dict[str, Any]:
     return {k: v.isoformat() if isinstance(v, dt.datetime) else v for k, v in item.items()}
 
 
-def recommendation(result) -> dict:
+@payload.register(Recommendation)
+def recommendation(result: Recommendation) -> dict[str, Any]:
     assumptions = list(result.assumptions)
     plans = []
     for plan in result.plans:
@@ -77,14 +100,16 @@ def recommendation(result) -> dict:
     }
 
 
-def tco(result) -> dict:
+@payload.register(TcoResult)
+def tco(result: TcoResult) -> dict[str, Any]:
     item = _plain(asdict(result))
     item["break_even_utilisation"] = round_money(result.break_even_utilisation, 4)
     item["cheaper"] = result.cheaper
     return item
 
 
-def spend(report) -> dict:
+@payload.register(SpendReport)
+def spend(report: SpendReport) -> dict[str, Any]:
     """A spend report: money as numbers rounded to the cent, times as ISO 8601."""
     cents = lambda amount: round_money(amount, 2)  # noqa: E731
     return {
@@ -107,40 +132,38 @@ def spend(report) -> dict:
     }
 
 
-def render(result, **_options) -> str:
-    """Any command result as JSON text."""
-    from ..commands import HelpCommand
-    from ..fleet import FleetReport
-    from ..recommend import Recommendation
-    from ..tco import TcoResult
-    from ..utilization import Snapshot
+@payload.register(RequestRecord)
+def _request(result: RequestRecord) -> Any:
+    return _plain(_dates(asdict(result)))
 
-    from ..commands import RequestDetail
-    from ..records import RequestRecord
 
-    if isinstance(result, RequestRecord):
-        payload = _plain(_dates(asdict(result)))
-    elif isinstance(result, RequestDetail):
-        payload = _plain(_dates(asdict(result.record)))
-        payload["audit"] = [_plain(_dates(asdict(e))) for e in result.trail]
-    elif isinstance(result, tuple) and all(isinstance(r, RequestRecord) for r in result):
-        payload = [_plain(_dates(asdict(r))) for r in result]
-    elif type(result).__name__ == "SpendReport":
-        payload = spend(result)
-    elif isinstance(result, Snapshot):
-        payload = _plain(result.to_dict())
-    elif isinstance(result, FleetReport):
-        payload = _plain(asdict(result))
-        payload["idle"] = [i.instance_id for i in result.idle]
-        payload["wasted_per_hour"] = round_money(result.wasted_per_hour, 4)
-    elif isinstance(result, Quote) or type(result).__name__ == "Comparison":
-        payload = quote_options(result)
-    elif isinstance(result, Recommendation):
-        payload = recommendation(result)
-    elif isinstance(result, TcoResult):
-        payload = tco(result)
-    elif isinstance(result, HelpCommand):
-        payload = {"help": result.text}
-    else:
-        raise TypeError(f"no JSON renderer for {type(result).__name__}")
-    return json.dumps(payload, ensure_ascii=False, indent=2)
+@payload.register(RequestDetail)
+def _request_detail(result: RequestDetail) -> Any:
+    detail = _plain(_dates(asdict(result.record)))
+    detail["audit"] = [_plain(_dates(asdict(e))) for e in result.trail]
+    return detail
+
+
+@payload.register(tuple)
+def _requests(result: tuple[RequestRecord, ...]) -> Any:
+    if not all(isinstance(r, RequestRecord) for r in result):
+        raise TypeError("no JSON renderer for a tuple of anything but requests")
+    return [_plain(_dates(asdict(r))) for r in result]
+
+
+@payload.register(Snapshot)
+def _snapshot(result: Snapshot) -> Any:
+    return _plain(result.to_dict())
+
+
+@payload.register(FleetReport)
+def _fleet(result: FleetReport) -> Any:
+    report = _plain(asdict(result))
+    report["idle"] = [i.instance_id for i in result.idle]
+    report["wasted_per_hour"] = round_money(result.wasted_per_hour, 4)
+    return report
+
+
+@payload.register(HelpCommand)
+def _help(result: HelpCommand) -> Any:
+    return {"help": result.text}

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from functools import singledispatch
+from typing import Any, Collection, Sequence
+
 from ..compare import Comparison
+from ..errors import GpuAssistError
 from ..pricing import Quote
+from ..recommend import Recommendation
+from .tabular import plan_table, quote_table
 
 
-def _table(headers, rows, right=()) -> list[str]:
-    def escape(cell) -> str:
+def _table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], right: Collection[int] = ()) -> list[str]:
+    def escape(cell: Any) -> str:
         return str(cell).replace("|", "\\|")
 
     align = ["---:" if i in right else "---" for i in range(len(headers))]
@@ -15,7 +21,14 @@ def _table(headers, rows, right=()) -> list[str]:
             *("| " + " | ".join(map(escape, row)) + " |" for row in rows)]
 
 
-def render_comparison(result: Comparison) -> str:
+@singledispatch
+def render(result: object, **_options: Any) -> str:
+    """Quotes (comparison or list) and recommendations as Markdown; anything else is refused."""
+    raise GpuAssistError("--format markdown is for quote and recommend", example="quote 8xA100 72h --format markdown")
+
+
+@render.register(Comparison)
+def render_comparison(result: Comparison, **_options: Any) -> str:
     from .comparison import layout
 
     view = layout(result)
@@ -30,17 +43,13 @@ def render_comparison(result: Comparison) -> str:
     return "\n".join(lines)
 
 
-def render(result, **_options) -> str:
-    """Quotes (comparison or list) and recommendations as Markdown; anything else is refused."""
-    from ..recommend import Recommendation
-    from .tabular import plan_table, quote_table
+@render.register(Quote)
+def _quote(result: Quote, **_options: Any) -> str:
+    headers, rows = quote_table(result)
+    return "\n".join([*_table(headers, rows), "", *(f"- {n}" for n in result.notices)])
 
-    if isinstance(result, Comparison):
-        return render_comparison(result)
-    if isinstance(result, (Quote, Recommendation)):
-        headers, rows = quote_table(result) if isinstance(result, Quote) else plan_table(result)
-        notes = result.notices if isinstance(result, Quote) else result.assumptions
-        return "\n".join([*_table(headers, rows), "", *(f"- {n}" for n in notes)])
-    from ..errors import GpuAssistError
 
-    raise GpuAssistError("--format markdown is for quote and recommend", example="quote 8xA100 72h --format markdown")
+@render.register(Recommendation)
+def _recommendation(result: Recommendation, **_options: Any) -> str:
+    headers, rows = plan_table(result)
+    return "\n".join([*_table(headers, rows), "", *(f"- {n}" for n in result.assumptions)])

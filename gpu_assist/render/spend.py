@@ -13,7 +13,7 @@ GROUP_TITLES = {"requester": "by requester", "project": "by project", "instance-
 
 
 def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
-    from .text import table
+    from .tables import table
 
     return table(headers, rows, right)
 

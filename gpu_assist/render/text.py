@@ -1,134 +1,37 @@
-"""Text for the terminal: `rich` tables (100 columns, colour only on a terminal), plain tables elsewhere."""
+"""Text for the terminal: `rich` tables (100 columns, colour only on a terminal), plain tables elsewhere.
+
+`render` picks the function for the result's type (`functools.singledispatch`); each takes the options it uses
+(`explain`, `color`) and ignores the rest.
+"""
 
 from __future__ import annotations
 
+from functools import singledispatch
+from typing import Any
+
+from ..commands.objects import HelpCommand, RequestDetail
 from ..compare import Comparison
-from ..pricing import Quote
+from ..fleet import FleetReport
 from ..plural import plural
+from ..pricing import Quote
+from ..recommend import Recommendation
+from ..records import RequestRecord
 from ..request import format_duration
+from ..spending import SpendReport
+from ..tco import TcoResult
+from ..utilization import Snapshot
 from .money import format_money, format_percent
+from .tables import rich_table, table
 
 
-def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset()) -> str:
-    """Columns padded to their widest cell; columns in `right` aligned right."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
-
-    def line(cells):
-        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+@singledispatch
+def render(result: object, *, explain: bool = False, color: bool = False) -> str:
+    """Any command result as text; `color` when the output is a terminal, `explain` for a plan's formulas."""
+    raise TypeError(f"no text renderer for {type(result).__name__}")
 
 
-def rich_table(headers, rows, *, right=(), color: bool = False, sections=(), highlight: str = "",
-               whole=(), clip=None) -> str:
-    """Rows as a borderless `rich` table no wider than 100 columns; `sections` are more row groups, each
-    after a heading line. Cells ending in `highlight` are shown bold green on a colour terminal; columns in
-    `whole` are never folded (when space is short, the others fold first); `clip` maps a column to the widest
-    it may be, longer cells ending in "…" (names a reader recognises by their start; JSON has them whole)."""
-    if not color:
-        plain = _plain_table(headers, rows, right=right, clip=clip or {}, whole=whole, sections=sections)
-        if plain is not None:
-            return plain
-    import io
-
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    from .comparison import WIDTH
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=WIDTH, color_system="standard" if color else None, force_terminal=color,
-                      highlight=False, emoji=False, legacy_windows=False)
-
-    def build(body) -> Table:
-        table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold" if color
-                      else "", expand=False)
-        for index, header in enumerate(headers):
-            clipped = (clip or {}).get(index)
-            table.add_column(header, justify="right" if index in right else "left",
-                             overflow="ellipsis" if clipped else "fold", no_wrap=index in whole or bool(clipped),
-                             max_width=clipped)
-        for row in body:
-            table.add_row(*(Text(cell, style="bold green" if color and highlight and cell.endswith(highlight)
-                                 else "") for cell in row))
-        return table
-
-    console.print(build(rows))
-    for heading, body in sections:
-        if body:
-            console.print(Text(heading, style="bold" if color else ""))
-            console.print(build(body))
-    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
-
-
-# Characters one terminal cell wide, as `rich` measures them, besides printable ASCII (money, hosts, ellipsis).
-_NARROW = frozenset("×…¥€£")
-
-
-def _narrow(text: str) -> bool:
-    return (text.isascii() and text.isprintable()) or all(c in _NARROW or (c.isascii() and c.isprintable())
-                                                           for c in text)
-
-
-def _plain_table(headers, rows, *, right, clip, whole, sections) -> str | None:
-    """What `rich_table` prints without colour, in plain Python (a rich table costs milliseconds per quote):
-    each column as wide as its widest cell (clipped columns at most their limit, longer cells ending in "…"),
-    one space between columns; a table too wide for 100 columns narrows its one foldable column (the notes'
-    markers), folding its cells into pieces of that width, as rich does. None where rich's layout is not
-    this simple: more than one foldable column to narrow, a folded cell with spaces, a heading that would
-    wrap, wide characters, or a cell that starts or ends with spaces."""
-    from .comparison import WIDTH
-
-    cells = [headers, *rows, *(r for _, body in sections for r in body)]
-    if not all(_narrow(cell) and cell == cell.strip() for row in cells for cell in row):
-        return None
-    if any(len(h) > WIDTH for h, body in sections if body):
-        return None
-    foldable = [i for i in range(len(headers)) if i not in whole and i not in clip]
-    lines = _plain_lines(headers, rows, right, clip, foldable, WIDTH)
-    for heading, body in sections:
-        if body and lines is not None:
-            more = _plain_lines(headers, body, right, clip, foldable, WIDTH)
-            lines = None if more is None else [*lines, heading, *more]
-    return None if lines is None else "\n".join(lines)
-
-
-def _plain_lines(headers, body, right, clip, foldable, limit: int) -> list[str] | None:
-    widths = [min(max(map(len, column)), clip[i]) if i in clip else max(map(len, column))
-              for i, column in enumerate(zip(headers, *body))]
-    excess = sum(widths) + len(widths) - 1 - limit
-    fold = None
-    if excess > 0:
-        if len(foldable) != 1 or widths[foldable[0]] - excess < 1:
-            return None
-        fold = foldable[0]
-        widths[fold] -= excess
-        if any(" " in row[fold] for row in body) or " " in headers[fold]:
-            return None
-    lines = []
-    for number, row in enumerate((headers, *body)):
-        pieces = [row[fold][at:at + widths[fold]] for at in range(0, len(row[fold]), widths[fold])] \
-            if fold is not None else []
-        depths = max(1, len(pieces))
-        for depth in range(depths):
-            # rich aligns the header row to its last line, body rows to their first
-            first = depth == (depths - 1 if number == 0 else 0)
-            parts = []
-            for index, (cell, width) in enumerate(zip(row, widths)):
-                if index == fold:
-                    cell = pieces[depth] if depth < len(pieces) else ""
-                elif not first:
-                    cell = ""
-                elif len(cell) > width:
-                    cell = cell[:width - 1] + "…"
-                parts.append(cell.rjust(width) if index in right else cell.ljust(width))
-            lines.append(" ".join(parts).rstrip())
-    return lines
-
-
-def render_comparison(result: Comparison, *, color: bool = False) -> str:
+@render.register(Comparison)
+def render_comparison(result: Comparison, *, color: bool = False, **_options: Any) -> str:
     from .comparison import BEST, layout, wrap
 
     view = layout(result)
@@ -150,7 +53,8 @@ def render_comparison(result: Comparison, *, color: bool = False) -> str:
     return "\n".join(lines)
 
 
-def render_quote(result: Quote, *, color: bool = False) -> str:
+@render.register(Quote)
+def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
     """The flat list (`list`): one row per option, notes as footnote markers under the table."""
     from .comparison import wrap
 
@@ -183,7 +87,9 @@ def _yes_no(value: bool | None) -> str:
     return {True: "yes", False: "NO", None: "-"}[value]
 
 
-def render_recommendation(result, *, explain: bool = False, color: bool = False) -> str:
+@render.register(Recommendation)
+def render_recommendation(result: Recommendation, *, explain: bool = False, color: bool = False,
+                          **_options: Any) -> str:
     """Plans as a 100-column table: durations as people read them, notes as footnote markers."""
     from .comparison import format_total, wrap
     from .money import format_hours
@@ -253,7 +159,8 @@ def _reflowed(document: str) -> list[str]:
             for folded in wrap(paragraph, "  " if paragraph.startswith("- ") else "")]
 
 
-def render_tco(result) -> str:
+@render.register(TcoResult)
+def render_tco(result: TcoResult, **_options: Any) -> str:
     """The cost table, then its notes; the cloud offer's name goes below it, folded, as it can be any length."""
     from .comparison import wrap
 
@@ -288,7 +195,8 @@ def _number(value, unit: str = "", places: int = 0) -> str:
     return "n/a" if value is None else f"{value:,.{places}f}{unit}"
 
 
-def render_snapshot(snapshot) -> str:
+@render.register(Snapshot)
+def render_snapshot(snapshot: Snapshot, **_options: Any) -> str:
     if not snapshot.gpus:
         return f"no GPUs: {snapshot.reason}"
     rows, processes = [], []
@@ -312,7 +220,8 @@ def render_snapshot(snapshot) -> str:
     return "\n".join(lines)
 
 
-def render_fleet(report) -> str:
+@render.register(FleetReport)
+def render_fleet(report: FleetReport, **_options: Any) -> str:
     window = format_duration(report.window_s)
     if not report.instances:
         return f"no running gpu-assist instances in {report.region}"
@@ -361,42 +270,33 @@ def render_request(record, trail=()) -> str:
     return "\n".join(lines)
 
 
-def render(result, *, explain: bool = False, color: bool = False) -> str:
-    """Any command result as text; `color` when the output is a terminal."""
-    from ..commands import RequestDetail
-    from ..records import RequestRecord
+@render.register(RequestRecord)
+def _request(result: RequestRecord, **_options: Any) -> str:
+    return render_request(result)
 
-    if isinstance(result, RequestRecord):
-        return render_request(result)
-    if isinstance(result, RequestDetail):
-        return render_request(result.record, result.trail)
-    if isinstance(result, tuple) and all(isinstance(r, RequestRecord) for r in result):
-        from ..approvals import describe
 
-        return "\n".join(describe(r) for r in result) if result else "no requests"
-    from ..commands import HelpCommand
-    from ..fleet import FleetReport
-    from ..spending import SpendReport
-    from ..recommend import Recommendation
-    from ..tco import TcoResult
-    from ..utilization import Snapshot
+@render.register(RequestDetail)
+def _request_detail(result: RequestDetail, **_options: Any) -> str:
+    return render_request(result.record, result.trail)
 
-    if isinstance(result, SpendReport):
-        from .spend import render_spend
 
-        return render_spend(result)
-    if isinstance(result, Snapshot):
-        return render_snapshot(result)
-    if isinstance(result, FleetReport):
-        return render_fleet(result)
-    if isinstance(result, Comparison):
-        return render_comparison(result, color=color)
-    if isinstance(result, Quote):
-        return render_quote(result, color=color)
-    if isinstance(result, Recommendation):
-        return render_recommendation(result, explain=explain, color=color)
-    if isinstance(result, TcoResult):
-        return render_tco(result)
-    if isinstance(result, HelpCommand):
-        return result.text
-    raise TypeError(f"no text renderer for {type(result).__name__}")
+@render.register(tuple)
+def _requests(result: tuple[RequestRecord, ...], **_options: Any) -> str:
+    """`requests`: recent requests, one line each."""
+    if not all(isinstance(r, RequestRecord) for r in result):
+        raise TypeError("no text renderer for a tuple of anything but requests")
+    from ..approvals import describe
+
+    return "\n".join(describe(r) for r in result) if result else "no requests"
+
+
+@render.register(SpendReport)
+def _spend(result: SpendReport, **_options: Any) -> str:
+    from .spend import render_spend
+
+    return render_spend(result)
+
+
+@render.register(HelpCommand)
+def _help(result: HelpCommand, **_options: Any) -> str:
+    return result.text

@@ -76,7 +76,9 @@ def test_the_more_button_shows_the_next_rows(slack, mock_slack, catalog):
     (answer,) = _responses(mock_slack, response_url)
     more = next(e for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]
                 if e["action_id"] == "quote_more")
-    assert json.loads(more["value"]) == {"q": "quote 1xA100 72h top=11", "start": 3}
+    # the command itself, as fields with a version: the card's own top=3 cut the rest, so it asks for 11 rows
+    assert json.loads(more["value"]) == {"v": 1, "quote": {"gpu": "A100", "duration_s": 259200, "top": 11},
+                                         "start": 3}
     again = mock_slack.response_url()
     status, _ = signed_post(slack["url"], action_body("quote_more", more["value"], user="U-CAROL",
                                                       response_url=again))
@@ -85,6 +87,22 @@ def test_the_more_button_shows_the_next_rows(slack, mock_slack, catalog):
     assert page["blocks"][0]["text"]["text"].endswith("(from #4)")
     core = compare(refine(quote(parse_request("1xA100 72h", catalog.gpus), catalog, today=TODAY)), top=11)
     assert core.rows[3].instance_type in page["blocks"][1]["text"]["text"]
+
+
+@pytest.mark.parametrize("value", [
+    json.dumps({"q": "quote 1xA100 72h top=11", "start": 3}),  # a card from before buttons carried the command
+    json.dumps({"v": 2, "quote": {"gpu": "A100"}, "start": 3}),  # a version this server does not know
+    json.dumps({"v": 1, "quote": {"gpu": "A100", "top": 0}, "start": 3}),  # a value no quote command has
+    json.dumps({"v": 1, "quote": {"gpu": "A100", "providers": ["nowhere"]}, "start": 3}),
+    json.dumps({"v": 1, "quote": {"gpu": "A100"}, "start": -1}),
+    "quote 1xA100 72h",  # not JSON at all
+])
+def test_an_old_or_malformed_more_button_is_out_of_date(slack, mock_slack, value):
+    response_url = mock_slack.response_url()
+    status, _ = signed_post(slack["url"], action_body("quote_more", value, user="U-CAROL", response_url=response_url))
+    assert status == 200
+    (answer,) = _responses(mock_slack, response_url)
+    assert answer["text"] == "That button is out of date." and "blocks" not in answer
 
 
 def test_an_empty_quote_card_says_which_filter_removed_what(slack, mock_slack, catalog):

@@ -65,11 +65,47 @@ def test_text_table_shows_the_cheapest_first_and_notices(capsys):
     assert "note: reserved-1y: reserved price unknown" not in out  # not asked for
 
 
+def test_flags_build_the_command_their_words_would(catalog):
+    """Flags reach the command object through the grammar's value parsers, never through text: the same object as
+    the words, with the CLI's own defaults (15 rows on a terminal, the flat list for JSON)."""
+    from gpu_assist.cli.answers import command_of
+    from gpu_assist.cli.parser import build_parser, parse_args
+
+    def built(*argv):
+        return command_of(parse_args(build_parser(), ["quote", *argv]), catalog.gpus)
+
+    flags = built("8xA100", "72h", "gcp", "--provider", "aws,amazon", "--region", "US-East-1", "--region", "eu",
+                  "--pricing", "spot,reserved", "--currency", "cny", "--top", "7", "--sort", "PRICE", "--max-price",
+                  "$30", "--min-gpu-memory", "80GB", "--all-regions", "--include-flagged", "--verified-only",
+                  "--include-unverified", "--list")
+    words = parse_command("quote 8xA100 72h gcp provider=aws,amazon region=us-east-1,eu pricing=spot,reserved "
+                          "currency=CNY top=7 sort=price max-price=30 min-gpu-memory=80 all-regions include-flagged "
+                          "verified-only include-unverified list", catalog.gpus)
+    assert flags == words
+    assert built("8xA100", "72h").top == 15 and built("8xA100", "72h", "top=all").top is None
+    assert built("8xA100", "72h", "--format", "json") == parse_command("quote 8xA100 72h list", catalog.gpus)
+    assert built("8xA100", "72h", "top=5", "--top", "9").top == 9  # the flag, as the later word would
+
+
+@pytest.mark.parametrize("flag, word", [
+    (["--top", "0"], "top=0"), (["--sort", "cheap"], "sort=cheap"), (["--max-price", "abc"], "max-price=abc"),
+    (["--min-gpu-memory", "lots"], "min-gpu-memory=lots"), (["--provider", "nowhere"], "provider=nowhere"),
+    (["--pricing", "cheap"], "pricing=cheap"), (["--currency", "EUR"], "currency=EUR"),
+])
+def test_a_bad_flag_value_gets_the_message_its_word_gets(capsys, flag, word):
+    assert main(["quote", "8xA100", "72h", *flag]) == 2
+    by_flag = capsys.readouterr().err
+    assert main(["quote", "8xA100", "72h", word]) == 2
+    assert capsys.readouterr().err == by_flag and by_flag.startswith("error: ")
+
+
 @pytest.mark.parametrize("argv, message", [
     (["quote", "8xA1000", "72h"], "error: unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h"),
     (["quote", "8xA100", "72h", "--currency", "EUR"], "error: unknown currency 'EUR'"),
     (["quote"], "error: gpu-assist quote: the following arguments are required: words"),
     (["frobnicate"], "error: gpu-assist: argument command: invalid choice: 'frobnicate'"),
+    (["util", "--instance", "x-1"], "error: 'x-1' is not an instance id — example: util fleet i-0123456789abcdef0"),
+    (["util", "--fleet", "--window", "soon"], "error: 'soon' is not a duration"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, argv, message):
     assert main(argv) == 2

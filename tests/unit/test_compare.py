@@ -10,12 +10,12 @@ import pytest
 
 from support import TODAY, offer
 from gpu_assist.cli import main
-from gpu_assist.commands import Context, parse_command, run
+from gpu_assist.commands import Context, QuoteCommand, parse_command, run
 from gpu_assist.compare import Comparison, compare, job_hourly, refine, trusted
 from gpu_assist.errors import ParseError
 from gpu_assist.pricing import Quote, quote
 from gpu_assist.render import csv as render_csv, markdown as render_markdown
-from gpu_assist.render.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks
+from gpu_assist.render.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks, read_more
 from gpu_assist.render.text import render
 from gpu_assist.request import parse_request
 
@@ -118,7 +118,7 @@ def test_colour_only_on_a_terminal(context):
 
 def test_slack_card_has_at_most_8_rows_a_more_button_and_no_cli_flags(context):
     result = _run(context, "quote 8xA100 72h include-flagged top=20")
-    blocks = comparison_blocks(result, text="quote 8xA100 72h include-flagged")
+    blocks = comparison_blocks(result, command=parse_command("quote 8xA100 72h include-flagged", context.catalog.gpus))
     assert "--" not in json.dumps(blocks, ensure_ascii=False)
     rows = [b for b in blocks if b["type"] == "section" and b["text"]["text"].startswith("*")
             and ". " in b["text"]["text"][:6]]
@@ -126,11 +126,28 @@ def test_slack_card_has_at_most_8_rows_a_more_button_and_no_cli_flags(context):
     launch = [b["accessory"] for b in rows if "accessory" in b]
     assert launch and launch[0]["value"].startswith("aws:p4d.24xlarge:")
     small = _run(context, "quote 1xA100 72h")
-    card = comparison_blocks(small, text="quote 1xA100 72h")
+    card = comparison_blocks(small, command=parse_command("quote 1xA100 72h", context.catalog.gpus))
     assert "--" not in json.dumps(card, ensure_ascii=False)
     more = [e for b in card if b["type"] == "actions" for e in b["elements"] if e["action_id"] == QUOTE_MORE]
     if len(small.rows) + small.more > CARD_ROWS:
         assert more and json.loads(more[0]["value"])["start"] == CARD_ROWS
+        assert read_more(more[0]["value"]) == (parse_command("quote 1xA100 72h", context.catalog.gpus), CARD_ROWS)
+
+
+def test_a_more_button_carries_every_field_of_its_command(context):
+    """Every option a quote command can hold survives the button's round trip, Decimal and float included."""
+    command = parse_command("quote 2xH100 3d spot,on-demand region=us,eu provider=aws,gcp currency=CNY top=40 "
+                            "all-regions include-flagged verified-only include-unverified list sort=per-gpu "
+                            "max-price=$12.5 min-gpu-memory=80gb", context.catalog.gpus)
+    fields = json.loads(json.dumps(command.to_fields()))
+    assert QuoteCommand.from_fields(fields) == command
+    assert QuoteCommand.from_fields({"gpu": "A100"}) == parse_command("quote A100 1h", context.catalog.gpus)
+    assert QuoteCommand.to_fields(parse_command("quote 1xA100", context.catalog.gpus)) == {
+        "gpu": "A100", "assumptions": ["no duration given: quoting 1 hour"]}
+    for bad in ({"gpu": "A100", "count": "8"}, {"gpu": "A100", "sort": "cheap"}, {"gpu": "A100", "extra": 1},
+                {"count": 8}, {"gpu": "A100", "max_price": "-1"}, {"gpu": "A100", "all_regions": 1}, ["A100"]):
+        with pytest.raises(ValueError):
+            QuoteCommand.from_fields(bad)
 
 
 def test_sort_and_filters_are_words_of_the_grammar(context):

@@ -7,10 +7,11 @@ import time
 import pytest
 
 from fake_nvml import FakeNvml, eight_gpus
-from gpu_assist.commands import Context
+from gpu_assist.commands import Context, parse_command
 from gpu_assist.compare import compare, refine
 from gpu_assist.jupyter import QuotePanel, RecommendPanel, UtilizationPanel
-from gpu_assist.jupyter.panels import cost_bars, sparkline
+from gpu_assist.jupyter.panels import cost_bars
+from gpu_assist.jupyter.utilization_panel import sparkline
 from gpu_assist.pricing import quote
 from gpu_assist.request import parse_request
 from gpu_assist.utilization import NvmlSampler
@@ -48,8 +49,10 @@ def test_quote_panel_charts_the_cheapest_total_per_provider(context):
 
 def test_quote_panel_filters_become_the_grammars_words(context):
     panel = QuotePanel(context)
-    panel.pricing.value, panel.providers.value, panel.region.value = "spot", ("aws", "gcp"), "us-east-1"
-    assert panel.command_text().endswith("pricing=spot provider=aws,gcp region=us-east-1")
+    panel.pricing.value, panel.providers.value, panel.region.value = "spot", ("aws", "gcp"), "us-east-1, eu"
+    words = parse_command("quote 8xA100 72h pricing=spot provider=aws,gcp region=us-east-1,eu currency=USD top=10",
+                          context.catalog.gpus)
+    assert panel.command() == words  # the widgets' values give the command their words would
     panel.button.click()
     assert {r.provider for r in panel.result.rows} <= {"aws", "gcp"}
     assert {m for r in panel.result.rows for m, _ in r.cells} == {"spot"}
@@ -76,7 +79,10 @@ def test_bad_input_shows_an_error_line_not_a_traceback(context):
     panel = QuotePanel(context)
     panel.duration.value = "banana"
     panel.button.click()
-    assert "didn&#x27;t understand &#x27;banana&#x27;" in panel.error.value and panel.result is None
+    assert "&#x27;banana&#x27; is not a duration" in panel.error.value and panel.result is None
+    panel.duration.value = "3 days"
+    panel.button.click()
+    assert panel.error.value == "" and panel.result.request.duration_s == 3 * 86400
     recommend = RecommendPanel(context)
     recommend.size.value = "lots"
     recommend.button.click()

@@ -6,7 +6,7 @@ import pytest
 
 from gpu_assist import commands
 from gpu_assist.catalog import load_catalog
-from gpu_assist.render import text
+from gpu_assist.render import tables, text
 
 TEXTS = [f"quote {n}x{gpu} {hours} {extra}" for n in (1, 8) for gpu in ("A100", "H100", "T4")
          for hours in ("1h", "1mo") for extra in ("", "list", "top=all", "currency=CNY")]
@@ -23,5 +23,5 @@ def context():
 def test_plain_table_matches_rich(context, words):
     result = commands.run(commands.parse_command(words, context.catalog.gpus), context)
     fast = text.render(result)
-    with mock.patch.object(text, "_plain_table", lambda *args, **kwargs: None):
+    with mock.patch.object(tables, "_plain_table", lambda *args, **kwargs: None):
         assert fast == text.render(result)

@@ -168,6 +168,14 @@ def test_bad_workloads_are_parse_errors(catalog, text, message):
         parse_command(text, catalog.gpus)
 
 
+def test_provider_words_and_provider_options_add_up(catalog):
+    """`aws provider=gcp` asks for both, in either order, as a quote's words do (it used to fail on a tuple)."""
+    for text in ("recommend train 7B aws provider=gcp,aws", "recommend train 7B provider=aws amazon gcp"):
+        assert parse_command(text, catalog.gpus).workload.providers == ("aws", "gcp")
+    with pytest.raises(ParseError, match="unknown provider 'Nowhere'"):
+        parse_command("recommend train 7B provider=aws,Nowhere", catalog.gpus)
+
+
 # ---- defaults a person would choose ----------------------------------------------------------------------
 
 def test_no_deadline_means_30_days_stated_in_the_assumptions(catalog):

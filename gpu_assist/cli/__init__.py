@@ -1,0 +1,77 @@
+"""`gpu-assist …`: the command-line face. Errors exit 2 with one line, never a traceback.
+
+`parser.py` is the argparse tree; `answers.py` turns a grammar verb's arguments into a command object, runs it and
+prints the answer; `catalog.py` and `operations.py` are the maintainer's and the operator's verbs. Nothing heavy
+is imported before a verb needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+from ..errors import GpuAssistError
+
+EXIT_USER_ERROR = 2
+# Killed by SIGPIPE, as a shell reports it for `yes | head -1`.
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "catalog":
+        from .catalog import catalog
+
+        return catalog(args)
+    if args.command in ("approve", "reject", "reconcile", "reap", "expire"):
+        from .operations import lifecycle
+
+        return lifecycle(args)
+    if args.command == "db":
+        from .operations import db
+
+        return db(args)
+    if args.command == "slack":
+        from .operations import slack
+
+        return slack(args)
+    from .answers import answer
+
+    return answer(args)
+
+
+def _reader_went_away() -> int:
+    """The program reading our output stopped (`gpu-assist quote … | head -1`): stop quietly, as Unix tools do.
+    stdout now points at /dev/null, so that Python's own flush at exit has nothing to complain about."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (tests capture it)
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .parser import build_parser, parse_args
+
+    try:
+        status = _dispatch(parse_args(build_parser(), argv))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _reader_went_away()
+    except GpuAssistError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except ValueError as error:  # e.g. a malformed --as-of date
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - the last line of defence against tracebacks
+        if os.environ.get("GPU_ASSIST_DEBUG"):
+            raise
+        print(f"internal error: {type(error).__name__}: {error} (set GPU_ASSIST_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 1

@@ -1,0 +1,134 @@
+"""The grammar's verbs on the command line: the Namespace becomes the same command objects Slack and Jupyter
+build (the words after the verb through the grammar, each flag through the grammar's parser for its value, never
+back through text), then `commands.run`, then the renderer `--format` names."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from ..commands import Command, QuoteCommand, RecommendCommand, UtilCommand
+    from ..gpus import GpuTable
+
+EXIT_NOTHING_TO_WATCH = 1
+DEFAULT_TOP = 15  # a terminal's worth of comparison rows; JSON gives every option
+
+
+def command_of(args: argparse.Namespace, gpus: GpuTable) -> Command:
+    """The CLI's arguments as a command object."""
+    return _BUILDERS.get(args.command, _words_only)(args, gpus)
+
+
+def _quote(args: argparse.Namespace, gpus: GpuTable) -> QuoteCommand:
+    """Flags first (a bad one is named before the words are read), then the words, then the request's filters."""
+    from ..commands import grammar
+    from ..request import parse_currency, parse_pricing_models, parse_providers, parse_regions
+
+    options: dict[str, Any] = {name: parse(value) for name, parse, value in (
+        ("top", grammar.parse_top, args.top), ("sort", grammar.parse_sort, args.sort),
+        ("max_price", grammar.parse_max_price, args.max_price),
+        ("min_gpu_memory_gib", grammar.parse_min_gpu_memory, args.min_gpu_memory)) if value is not None}
+    flat_list = args.format == "json"  # JSON is the flat list of options (each names its comparison row)
+    command = grammar.parse_quote(grammar.words_of(" ".join(args.words)), gpus,
+                                  top=None if flat_list else DEFAULT_TOP)
+    request = command.request.narrowed(
+        providers=[name for value in args.provider for name in parse_providers(value)],
+        regions=[name for value in args.region for name in parse_regions(value)],
+        pricing_models=parse_pricing_models(args.pricing) if args.pricing is not None else (),
+        currency=None if args.currency is None else parse_currency(args.currency, example="8xA100 72h currency=CNY"))
+    return replace(command, request=request, all_regions=command.all_regions or args.all_regions,
+                   include_flagged=command.include_flagged or args.include_flagged,
+                   verified_only=command.verified_only or args.verified_only,
+                   include_unverified=command.include_unverified or args.include_unverified,
+                   view="list" if args.list or flat_list else command.view, **options)
+
+
+def _recommend(args: argparse.Namespace, gpus: GpuTable) -> RecommendCommand:
+    from ..commands import grammar
+
+    top = None if args.top is None else grammar.parse_top(args.top)
+    command = grammar.parse_recommend(grammar.words_of(" ".join(args.words)), gpus)
+    return replace(command, explain=command.explain or args.explain, top=command.top if args.top is None else top)
+
+
+def _util(args: argparse.Namespace, _gpus: GpuTable) -> UtilCommand:
+    from ..commands import UtilCommand, grammar
+
+    values: dict[str, Any] = {}
+    if args.window:
+        values["window_s"] = grammar.parse_window(args.window)
+    if args.threshold:
+        values["threshold_pct"] = grammar.parse_threshold(args.threshold)
+    ids = tuple(grammar.parse_instance_id(value) for value in args.instance)
+    region = args.region.strip().lower() if args.region else None
+    return UtilCommand(fleet=args.fleet or bool(region) or bool(ids), region=region, instance_ids=ids, **values)
+
+
+def _words_only(args: argparse.Namespace, gpus: GpuTable) -> Command:
+    """tco, launch, stop, spend, requests: the words after the verb are the whole command."""
+    from ..commands import grammar
+
+    words = grammar.words_of(" ".join(args.words))
+    if args.command == "requests" and words[:1] in (["list"], ["show"]):
+        words = words[1:]
+    return grammar.parse_verb(args.command, words, gpus)
+
+
+def _help(args: argparse.Namespace, gpus: GpuTable) -> Command:
+    from ..commands import HelpCommand
+
+    return HelpCommand()
+
+
+_BUILDERS: dict[str, Callable[[argparse.Namespace, GpuTable], Command]] = {
+    "quote": _quote, "recommend": _recommend, "util": _util, "help": _help}
+
+
+def answer(args: argparse.Namespace) -> int:
+    """Run the command and print its answer; `util --watch` redraws it until interrupted."""
+    from ..commands import Context, RecommendCommand, run
+    from ..render import csv as render_csv, json as render_json, markdown as render_markdown, text as render_text
+
+    context = Context()
+    command = command_of(args, context.catalog.gpus)
+    output = getattr(args, "format", "text")
+    explain = isinstance(command, RecommendCommand) and command.explain
+    renderer: Any = {"json": render_json, "csv": render_csv, "markdown": render_markdown}.get(output, render_text)
+    options = {"color": sys.stdout.isatty()} if renderer is render_text else {}
+    while True:
+        result = run(command, context, actor=_actor(args))
+        if not getattr(args, "watch", False):
+            print(renderer.render(result, explain=explain, **options))
+            _say_why_empty(result, output)
+            return 0
+        if _nothing_to_watch(result):
+            print(f"{render_text.render(result)}: nothing to watch", file=sys.stderr)
+            return EXIT_NOTHING_TO_WATCH
+        print("\x1b[H\x1b[2J" + renderer.render(result, **options), flush=True)  # clear the screen, redraw
+        time.sleep(max(0.1, args.interval))
+
+
+def _say_why_empty(result: object, output: str) -> None:
+    """A machine-readable answer with no options still tells the person why, on stderr (the text view says it)."""
+    quote = getattr(result, "quote", result)
+    reason = getattr(quote, "empty_reason", None)
+    if output != "text" and reason and not getattr(quote, "options", ()):
+        print(f"no options: {reason}", file=sys.stderr)
+
+
+def _nothing_to_watch(result: object) -> bool:
+    """A machine without GPUs will not grow one while we redraw: `util --watch` says so and stops."""
+    from ..utilization import Snapshot
+
+    return isinstance(result, Snapshot) and not result.gpus
+
+
+def _actor(args: argparse.Namespace) -> str:
+    """Who submits: a name the person chose, so recorded as unauthenticated and never an approver."""
+    from ..identity import chosen_name
+
+    return chosen_name(getattr(args, "actor", None))

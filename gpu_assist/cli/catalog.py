@@ -1,0 +1,176 @@
+"""`gpu-assist catalog …`: validate, list, import and refresh the price catalogs."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from pathlib import Path
+
+from ..errors import CatalogError, GpuAssistError, ParseError
+from ..plural import plural
+
+
+def catalog(args: argparse.Namespace) -> int:
+    from ..catalog import default_catalog_dir
+
+    directory = getattr(args, "catalog_dir", None) or getattr(args, "directory", None) or default_catalog_dir()
+    if args.catalog_command == "validate":
+        return _validate(directory)
+    if args.catalog_command == "import-skypilot":
+        return _import_skypilot(args, directory)
+    if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
+        return _refresh_public(args, directory)
+    if args.catalog_command == "refresh":
+        return _refresh_aws(args, directory)
+    if args.catalog_command == "import-fx":
+        from ..importers.ecb import write_fx
+
+        print(write_fx(directory / "fx.csv"))
+        return 0
+    return _report(args, directory)
+
+
+def _validate(directory: Path) -> int:
+    from ..catalog import source_disagreements, validate_directory
+
+    _require_directory(directory, "catalog directory", "gpu-assist catalog validate catalogs")
+    defects = validate_directory(directory)
+    for defect in defects:
+        print(defect)
+    print(f"{directory}: {plural(len(defects), 'defect')}" if defects else f"{directory}: OK")
+    if defects:
+        return 1
+    disagreements = source_disagreements(directory)
+    if disagreements:
+        print(f"{plural(len(disagreements), 'offer')} where two sources disagree (kept, labelled in quotes):")
+        print("\n".join(f"  {line}" for line in disagreements))
+    return 0
+
+
+def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
+    from ..gpus import load_gpus
+    from ..importers.committed import WithCommittedPrices
+    from ..importers.skypilot import EXTRACTS, SkyPilotSource
+    from ..sources import refresh
+
+    _check_as_of(args.as_of)
+    example = "gpu-assist catalog import-skypilot catalogs/sources --as-of 2026-12-02"
+    _require_directory(args.path, "SkyPilot extract folder", example)
+    for extract in EXTRACTS.values():
+        _require_file(args.path / extract.file, f"the extract {extract.file}", example)
+    gpus = load_gpus(directory / "gpus.csv")
+    for provider in EXTRACTS:
+        source = WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
+        print(refresh(source, directory).summary())
+    return 0
+
+
+def _refresh_aws(args: argparse.Namespace, directory: Path) -> int:
+    """`catalog refresh aws`: the account's Price List and EC2 APIs."""
+    from ..aws import default_region
+    from ..gpus import load_gpus
+    from ..importers.aws_api import DEFAULT_FAMILIES, AwsPriceSource
+    from ..sources import refresh
+
+    regions = [r for r in (args.regions or default_region()).split(",") if r]
+    families = tuple(f for f in (args.families or ",".join(DEFAULT_FAMILIES)).split(",") if f)
+    aws = AwsPriceSource(regions, load_gpus(directory / "gpus.csv"), families=families, today=dt.date.today())
+    try:
+        print(refresh(aws, directory).summary())
+    except GpuAssistError:
+        raise
+    except Exception as error:  # noqa: BLE001 - botocore's failures, as one line; the old file stays
+        from ..aws import explain
+
+        raise explain(error, "refreshing AWS prices (the previous catalog is unchanged)") from None
+    return 0
+
+
+def _report(args: argparse.Namespace, directory: Path) -> int:
+    """`catalog list-gpus` and `catalog status`: a table, or JSON records."""
+    from ..catalog import load_catalog
+    from ..catalog_report import billing_footnote, gpu_summary, provider_status
+
+    catalog = load_catalog(directory)
+    frame = gpu_summary(catalog) if args.catalog_command == "list-gpus" else provider_status(catalog, dt.date.today())
+    if args.format == "json":
+        print(json.dumps(frame.to_dict(orient="records"), ensure_ascii=False, indent=2, default=str))
+    else:
+        from ..render.comparison import wrap
+        from ..render.tables import table
+
+        shown = frame.drop(columns=["billing"]) if "billing" in frame else frame
+        print(table(list(shown.columns), [[str(v) for v in row] for row in shown.itertuples(index=False)]))
+        if "billing" in frame:
+            print("\n".join(wrap(billing_footnote(frame))))
+    return 0
+
+
+def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
+    """`catalog refresh azure|skypilot`: public price lists, no account; the catalog is unchanged on failure."""
+    import re
+
+    from ..importers import public
+    from ..sources import refresh
+
+    today = dt.date.today()
+    if args.provider == "aws-public":
+        return _refresh_aws_public(args, directory, today)
+    if args.provider == "azure":
+        print(refresh(public.AzureRetailSource(directory, today), directory).summary())
+        return 0
+    if not args.commit or not re.fullmatch(r"[0-9a-f]{40}", args.commit):
+        raise GpuAssistError("refresh skypilot needs --commit with a full 40-digit commit hash",
+                             hint="example: gpu-assist catalog refresh skypilot --commit "
+                                  "00148f2af3672e2229b4f7bf8157d5a3f36e3c35 --providers aws")
+    providers = [p for p in (args.providers or ",".join(public.SKYPILOT_PATHS)).split(",") if p]
+    unknown = [p for p in providers if p not in public.SKYPILOT_PATHS]
+    if unknown:
+        raise GpuAssistError(f"unknown SkyPilot cloud '{unknown[0]}'",
+                             hint="known: " + ", ".join(public.SKYPILOT_PATHS))
+    for line in public.refresh_skypilot(args.commit, providers, directory, today):
+        print(line)
+    return 0
+
+
+def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.date) -> int:
+    """`catalog refresh aws-public`: the public EC2 and Savings Plans price list files of some regions."""
+    from ..aws import DEFAULT_REGION
+    from ..importers import aws_public, public
+    from ..sources import refresh
+
+    stray = next((flag for flag, value in (("--commit", args.commit), ("--providers", args.providers),
+                                           ("--families", args.families)) if value), None)
+    if stray:
+        raise GpuAssistError(f"refresh aws-public takes --regions, not {stray}",
+                             hint="example: gpu-assist catalog refresh aws-public --regions us-east-1,us-west-2")
+    regions = [r.strip() for r in (args.regions or DEFAULT_REGION).split(",") if r.strip()]
+    source = aws_public.AwsPublicPriceSource(directory, regions, today)
+    report = refresh(source, directory)
+    print(report.summary())
+    print("read: " + ", ".join(f"{k} {v}" for k, v in sorted(source.counts.items())))
+    public.append_refresh_log(directory / "SOURCES.md", [
+        f"| {today.isoformat()} | `{aws_public.SOURCE_KEY}` | {url} | streamed | {report.rows_written} aws rows |"
+        for url in source.urls])
+    return 0
+
+
+def _require_directory(path: Path, what: str, example: str) -> None:
+    if not path.exists():
+        raise CatalogError(f"{what} {path} not found", example=example)
+    if not path.is_dir():
+        raise CatalogError(f"{what} {path} is a file, not a folder", example=example)
+
+
+def _require_file(path: Path, what: str, example: str) -> None:
+    if not path.is_file():
+        raise CatalogError(f"{what} not found in {path.parent}" if not path.exists() else
+                           f"{path} is not a regular file", example=example)
+
+
+def _check_as_of(text: str) -> None:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        raise ParseError(f"--as-of '{text}' is not a date", example="--as-of 2026-12-02") from None

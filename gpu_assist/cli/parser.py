@@ -1,0 +1,205 @@
+"""The CLI's argparse tree: one subcommand per grammar verb (`quote`, `recommend`, …) with flags for its options,
+and the operator's and the catalog maintainer's verbs. Building it imports nothing heavy."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ..errors import GpuAssistError
+
+# A word argparse would take for an option although it is a (negative) duration or count: `-5h`, `-8xA100`.
+_NEGATIVE_WORD_RE = re.compile(r"^-\d")
+FORMATS = ("text", "json", "csv", "markdown")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad arguments as one line, like every other user error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise GpuAssistError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
+
+    def format_help(self) -> str:
+        """An epilog may be a function, called only when help is shown: building the parser imports nothing."""
+        if callable(self.epilog):
+            self.epilog = self.epilog()
+        return super().format_help()
+
+
+class _Version(argparse.Action):
+    """`--version`, read from the installed package's metadata only when asked (not on every start)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, _namespace: argparse.Namespace, _values: Any,
+                 _option_string: str | None = None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"gpu-assist {version('gpu-assist')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            print("gpu-assist (version unknown: not installed)")
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gpu-assist", description="GPU prices, plans and utilization across clouds.")
+    parser.add_argument("--version", action=_Version)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_answers(commands)
+    _add_util(commands)
+    _add_requests(commands)
+    _add_operations(commands)
+    _add_catalog(commands)
+    return parser
+
+
+def _add_answers(commands: Any) -> None:
+    """quote, recommend, tco: the pure answers."""
+    q = commands.add_parser("quote", help="price a GPU job: gpu-assist quote 8xA100 72h")
+    q.add_argument("words", nargs="+", help="the request, e.g. 8xA100 72h spot region=us-east-1")
+    q.add_argument("--top", help="show the N cheapest offers, or all (default 15; JSON: all)")
+    q.add_argument("--list", action="store_true", help="every option as a flat list, not the comparison")
+    q.add_argument("--sort", help="total (default), price (per job-hour), per-gpu, provider")
+    q.add_argument("--max-price", help="at most this much per hour for the whole job, e.g. 30")
+    q.add_argument("--min-gpu-memory", help="GPUs with at least this many GiB, e.g. 80")
+    q.add_argument("--include-unverified", action="store_true", help="rank unverified and stale prices too")
+    q.add_argument("--provider", action="append", default=[],
+                   help="aws, gcp, azure, lambda, oci, nebius, vast, … (see README)")
+    q.add_argument("--region", action="append", default=[], help="a region or a group (us, eu, asia, cn)")
+    q.add_argument("--pricing", help="on-demand,spot,reserved-1y,reserved-3y,monthly")
+    q.add_argument("--currency", help="USD or CNY")
+    q.add_argument("--all-regions", action="store_true", help="every region, not only the cheapest per offer")
+    q.add_argument("--include-flagged", action="store_true", help="include prices with known data defects")
+    q.add_argument("--verified-only", action="store_true", help="leave out unverified list prices")
+    q.add_argument("--format", choices=FORMATS, default="text")
+
+    r = commands.add_parser("recommend", help="plan a workload: gpu-assist recommend train 7B tokens=20B deadline=72h")
+    r.add_argument("words", nargs="+", help="the workload, e.g. finetune 70B lora budget=$2000")
+    r.add_argument("--top", help="show the N cheapest feasible plans, or all (default 10)")
+    r.add_argument("--explain", action="store_true", help="print every formula and assumption used")
+    r.add_argument("--format", choices=FORMATS, default="text")
+
+    t = commands.add_parser("tco", help="buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY",
+                            epilog=_tco_keys,  # called by format_help, only when help is shown
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=100k")
+    t.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _add_util(commands: Any) -> None:
+    u = commands.add_parser("util", help="GPU utilization: this machine (NVML), or the fleet (--fleet, CloudWatch)")
+    u.add_argument("--fleet", action="store_true", help="gpu-assist's AWS instances, from CloudWatch")
+    u.add_argument("--region", help="AWS region of the fleet")
+    u.add_argument("--window", help="averaging window for idle detection (default 30m)")
+    u.add_argument("--threshold", help="idle below this average GPU utilisation, percent (default 10)")
+    u.add_argument("--instance", action="append", default=[], help="these instance ids instead of the tagged ones")
+    u.add_argument("--watch", action="store_true", help="refresh every --interval seconds until Ctrl-C")
+    u.add_argument("--interval", type=float, default=1.0)
+    u.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _add_requests(commands: Any) -> None:
+    """launch, stop, spend, approve, reject, requests: the request lifecycle and what it cost."""
+    for verb, help_text in (("launch", "ask to launch: gpu-assist launch 8xA100 72h spot --as alice"),
+                            ("stop", "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice")):
+        p = commands.add_parser(verb, help=help_text)
+        p.add_argument("words", nargs="+")
+        p.add_argument("--as", dest="actor", help="who asks (default GPU_ASSIST_USER, else your login); recorded as "
+                       "unauthenticated:NAME, which can never approve")
+        p.add_argument("--format", choices=("text", "json"), default="text")
+    s = commands.add_parser("spend", help="what gpu-assist's launches cost: gpu-assist spend 2026-11 by=project")
+    s.add_argument("words", nargs="*", help="a period (mtd, 2026-11, 7d, yesterday), by=requester|project|"
+                   "instance-type|pricing, source=aws")
+    s.add_argument("--format", choices=("text", "json"), default="text")
+    for verb in ("approve", "reject"):
+        p = commands.add_parser(verb, help=f"operators only: {verb} with --break-glass (approvers decide in Slack "
+                                "or Jupyter)")
+        p.add_argument("request_id")
+        p.add_argument("--break-glass", action="store_true",
+                       help="override as this shell's login, audited; needs break_glass = true in the policy")
+        p.add_argument("--reason", default="", help="why (required with --break-glass)")
+        p.add_argument("--format", choices=("text", "json"), default="text")
+    q = commands.add_parser("requests", help="recent requests, or one with its audit trail: requests show r-…")
+    q.add_argument("words", nargs="*", help="list | show ID")
+    q.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _add_operations(commands: Any) -> None:
+    """db, reconcile, reap, expire, slack, help: what an operator runs."""
+    db = commands.add_parser("db", help="the request store's schema: db upgrade | db current")
+    db_commands = db.add_subparsers(dest="db_command", required=True, parser_class=_Parser)
+    db_commands.add_parser("upgrade", help="create or upgrade the schema to the newest migration (idempotent)")
+    db_commands.add_parser("current", help="the store's schema revision and the newest one known")
+    commands.add_parser("reconcile", help="finish requests a crash left half-done (no second launch)")
+    commands.add_parser("reap", help="stop launches whose approved duration is over")
+    commands.add_parser("expire", help="expire pending requests past their deadline")
+
+    sl = commands.add_parser("slack", help="run the Slack app")
+    slack = sl.add_subparsers(dest="slack_command", required=True, parser_class=_Parser)
+    sv = slack.add_parser("serve", help="HTTP server for Slack's events (waitress; gunicorn with --workers N)")
+    sv.add_argument("--host", default="0.0.0.0")
+    sv.add_argument("--port", type=int, default=3000)
+    sv.add_argument("--threads", type=int, default=16, help="request threads per process")
+    sv.add_argument("--workers", type=int, default=1,
+                    help="processes: 1 serves on waitress; more run under gunicorn's pre-fork master")
+    sv.add_argument("--no-jobs", action="store_true", help="do not run expire/reap/reconcile in this process")
+    slack.add_parser("socket", help="connect over Socket Mode (SLACK_APP_TOKEN)")
+
+    commands.add_parser("help", help="examples of every command")
+
+
+def _add_catalog(commands: Any) -> None:
+    c = commands.add_parser("catalog", help="validate, list and import catalogs")
+    cat = c.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
+    v = cat.add_parser("validate", help="report every defect with file and line")
+    v.add_argument("directory", nargs="?", type=Path)
+    g = cat.add_parser("list-gpus", help="the GPUs known and where they are offered")
+    g.add_argument("--format", choices=("text", "json"), default="text")
+    s = cat.add_parser("status", help="offers, age and flagged rows per provider")
+    s.add_argument("--format", choices=("text", "json"), default="text")
+    i = cat.add_parser("import-skypilot", help="convert SkyPilot catalog extracts into catalogs/")
+    i.add_argument("path", type=Path, help="directory of the extracts (catalogs/sources: <provider>_gpu.csv, "
+                                          "aws_reserved_3y_allupfront.csv, gcp_cud.csv)")
+    i.add_argument("--as-of", required=True, help="date of the extract, YYYY-MM-DD")
+    i.add_argument("--catalog-dir", type=Path)
+    rf = cat.add_parser("refresh",
+                        help="fetch fresh prices: aws (account APIs); aws-public, azure or skypilot "
+                             "(public price lists, no account)")
+    rf.add_argument("provider", choices=("aws", "aws-public", "azure", "skypilot"))
+    rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
+    rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")
+    rf.add_argument("--regions", help="comma-separated (default: AWS_REGION, AWS_DEFAULT_REGION or us-east-1)")
+    rf.add_argument("--families", help="instance families, e.g. p4d,p5,g6e (default p*, g*)")
+    rf.add_argument("--catalog-dir", type=Path)
+    f = cat.add_parser("import-fx", help="write fx.csv from the ECB reference rates")
+    f.add_argument("--catalog-dir", type=Path)
+
+
+def _tco_keys() -> str:
+    """The keys `tco` reads, for `tco --help`, within 100 columns."""
+    import textwrap
+
+    from ..tco import EXAMPLE, OPTIONS
+
+    width = max(len(key) for key in OPTIONS) + 1
+    lines = ["keys:"]
+    for key, meaning in OPTIONS.items():
+        lines += textwrap.wrap(meaning, 100, initial_indent=f"  {key + '=':<{width}}  ",
+                               subsequent_indent=" " * (width + 4))
+    return "\n".join([*lines, "example:", f"  gpu-assist {EXAMPLE}"])
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """argparse, except that `-5h` or `-8xA100` reach the command grammar (which says what is wrong with
+    them) instead of being refused as unknown options."""
+    args, extra = parser.parse_known_args(argv)
+    negative = [word for word in extra if _NEGATIVE_WORD_RE.match(word)]
+    if negative and hasattr(args, "words") and len(negative) == len(extra):
+        args.words = [*args.words, *negative]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args

@@ -1,0 +1,152 @@
+"""`run`: one function per command type (`functools.singledispatch`), each calling the core with the Context's
+catalog, clock and clients."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from functools import singledispatch
+from typing import Any
+
+from ..catalog import Catalog
+from ..compare import Comparison, compare, refine
+from ..errors import ParseError
+from ..pricing import Quote, quote
+from ..recommend import recommend
+from ..spending import SpendReport
+from ..tco import total_cost_of_ownership
+from .context import Context
+from .objects import (Command, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand, RequestDetail,
+                      RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand, UtilCommand)
+
+
+def run(command: Command, context: Context, *, actor: str | None = None) -> Result:
+    """Execute a parsed command against the context; results are rendered by `render/`.
+
+    `actor` is who asks, as `realm:name` (`gpu_assist.identity`). Requests record it; approvals check it.
+    """
+    return _execute(command, context, actor)
+
+
+@singledispatch
+def _execute(command: object, context: Context, actor: str | None) -> Result:
+    raise TypeError(f"no verb runs {type(command).__name__}")
+
+
+def _asker(actor: str | None) -> str:
+    if not actor:
+        raise ParseError("who is asking? (the CLI takes --as USER or GPU_ASSIST_USER)")
+    return actor
+
+
+@_execute.register(LaunchCommand)
+def _launch(command: LaunchCommand, context: Context, actor: str | None) -> Result:
+    return context.approvals.submit_launch(_asker(actor), command.text)
+
+
+@_execute.register(StopCommand)
+def _stop(command: StopCommand, context: Context, actor: str | None) -> Result:
+    return context.approvals.submit_stop(_asker(actor), list(command.instance_ids), command.region)
+
+
+@_execute.register(RequestsCommand)
+def _requests(command: RequestsCommand, context: Context, actor: str | None) -> Result:
+    store = context.approvals.store
+    if command.request_id is None:
+        return tuple(store.list(limit=20))
+    record = store.get(command.request_id)
+    if record is None:
+        raise ParseError(f"no request {command.request_id}", example="requests")
+    return RequestDetail(record, tuple(store.audit_trail(record.id)))
+
+
+@_execute.register(SpendCommand)
+def _spend(command: SpendCommand, context: Context, actor: str | None) -> Result:
+    return spend_of(command, context)
+
+
+@_execute.register(QuoteCommand)
+@_execute.register(RecommendCommand)
+@_execute.register(TcoCommand)
+def _remembered(command: QuoteCommand | RecommendCommand | TcoCommand, context: Context, actor: str | None) -> Result:
+    """Quotes, plans and TCO depend only on the command, the date, the currency and the catalog: kept by those."""
+    today = context.today()
+    answer: Result = context.remember((command, today, context.currency, id(context.catalog)),
+                                      lambda: _answer(command, context, today))
+    return answer
+
+
+@_execute.register(UtilCommand)
+def _util(command: UtilCommand, context: Context, actor: str | None) -> Result:
+    if not command.fleet:
+        snapshot: Result = context.sampler.sample()
+        return snapshot
+    from ..aws import default_region
+    from ..fleet import fleet_usage
+
+    region = command.region or default_region()
+    return fleet_usage(context.aws_client("ec2", region), context.aws_client("cloudwatch", region),
+                       context.catalog, region=region, now=context.now(), window_s=command.window_s,
+                       threshold_pct=command.threshold_pct, instance_ids=list(command.instance_ids) or None,
+                       currency=context.currency)
+
+
+@_execute.register(HelpCommand)
+def _help(command: HelpCommand, context: Context, actor: str | None) -> Result:
+    return command
+
+
+@singledispatch
+def _answer(command: object, context: Context, today: dt.date) -> Result:
+    raise TypeError(f"no answer for {type(command).__name__}")
+
+
+@_answer.register(QuoteCommand)
+def _quote(command: QuoteCommand, context: Context, today: dt.date) -> Result:
+    return quote_view(command, context.catalog, today=today, currency=context.currency)
+
+
+@_answer.register(RecommendCommand)
+def _recommend(command: RecommendCommand, context: Context, today: dt.date) -> Result:
+    # top=None (`top=all`) keeps every plan: recommend slices with it, though its annotation says int (recommend.py
+    # is being rewritten on another branch; once it says `int | None`, mypy flags this ignore as unused)
+    return recommend(command.workload, context.catalog, today=today, currency=context.currency,
+                     top=command.top)  # type: ignore[arg-type]
+
+
+@_answer.register(TcoCommand)
+def _tco(command: TcoCommand, context: Context, today: dt.date) -> Result:
+    return total_cost_of_ownership(command.inputs, context.catalog)
+
+
+def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, currency: str) -> Quote | Comparison:
+    """The quote a command asks for: every option priced, filtered and sorted (`refine`), then either the
+    comparison (`top` rows) or the flat list (`top` options)."""
+    priced = quote(command.request, catalog, today=today, currency=currency, all_regions=command.all_regions,
+                   include_flagged=command.include_flagged, verified_only=command.verified_only)
+    refined = refine(priced, sort=command.sort, max_price=command.max_price,
+                     min_gpu_memory_gib=command.min_gpu_memory_gib, include_unverified=command.include_unverified)
+    if command.view == "list":
+        return replace(refined, options=refined.options[:command.top]) if command.top else refined
+    return compare(refined, top=command.top, sort=command.sort, include_unverified=command.include_unverified)
+
+
+def spend_of(command: SpendCommand, context: Context) -> SpendReport:
+    """The spend report a command asks for: the store's launches priced over the period, with this month's
+    budgets and, for source=aws, Cost Explorer's actual cost by gpu-assist's request tag."""
+    from ..budgets import standing
+    from ..spending import month_start, parse_period, spend_report
+
+    approvals, now = context.approvals, context.now()
+    period = parse_period(command.period, now)
+    policy = approvals.policy
+    records = approvals.store.spend_rows(min(period.start, month_start(now)))
+    budgets = tuple(standing(policy.budgets, records, now, default_project=policy.default_project)) \
+        if policy.budgets else ()
+    actual: Any = None
+    if command.source == "aws":
+        from ..cost_explorer import actual_cost
+
+        actual = actual_cost(context.aws_client("ce", "us-east-1"), period)
+    return spend_report(records, period, now, currency=policy.currency, default_project=policy.default_project,
+                        budgets=budgets, actual=actual, by=command.by)

@@ -1,0 +1,248 @@
+"""The one command grammar: `/gpu` text, the words after a CLI verb, a notebook route's `q` → command objects.
+
+Command options are words too: `top=5`, `all-regions`, `include-flagged`, `include-unverified`, `verified-only`,
+`list` (the flat per-option list instead of the comparison), `sort=total|price|per-gpu|provider`,
+`max-price=30` (per job-hour, in the quote's currency), `min-gpu-memory=80` (GiB per GPU). Each option's value
+parser is public so that a face taking the value apart from the words (a CLI flag, a widget) gives the same
+message for a bad one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable
+
+from ..compare import SORTS
+from ..errors import ParseError
+from ..gpus import GpuTable
+from ..request import normalise, parse_duration, parse_request
+from ..tco import parse_tco
+from ..workload import parse_workload
+from .objects import (MAX_TOP, Command, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
+                      RequestsCommand, SpendCommand, StopCommand, TcoCommand, UtilCommand)
+
+_FLAG_OPTIONS = ("all-regions", "include-flagged", "include-unverified", "verified-only", "explain", "list")
+_VALUE_OPTIONS = ("top", "sort", "max-price", "min-gpu-memory")
+_HELP_WORDS = ("help", "-h", "--help", "?")
+INSTANCE_ID_RE = re.compile(r"^i-[0-9a-f]{8,17}$")
+REQUEST_ID_RE = re.compile(r"^r-[0-9a-f]{12}$")
+
+
+def words_of(text: str) -> list[str]:
+    """The grammar's words: NFKC, Chinese units and multiplication signs read (`request.normalise`), split."""
+    return normalise(text).split()
+
+
+def parse_command(text: str, gpus: GpuTable) -> Command:
+    """Text → command object; ParseError for anything else."""
+    words = words_of(text) if isinstance(text, str) else []
+    if not words or words[0].lower() in _HELP_WORDS:
+        return HelpCommand()
+    return parse_verb(words[0].lower(), words[1:], gpus)
+
+
+def parse_verb(verb: str, words: list[str], gpus: GpuTable) -> Command:
+    """The words after `verb` → its command object."""
+    parse = _VERBS.get(verb)
+    if parse is None:
+        raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, spend, help",
+                         example="quote 8xA100 72h")
+    return parse(words, gpus)
+
+
+def parse_quote(words: list[str], gpus: GpuTable, *, top: int | None = None) -> QuoteCommand:
+    """`quote`'s words; `top` is the face's default when the words name none (`top=all` names None)."""
+    rest, options = _take_options(words)
+    return QuoteCommand(
+        request=parse_request(" ".join(rest), gpus),
+        top=options.get("top", top),
+        all_regions=options.get("all-regions", False),
+        include_flagged=options.get("include-flagged", False),
+        verified_only=options.get("verified-only", False),
+        include_unverified=options.get("include-unverified", False),
+        view="list" if options.get("list") else "compare",
+        sort=options.get("sort", "total"),
+        max_price=options.get("max-price"),
+        min_gpu_memory_gib=options.get("min-gpu-memory"),
+    )
+
+
+def parse_recommend(words: list[str], gpus: GpuTable) -> RecommendCommand:
+    rest, options = _take_options(words)
+    return RecommendCommand(workload=parse_workload(" ".join(rest), gpus), top=options.get("top", 10),
+                            explain=options.get("explain", False))
+
+
+def _take_options(words: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """Split command options (`top=5`, `--top 5`, `all-regions`, `sort=price`) from the request's own words."""
+    rest: list[str] = []
+    options: dict[str, Any] = {}
+    remaining = iter(words)
+    for word in remaining:
+        lowered = word.lower()
+        key = lowered[2:] if lowered.startswith("--") else lowered
+        name, has_value, value = key.partition("=")
+        if key in _FLAG_OPTIONS:
+            options[key] = True
+        elif name in _VALUE_OPTIONS and has_value:
+            options[name] = value
+        elif key in _VALUE_OPTIONS and lowered.startswith("--"):
+            options[key] = next(remaining, "")
+        else:
+            rest.append(word)
+    for name, parse in _OPTION_PARSERS.items():
+        if name in options:
+            options[name] = parse(options[name])
+    return rest, options
+
+
+def parse_top(value: str) -> int | None:
+    """`top=5` keeps the 5 cheapest, `top=all` every one (None); 0 would show nothing and is refused."""
+    value = normalise(value).strip().lower()
+    if value == "all":
+        return None
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_TOP:
+        raise ParseError(f"top must be a number from 1 to 10000, or all; got '{value[:40]}'",
+                         example="quote 8xA100 72h top=5")
+    return int(value)
+
+
+def parse_sort(value: str) -> str:
+    value = normalise(value).strip().lower()
+    if value not in SORTS:
+        raise ParseError(f"unknown sort '{value[:40]}'", hint="sort by " + ", ".join(SORTS),
+                         example="quote 8xA100 72h sort=price")
+    return value
+
+
+def parse_max_price(value: str) -> Decimal:
+    """Per job-hour, in the quote's currency; a currency sign is allowed (`$30`)."""
+    return _positive(normalise(value).strip().lower().lstrip("$¥"), "max-price", "quote 8xA100 72h max-price=30")
+
+
+def parse_min_gpu_memory(value: str) -> float:
+    """GiB per GPU: `80`, `80gb`, `80GiB`."""
+    text = normalise(value).strip().lower().removesuffix("gib").removesuffix("gb")
+    return float(_positive(text, "min-gpu-memory", "quote 8xA100 72h min-gpu-memory=80"))
+
+
+def _positive(text: str, name: str, example: str) -> Decimal:
+    try:
+        value: Decimal | None = Decimal(text)
+    except (InvalidOperation, ValueError):
+        value = None
+    if value is None or not value.is_finite() or value <= 0:
+        raise ParseError(f"{name} must be a positive number, got '{text[:40]}'", example=example)
+    return value
+
+
+_OPTION_PARSERS: dict[str, Callable[[str], Any]] = {
+    "top": parse_top, "sort": parse_sort, "max-price": parse_max_price, "min-gpu-memory": parse_min_gpu_memory}
+
+
+def _parse_tco(words: list[str], gpus: GpuTable) -> TcoCommand:
+    return TcoCommand(parse_tco(" ".join(words), gpus))
+
+
+def parse_window(value: str) -> int:
+    """`util`'s averaging window for idle detection, in seconds."""
+    return parse_duration(value, example="util fleet window=30m")
+
+
+def parse_threshold(value: str) -> float:
+    """`util`'s idle threshold: an average GPU use in percent, above 0 and at most 100."""
+    try:
+        threshold = float(value.strip().rstrip("%"))
+    except ValueError:
+        raise ParseError(f"threshold must be a percentage, not '{value}'",
+                         example="util fleet threshold=10") from None
+    if not 0 < threshold <= 100:
+        raise ParseError("threshold must be between 0 and 100", example="util fleet threshold=10")
+    return threshold
+
+
+def parse_instance_id(value: str) -> str:
+    """An EC2 instance id given apart from the words (`util --instance`)."""
+    lowered = value.strip().lower()
+    if not lowered.startswith("i-"):
+        raise ParseError(f"'{value[:40]}' is not an instance id", example="util fleet i-0123456789abcdef0")
+    return lowered
+
+
+def parse_util(words: list[str], _gpus: GpuTable | None = None) -> UtilCommand:
+    values: dict[str, Any] = {}
+    ids = []
+    for word in words:
+        lowered = word.lower()
+        key, _, value = lowered.partition("=")
+        if lowered in ("fleet", "--fleet", "cloud", "aws"):
+            values["fleet"] = True
+        elif lowered.startswith("i-"):
+            values["fleet"] = True
+            ids.append(lowered)
+        elif key == "region" and value:
+            values.update(fleet=True, region=value)
+        elif key == "window" and value:
+            values["window_s"] = parse_window(value)
+        elif key == "threshold" and value:
+            values["threshold_pct"] = parse_threshold(value)
+        else:
+            raise ParseError(f"didn't understand '{word}'", hint="util [fleet] [region=…] [window=30m] "
+                             "[threshold=10] [i-…]", example="util fleet region=us-east-1")
+    return UtilCommand(instance_ids=tuple(ids), **values)
+
+
+def _parse_launch(rest: list[str], _gpus: GpuTable) -> LaunchCommand:
+    if not rest:
+        raise ParseError("say what to launch", example="launch 8xA100 72h spot region=us-east-1")
+    return LaunchCommand(" ".join(rest))
+
+
+def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
+    ids = tuple(w.lower() for w in rest if not w.lower().startswith("region="))
+    region = next((w.split("=", 1)[1] for w in rest if w.lower().startswith("region=")), None)
+    bad = [i for i in ids if not INSTANCE_ID_RE.match(i)]
+    if not ids or bad:
+        raise ParseError(f"'{bad[0]}' is not an instance id" if bad else "name the instances to stop",
+                         example="stop i-0123456789abcdef0")
+    return StopCommand(ids, region)
+
+
+def _parse_requests(rest: list[str], _gpus: GpuTable) -> RequestsCommand:
+    if len(rest) > 1 or (rest and not REQUEST_ID_RE.match(rest[0].lower())):
+        raise ParseError("requests takes nothing or one request id", example="requests r-0123456789ab")
+    return RequestsCommand(rest[0].lower() if rest else None)
+
+
+def parse_spend(words: list[str], _gpus: GpuTable | None = None) -> SpendCommand:
+    """`spend [period] [by=group] [source=aws]`; the period is checked here, against a fixed date, for its form."""
+    from ..spending import GROUPS, PERIOD_EXAMPLE, parse_period
+
+    values: dict[str, str] = {}
+    for word in words:
+        key, has_value, value = word.lower().partition("=")
+        if key == "by" and value in GROUPS:
+            values["by"] = value
+        elif key == "by":
+            raise ParseError(f"cannot group spend by '{value[:40]}'", hint="by=" + ", by=".join(GROUPS),
+                             example="spend mtd by=project")
+        elif key == "source" and value in ("aws", "records"):
+            values["source"] = value
+        elif key == "source":
+            raise ParseError(f"unknown spend source '{value[:40]}'", hint="source=records (default) or source=aws",
+                             example="spend 7d source=aws")
+        elif not has_value and "period" not in values:
+            parse_period(key, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
+            values["period"] = key
+        else:
+            raise ParseError(f"didn't understand '{word[:40]}'", hint="spend [period] [by=group] [source=aws]",
+                             example=PERIOD_EXAMPLE)
+    return SpendCommand(**values)
+
+
+_VERBS: dict[str, Callable[[list[str], GpuTable], Command]] = {
+    "quote": parse_quote, "recommend": parse_recommend, "tco": _parse_tco, "util": parse_util,
+    "launch": _parse_launch, "stop": _parse_stop, "requests": _parse_requests, "spend": parse_spend,
+}

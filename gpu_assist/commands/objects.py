@@ -1,0 +1,195 @@
+"""The command objects every face builds (from `/gpu` text, argparse values or widgets) and `run` executes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from ..compare import SORTS, Comparison
+from ..fleet import FleetReport
+from ..pricing import Quote
+from ..recommend import Recommendation
+from ..records import AuditEvent, RequestRecord
+from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request
+from ..spending import SpendReport
+from ..tco import TcoInput, TcoResult
+from ..utilization import Snapshot
+from ..workload import Workload
+
+HELP = """\
+gpu-assist — GPU prices across clouds, for the whole job.
+
+  quote 8xA100 72h                       8 A100s for 72 hours: providers side by side, cheapest first
+  quote 8xA100 72h list                  every option (offer × pricing model) as a flat list
+  quote 8xA100 72h sort=price max-price=30 min-gpu-memory=40 include-unverified top=20
+  quote 4xA100-80GB 2d spot              spot only
+  quote A100:8 3d region=us-east-1       one region (or a group: region=us, eu, asia, cn)
+  quote 2×H100 1w provider=aws,gcp       some providers only
+  quote 8卡A100 72小时 currency=CNY         Chinese works too; prices in CNY
+  quote 8xA100 72h top=5                 the 5 cheapest (default, and top=all: every option)
+  quote 8xH100 1mo pricing=reserved-1y,monthly top=5 all-regions include-flagged verified-only
+
+  recommend train 7B tokens=20B deadline=72h budget=$5000     cheapest plan that meets the deadline
+  recommend finetune 70B lora                                 which GPUs fit, priced per hour
+  recommend serve 70B fp8 users=50                            serving for a month, tokens/s per user
+  recommend train 175B bf16 deadline=2w region=cn             only Chinese regions
+  recommend train 7B gpu_hours=576@A100 own=2xRTX3090 mfu=0.35 explain
+
+  tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo cloud=12
+
+  util                                   the GPUs on this machine (NVML)
+  util fleet region=us-east-1 window=30m threshold=10     gpu-assist's cloud instances; idle ones called out
+
+  launch 8xA100 72h spot region=us-east-1    ask to launch the cheapest allowed AWS offer; an approver decides
+  launch aws:p4d.24xlarge:us-east-1:on-demand 72h    a quote row, by its option id
+  stop i-0123456789abcdef0               ask to stop an instance gpu-assist launched
+  requests                               recent requests; `requests r-…` shows one with its audit trail
+
+  spend                                  what gpu-assist's launches cost this month, by requester, project, …
+  spend 2026-11 by=project               a month (or 7d, mtd, yesterday), one grouping
+  spend 7d source=aws                    beside Cost Explorer's actual cost by gpu-assist's tag
+
+  help                                   this text
+"""
+MAX_TOP = 10_000
+
+
+@dataclass(frozen=True)
+class QuoteCommand:
+    request: Request
+    top: int | None = None
+    all_regions: bool = False
+    include_flagged: bool = False
+    verified_only: bool = False
+    include_unverified: bool = False
+    view: str = "compare"  # or "list": the flat per-option list
+    sort: str = "total"
+    max_price: Decimal | None = None
+    min_gpu_memory_gib: float | None = None
+
+    def to_fields(self) -> dict[str, Any]:
+        """The command as plain JSON values, the request's fields inlined and defaults left out: what a Slack
+        button carries to ask the same question again (`from_fields` reads it back)."""
+        values, defaults = _flat(self), _flat(QuoteCommand(Request(gpu=self.request.gpu)))
+        return {name: list(value) if isinstance(value, tuple) else str(value) if isinstance(value, Decimal) else value
+                for name, value in values.items() if name == "gpu" or value != defaults[name]}
+
+    @classmethod
+    def from_fields(cls, values: object) -> QuoteCommand:
+        """The command `to_fields` gave; ValueError for anything it would not have written."""
+        if not isinstance(values, dict) or not set(values) <= _FIELD_CHECKS.keys() or "gpu" not in values:
+            raise ValueError("not the fields of a quote command")
+        for name, value in values.items():
+            if not _FIELD_CHECKS[name](value):
+                raise ValueError(f"bad {name}")
+        read: dict[str, Any] = {name: tuple(value) if isinstance(value, list) else value
+                                for name, value in values.items()}
+        if "max_price" in read:
+            read["max_price"] = Decimal(read["max_price"])
+        request_names = {f.name for f in fields(Request)}
+        request = Request(**{k: v for k, v in read.items() if k in request_names})
+        return replace(cls(request), **{k: v for k, v in read.items() if k not in request_names})
+
+
+def _flat(command: QuoteCommand) -> dict[str, Any]:
+    """The request's fields and the command's own, in one mapping."""
+    return {**{f.name: getattr(command.request, f.name) for f in fields(Request)},
+            **{f.name: getattr(command, f.name) for f in fields(QuoteCommand) if f.name != "request"}}
+
+
+def _whole(low: int, high: int):
+    return lambda value: type(value) is int and low <= value <= high
+
+
+def _names(known: tuple[str, ...]):
+    return lambda value: isinstance(value, list) and all(isinstance(v, str) and v in known for v in value)
+
+
+def _positive_decimal(value: object) -> bool:
+    try:
+        return isinstance(value, str) and Decimal(value).is_finite() and Decimal(value) > 0
+    except InvalidOperation:
+        return False
+
+
+_FIELD_CHECKS = {
+    "gpu": lambda value: isinstance(value, str) and 0 < len(value) <= 64,
+    "count": _whole(1, MAX_GPUS),
+    "duration_s": _whole(60, MAX_DURATION_S),
+    "pricing_models": _names(PRICING_MODELS),
+    "regions": lambda value: isinstance(value, list) and all(isinstance(v, str) and len(v) <= 64 for v in value),
+    "providers": _names(PROVIDERS),
+    "currency": lambda value: value is None or value in CURRENCIES,
+    "assumptions": lambda value: isinstance(value, list) and all(isinstance(v, str) for v in value),
+    "top": lambda value: value is None or _whole(1, MAX_TOP)(value),
+    **{flag: lambda value: isinstance(value, bool)
+       for flag in ("all_regions", "include_flagged", "verified_only", "include_unverified")},
+    "view": lambda value: value in ("compare", "list"),
+    "sort": lambda value: value in SORTS,
+    "max_price": _positive_decimal,
+    "min_gpu_memory_gib": lambda value: type(value) in (int, float) and 0 < value < float("inf"),
+}
+
+
+@dataclass(frozen=True)
+class RecommendCommand:
+    workload: Workload
+    top: int | None = 10
+    explain: bool = False
+
+
+@dataclass(frozen=True)
+class TcoCommand:
+    inputs: TcoInput
+
+
+@dataclass(frozen=True)
+class UtilCommand:
+    fleet: bool = False
+    region: str | None = None
+    window_s: int = 1800
+    threshold_pct: float = 10.0
+    instance_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LaunchCommand:
+    text: str
+
+
+@dataclass(frozen=True)
+class StopCommand:
+    instance_ids: tuple[str, ...]
+    region: str | None = None
+
+
+@dataclass(frozen=True)
+class RequestsCommand:
+    request_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RequestDetail:
+    """One request with its audit trail, as `requests r-…` shows it."""
+
+    record: RequestRecord
+    trail: tuple[AuditEvent, ...]
+
+
+@dataclass(frozen=True)
+class SpendCommand:
+    period: str = "mtd"
+    by: str | None = None         # one of spend.GROUPS; None: all of them
+    source: str = "records"       # or "aws": Cost Explorer beside the records
+
+
+@dataclass(frozen=True)
+class HelpCommand:
+    text: str = HELP
+
+
+Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
+    RequestsCommand | SpendCommand | HelpCommand
+Result = Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | \
+    RequestRecord | tuple[RequestRecord, ...] | SpendReport

@@ -1,0 +1,40 @@
+"""Names vulture (`make lint`) cannot see being used, each with who uses it: frameworks that call them by name,
+and dataclass fields read through `asdict` (JSON answers, DataFrames). Lines are attribute reads of `_`, vulture's
+whitelist form; nothing runs this file. functools.singledispatch registrations are ignored by decorator
+(`ignore_decorators` in [tool.vulture], pyproject.toml), not listed here."""
+
+# jupyter_server and JupyterLab find an extension by these module-level names (gpu_assist/jupyter/__init__.py)
+_._jupyter_server_extension_points
+_._jupyter_labextension_paths
+_._load_jupyter_server_extension
+_.__getattr__  # PEP 562: `from gpu_assist.jupyter import QuotePanel` loads the panel module on first use
+_.assistant  # the notebook API the README documents: `from gpu_assist.jupyter import assistant; assistant()`
+_.post  # tornado calls a handler's post() for POST (gpu_assist/jupyter/routes.py)
+
+# Alembic reads a migration's revision identifiers and calls its upgrade()/downgrade() (gpu_assist/migrations/)
+_.down_revision
+_.branch_labels
+_.depends_on
+_.downgrade
+
+# gunicorn calls BaseApplication.load_config() before it forks (slackbot/prefork.py)
+_.load_config
+
+# Dataclass fields no code reads by name: JSON answers and DataFrames take them through asdict()/to_dict()
+_.price_currency  # pricing.QuoteOption, in every option of `quote --format json`
+_.effective_tflops  # recommend.Plan, in `recommend --format json`
+_.gpu_memory_used_avg_mib  # fleet.FleetInstance, in `util fleet --format json`
+_.utilization_memory_pct  # utilization.GpuSample (this and the next four), in `util --format json`
+_.pcie_tx_kib_s
+_.pcie_rx_kib_s
+_.nvlink_active_links
+_.sample_cost_s
+_.vendor  # gpus.GpuSpec: a column of catalogs/gpus.csv, part of the record library code gets
+
+# Public API that only notebooks and tests call
+_.averages  # utilization.Poller.averages(): per-GPU averages over a window (tests/unit/test_utilization.py)
+_.cancel  # workers.Place.cancel(): give a reserved place back (tests/unit/test_slack_workers.py)
+_.TERMINAL  # store.TERMINAL: the states no transition leaves (tests/reliability/test_faults.py)
+
+# Set and never read: pricing.py is being rewritten on another branch, which decides whether to keep it (#21)
+_.offers_considered

@@ -61,21 +61,23 @@ def default_catalog_dir() -> Path:
 class Catalog:
     """Everything the pure core needs to price: offers, GPU specs and FX rates.
 
-    The offers are kept as plain tuples in `OFFER_COLUMNS` order (`rows`): the compiled cache pickles exactly
-    that, and tuples of str, float, bool and Decimal unpickle several times faster than records or a DataFrame.
+    The offers are kept as plain tuples in `OFFER_COLUMNS` order, money in integer micro-units (`rows`, see
+    `offers`): the compiled cache pickles exactly that, and such tuples unpickle several times faster than
+    records, Decimals or a DataFrame.
     The views the core reads are built on first use and kept: `offers_of(gpu)` (one GPU's `Offer` records),
     `regions`/`countries` (for region selectors) and `offers`, a pandas DataFrame for the code that wants one
     (reports, the notebook API, approvals' instance lookups), so a quote never imports pandas.
     """
 
-    __slots__ = ("rows", "gpus", "fx", "directory", "_by_gpu", "_frame")
+    __slots__ = ("rows", "gpus", "fx", "directory", "_rows_by_gpu", "_by_gpu", "_frame")
 
     def __init__(self, rows: Iterable[tuple[Any, ...]], gpus: GpuTable, fx: FxRates, directory: Path):
         self.rows: tuple[tuple[Any, ...], ...] = tuple(rows)
         self.gpus = gpus
         self.fx = fx
         self.directory = directory
-        self._by_gpu: dict[str, tuple[Offer, ...]] | None = None
+        self._rows_by_gpu: dict[str, list[tuple[Any, ...]]] | None = None
+        self._by_gpu: dict[str, tuple[Offer, ...]] = {}
         self._frame: pd.DataFrame | None = None
 
     def __reduce__(self) -> tuple[type[Catalog], tuple[Any, ...]]:
@@ -90,14 +92,18 @@ class Catalog:
         return Catalog(self.rows, self.gpus, self.fx, directory)
 
     def offers_of(self, gpu: str) -> tuple[Offer, ...]:
-        """The whole-GPU offers of one GPU, in catalog order: every quote starts here."""
-        if self._by_gpu is None:
-            by_gpu: dict[str, list[Offer]] = {}
+        """The whole-GPU offers of one GPU, in catalog order: every quote starts here. Records are made for the
+        GPUs asked about only (a cold quote makes a few hundred, not the whole catalog)."""
+        if self._rows_by_gpu is None:
+            rows_by_gpu: dict[str, list[tuple[Any, ...]]] = {}
             for row in self.rows:
                 if row[_GPU_COUNT] >= 1:
-                    by_gpu.setdefault(row[_GPU], []).append(Offer._make(row))
-            self._by_gpu = {name: tuple(offers) for name, offers in by_gpu.items()}
-        return self._by_gpu.get(gpu, ())
+                    rows_by_gpu.setdefault(row[_GPU], []).append(row)
+            self._rows_by_gpu = rows_by_gpu
+        offers = self._by_gpu.get(gpu)
+        if offers is None:
+            offers = self._by_gpu[gpu] = tuple(Offer.from_row(row) for row in self._rows_by_gpu.get(gpu, ()))
+        return offers
 
     @property
     def regions(self) -> tuple[str, ...]:
@@ -118,7 +124,8 @@ class Catalog:
             columns = dict(zip(OFFER_COLUMNS, zip(*self.rows))) if self.rows else {c: () for c in OFFER_COLUMNS}
             frame = pd.DataFrame({c: list(values) for c, values in columns.items()}, columns=list(OFFER_COLUMNS))
             for column in NUMBER_COLUMNS:
-                frame[column] = [float("nan") if v is None else float(v) for v in columns[column]]
+                scale = 1_000_000 if column in PRICE_COLUMNS else 1  # money is stored in micro-units
+                frame[column] = [float("nan") if v is None else v / scale for v in columns[column]]
             frame["verified"] = frame["verified"].astype(bool)
             self._frame = frame
         return self._frame

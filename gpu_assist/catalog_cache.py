@@ -1,8 +1,8 @@
 """A compiled catalog kept between runs, so a cold start does not grow with the CSV parse and checks.
 
 The cache wraps `catalog.read_catalog` and knows nothing of the catalog's columns or rules: it stores the
-whole `Catalog` that the loader returned, which pickles as plain tuples of str, float, bool and Decimal, so
-a cached load imports neither pandas nor numpy (see `Catalog`). A cache file is trusted only when its key
+whole `Catalog` that the loader returned, which pickles as plain tuples of str, float, int and bool, so a
+cached load imports neither pandas nor numpy (see `Catalog`). A cache file is trusted only when its key
 matches, and the key covers both sides of what the loader does:
 
 - the bytes of every file the loader reads (gpus.csv, fx.csv, each offers file, by name), and
@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,6 +72,8 @@ def _read(path: Path, key: str) -> Catalog | None:
 
 def _write(path: Path, key: str, catalog: Catalog) -> None:
     """Best effort and atomic: a temporary file in the same directory, renamed over the old one."""
+    import tempfile  # only when writing: a cached start does not pay for it
+
     payload = pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
 Every defect is located (`path:line: message`) for a person to fix. The checks run over the text of each field
 (as written), so a file that validates loads, and `offer_values` then turns a checked row into the typed values
-of an `offers.Offer`: money as `Decimal`, quantised to the catalog's six decimal places.
+of a stored offer (`offers`: money in integer micro-units, the catalog's six decimal places).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ NON_OFFER_FILES = ("gpus.csv", "fx.csv")
 DEFECTS_PER_CHECK = 50  # a whole column gone wrong is reported by its first rows, not by thousands of lines
 _DECIMALS_RE = re.compile(r"^\d+(\.\d{1,6})?$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_MICRO = Decimal("0.000001")
 
 Row = dict[str, str]
 
@@ -237,19 +236,21 @@ def _number(text: str) -> float | None:
     return float(text) if text else None
 
 
-def _money(text: str) -> Decimal | None:
+def _micros(text: str) -> int | None:
+    """A price as integer millionths of its currency (exact: prices have at most six decimals)."""
     text = text.strip()
-    return Decimal(text).quantize(_MICRO) if text else None
+    return int(Decimal(text).scaleb(6)) if text else None
 
 
 def offer_values(row: Row, strings: dict[str, str]) -> tuple[object, ...]:
-    """A checked row as the values of an `offers.Offer`, in column order. Repeated strings are shared through
-    `strings` (one object per distinct provider, region, source…), which keeps the compiled cache small."""
+    """A checked row as the values of a stored offer, in column order (`Offer.from_row` makes the record).
+    Repeated strings are shared through `strings` (one object per distinct provider, region, source…), which
+    keeps the compiled cache small."""
     values: list[object] = []
     for column in OFFER_COLUMNS:
         text = row[column]
         if column in PRICE_COLUMNS:
-            values.append(_money(text))
+            values.append(_micros(text))
         elif column == "billing_granularity_s":
             values.append(int(Decimal(text)))
         elif column == "verified":

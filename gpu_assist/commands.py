@@ -16,19 +16,21 @@ import re
 import threading
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeAlias
 
 from .catalog import Catalog, load_catalog
 from .compare import SORTS, Comparison, compare, refine
 from .errors import ParseError
-from .fleet import FleetReport
 from .pricing import Quote, quote
-from .recommend import Recommendation, recommend
-from .records import AuditEvent, RequestRecord
 from .request import Request, normalise, parse_request
-from .tco import TcoInput, TcoResult, parse_tco, total_cost_of_ownership
-from .utilization import Snapshot
-from .workload import Workload, parse_workload
+
+if TYPE_CHECKING:  # imported where used, so a quote does not load recommend, tco, fleet or NVML (#17)
+    from .fleet import FleetReport
+    from .recommend import Recommendation
+    from .records import AuditEvent, RequestRecord
+    from .tco import TcoInput, TcoResult
+    from .utilization import Snapshot
+    from .workload import Workload
 
 HELP = """\
 gpu-assist — GPU prices across clouds, for the whole job.
@@ -144,8 +146,8 @@ class HelpCommand:
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
     RequestsCommand | SpendCommand | HelpCommand
-Result = Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | \
-    RequestRecord | tuple[RequestRecord, ...]
+Result: TypeAlias = "Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | " \
+    "RequestDetail | RequestRecord | tuple[RequestRecord, ...]"
 
 
 def _utc_now() -> dt.datetime:
@@ -315,10 +317,14 @@ def parse_command(text: str, gpus) -> Command:
             min_gpu_memory_gib=options.get("min-gpu-memory"),
         )
     if verb == "recommend":
+        from .workload import parse_workload
+
         rest, options = _take_options(rest)
         return RecommendCommand(workload=parse_workload(" ".join(rest), gpus), top=options.get("top", 10),
                                 explain=options.get("explain", False))
     if verb == "tco":
+        from .tco import parse_tco
+
         return TcoCommand(parse_tco(" ".join(rest), gpus))
     if verb == "util":
         return _parse_util(rest)
@@ -405,7 +411,11 @@ def _compute(command, context: Context, today: dt.date):
     if isinstance(command, QuoteCommand):
         return quote_view(command, context.catalog, today=today, currency=context.currency)
     if isinstance(command, RecommendCommand):
+        from .recommend import recommend
+
         return recommend(command.workload, context.catalog, today=today, currency=context.currency, top=command.top)
+    from .tco import total_cost_of_ownership
+
     return total_cost_of_ownership(command.inputs, context.catalog)
 
 

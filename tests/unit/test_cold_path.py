@@ -27,9 +27,10 @@ def _imported(args: list[str], cache: str) -> set[str]:
 
 
 @pytest.mark.slow  # starts subprocesses
-@pytest.mark.parametrize("args", [["quote", "8xA100", "8h", "aws", "on-demand"],
+@pytest.mark.parametrize("args", [["quote", "8xA100", "8h", "aws", "on-demand"], ["quote", "8xA100", "72h"],
                                   ["quote", "8xA100", "72h", "--format", "json"],
-                                  ["recommend", "train", "7B", "tokens=20B", "deadline=7d"]])
+                                  ["recommend", "train", "7B", "tokens=20B", "deadline=7d"],
+                                  ["tco", "8xA100", "hardware=25000"]])
 def test_a_cold_answer_imports_nothing_heavy(tmp_path, args):
     cache = str(tmp_path / "cache")
     for attempt in ("without a cache", "from the compiled cache"):

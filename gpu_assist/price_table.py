@@ -129,6 +129,15 @@ def cheapest_per_offer(table: Sequence[PricedOffer], *, all_regions: bool) -> li
     return [row for _, _, row in kept]
 
 
+def cheapest_per_gpu_hour(priced: Iterable[tuple[Offer, Decimal]], fx: FxRates, currency: str, *,
+                          hours_per_price: int = 1) -> tuple[Offer, Decimal]:
+    """Of (offer, price) pairs, the offer with the lowest price per GPU (ranked as floats), and that price per
+    GPU-hour, exact, in `currency` (`hours_per_price`: 730 for a monthly price)."""
+    offer, price = min(priced, key=lambda pair: float(pair[1]) / pair[0].gpu_count
+                       * fx.factor(pair[0].currency, currency))
+    return offer, fx.convert(price, offer.currency, currency) / (int(offer.gpu_count) * hours_per_price)
+
+
 def whole_instances(count: int, offers: Iterable[Offer]) -> list[int]:
     """Instances of each offer needed for `count` GPUs."""
     return [math.ceil(count / o.gpu_count) for o in offers]

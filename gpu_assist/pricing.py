@@ -28,7 +28,7 @@ from .fx import FxRates
 from .offers import Offer
 from .plural import plural
 from .price_table import (HOURS_PER_MONTH, HOURS_PER_YEAR, TERM_YEARS, PricedOffer, billed_seconds,
-                          cheapest_per_offer, price_table, select_offers, whole_instances)
+                          cheapest_per_gpu_hour, cheapest_per_offer, price_table, select_offers, whole_instances)
 from .regions import check_selectors
 from .request import HOUR_S, MONTH_S, PRICING_MODELS, Request
 
@@ -214,15 +214,6 @@ def _listed(values: Sequence[str]) -> str:
     return ", ".join(values[:6]) + (f" and {len(values) - 6} more" if len(values) > 6 else "")
 
 
-def _cheapest_per_gpu_hour(usable: Sequence[tuple[Offer, Decimal]], model: str, fx: FxRates,
-                           currency: str) -> Decimal:
-    """The lowest price per GPU-hour of `model` among `usable` (offer, price) pairs, exact, in `currency`."""
-    row, price = min(usable, key=lambda pair: float(pair[1]) / pair[0].gpu_count * fx.factor(pair[0].currency,
-                                                                                             currency))
-    hours = HOURS_PER_MONTH if model == "monthly" else 1
-    return fx.convert(price, row.currency, currency) / (int(row.gpu_count) * hours)
-
-
 def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[str], verified_only: bool,
                  include_flagged: bool, currency: str) -> str:
     """Why a quote has no options: the first filter that left no offer, or the pricing models without a usable
@@ -252,7 +243,8 @@ def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[str], v
         usable = [(o, price) for o in offers if (price := o.price(model)) is not None
                   and (include_flagged or not o.flagged(model))]
         if model not in models and usable:
-            price = _cheapest_per_gpu_hour(usable, model, catalog.fx, currency)
+            _, price = cheapest_per_gpu_hour(usable, catalog.fx, currency,
+                                             hours_per_price=HOURS_PER_MONTH if model == "monthly" else 1)
             instead.append(f"{model} from {format_money(price, currency, places=2 if price >= 1 else 4)}/GPU-h")
     missing = f"no {' or '.join(models)} prices for {scope} in the catalogs"
     return f"{missing}; {', '.join(instead)}" if instead else missing

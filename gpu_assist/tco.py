@@ -21,7 +21,7 @@ from typing import Any
 from .catalog import Catalog
 from .errors import ParseError
 from .gpus import GpuTable
-from .price_table import HOURS_PER_MONTH
+from .price_table import HOURS_PER_MONTH, cheapest_per_gpu_hour
 from .request import parse_currency, parse_request
 from .workload import parse_amount
 
@@ -80,9 +80,7 @@ def cheapest_cloud_rate(catalog: Catalog, gpu: str, currency: str) -> tuple[Deci
               and offer.verified and not offer.flags]
     if not priced:
         return None
-    row, price = min(priced, key=lambda pair: float(pair[1]) / pair[0].gpu_count
-                     * catalog.fx.factor(pair[0].currency, currency))
-    rate = catalog.fx.convert(price, row.currency, currency) / int(row.gpu_count)
+    row, rate = cheapest_per_gpu_hour(priced, catalog.fx, currency)
     return rate, f"{row.provider} {row.instance_type} {row.region} on-demand ({row.source}, {row.as_of})"
 
 

@@ -66,10 +66,11 @@ class Catalog:
     records, Decimals or a DataFrame.
     The views the core reads are built on first use and kept: `offers_of(gpu)` (one GPU's `Offer` records),
     `regions`/`countries` (for region selectors) and `offers`, a pandas DataFrame for the code that wants one
-    (reports, the notebook API, approvals' instance lookups), so a quote never imports pandas.
+    (reports, the notebook API, approvals' instance lookups), so a quote never imports pandas. Building a view
+    gives the same value every time, so threads racing on a first use only repeat the work.
     """
 
-    __slots__ = ("rows", "gpus", "fx", "directory", "_rows_by_gpu", "_by_gpu", "_frame")
+    __slots__ = ("rows", "gpus", "fx", "directory", "_rows_by_gpu", "_by_gpu", "_places", "_frame")
 
     def __init__(self, rows: Iterable[tuple[Any, ...]], gpus: GpuTable, fx: FxRates, directory: Path):
         self.rows: tuple[tuple[Any, ...], ...] = tuple(rows)
@@ -78,6 +79,7 @@ class Catalog:
         self.directory = directory
         self._rows_by_gpu: dict[str, list[tuple[Any, ...]]] | None = None
         self._by_gpu: dict[str, tuple[Offer, ...]] = {}
+        self._places: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._frame: pd.DataFrame | None = None
 
     def __reduce__(self) -> tuple[type[Catalog], tuple[Any, ...]]:
@@ -108,12 +110,18 @@ class Catalog:
     @property
     def regions(self) -> tuple[str, ...]:
         """Every region of the catalog's offers, in the order they first appear."""
-        return tuple(dict.fromkeys(row[_REGION] for row in self.rows))
+        return self._regions_and_countries()[0]
 
     @property
     def countries(self) -> tuple[str, ...]:
         """Every country code the catalog's regions lie in."""
-        return tuple(dict.fromkeys(row[_COUNTRY] for row in self.rows))
+        return self._regions_and_countries()[1]
+
+    def _regions_and_countries(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if self._places is None:
+            self._places = (tuple(dict.fromkeys(row[_REGION] for row in self.rows)),
+                            tuple(dict.fromkeys(row[_COUNTRY] for row in self.rows)))
+        return self._places
 
     @property
     def offers(self) -> pd.DataFrame:

@@ -256,8 +256,7 @@ def offer_values(row: Row, strings: dict[str, str]) -> tuple[object, ...]:
         elif column == "verified":
             values.append(text == "yes")
         elif column in NUMBER_COLUMNS:
-            number = _number(text)
-            values.append(number)
+            values.append(_number(text))
         else:
             values.append(strings.setdefault(text, text))
     return tuple(values)

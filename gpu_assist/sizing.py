@@ -31,7 +31,6 @@ class MemoryEstimate:
         return f"{self.total_bytes / GB:,.1f} GB ({items})"
 
 
-
 def memory_needed(workload: Workload) -> MemoryEstimate:
     a = workload.assumptions
     params = workload.params
@@ -51,7 +50,7 @@ NF4_DQ_BITS = 4 + 8 / 64 + 32 / (64 * 256)  # NF4 weights + 8-bit block constant
 
 
 def adapter_memory(workload: Workload) -> MemoryEstimate:
-    """LoRA / QLoRA memory as the papers describe it (see the module docstring), part by part."""
+    """LoRA / QLoRA memory as the papers describe it (see `recommend`'s module docstring), part by part."""
     a = workload.assumptions
     layers, d_model = transformer_shape(workload.params)
     if workload.method == "qlora":

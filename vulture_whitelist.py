@@ -38,3 +38,10 @@ _.TERMINAL  # store.TERMINAL: the states no transition leaves (tests/reliability
 
 # Set and never read: pricing.py is being rewritten on another branch, which decides whether to keep it (#21)
 _.offers_considered
+
+# offers.Offer fields read by name through getattr(offer, PRICE_COLUMN[model]) (price_table.py, pricing.py), and the
+# catalog schema's source_detail, kept whole in every row (the DataFrame of Catalog.offers, `catalog status`)
+_.spot_hourly
+_.reserved_1y_hourly
+_.reserved_3y_hourly
+_.source_detail

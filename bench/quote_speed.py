@@ -1,6 +1,8 @@
 """How fast a quote is: cold CLI process, warm in-process over the bundled catalog and over 10× / 100× copies.
 
-Prints JSON; `bench/run.py` collects it. Figures are median and p99 over repeated runs on this machine.
+`warm_*` times `pricing.quote` alone (top 15); `answer_*` the whole default answer a face gives (quote, refine,
+compare and the text table). Prints JSON; `bench/run.py` collects it. Figures are median and p99 over repeated
+runs on this machine; the cold figures come with `python -c pass` and `import pandas` timed in the same run.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from gpu_assist.catalog import load_catalog
+from gpu_assist.catalog import OFFER_COLUMNS, Catalog, load_catalog
+from gpu_assist.commands import QuoteCommand, quote_view
 from gpu_assist.pricing import quote
+from gpu_assist.render import text as render_text
 from gpu_assist.request import parse_request
 
 REPO = Path(__file__).resolve().parent.parent
@@ -27,14 +31,18 @@ def _stats(seconds: list[float]) -> dict:
             "runs": len(seconds)}
 
 
-def _timed_runs(command: list[str], runs: int, env: dict | None = None) -> dict:
-    subprocess.run(command, capture_output=True, check=True, env=env)  # fills the cache, warms the page cache
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
+def _interleaved(commands: dict[str, tuple[list[str], dict | None]], runs: int) -> dict[str, dict]:
+    """Each command `runs` times, taking turns (one run of each per round), so that load arriving on a shared
+    machine slows all of them alike and their ratios stay fair; a first run of each fills caches."""
+    for command, env in commands.values():
         subprocess.run(command, capture_output=True, check=True, env=env)
-        times.append(time.perf_counter() - started)
-    return _stats(times)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, (command, env) in commands.items():
+            started = time.perf_counter()
+            subprocess.run(command, capture_output=True, check=True, env=env)
+            times[name].append(time.perf_counter() - started)
+    return {name: _stats(seconds) for name, seconds in times.items()}
 
 
 def cold_cli(runs: int = 15) -> dict:
@@ -46,36 +54,47 @@ def cold_cli(runs: int = 15) -> dict:
     script = Path(sys.executable).parent / "gpu-assist"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "gpu_assist"]
     quote_args = ["quote", "8xA100", "8h", "aws", "on-demand"]
-    return {**_timed_runs(command + quote_args, runs),
-            "python_pass": _timed_runs([sys.executable, "-c", "pass"], runs),
-            "import_numpy": _timed_runs([sys.executable, "-c", "import numpy"], runs),
-            "import_pandas": _timed_runs([sys.executable, "-c", "import pandas"], runs),
-            "no_cache": _timed_runs(command + quote_args, max(5, runs // 3),
-                                    env={**os.environ, "GPU_ASSIST_CACHE_DIR": "off"})}
+    timed = _interleaved({
+        "quote": (command + quote_args, None),
+        "python_pass": ([sys.executable, "-c", "pass"], None),
+        "import_numpy": ([sys.executable, "-c", "import numpy"], None),
+        "import_pandas": ([sys.executable, "-c", "import pandas"], None),
+        "no_cache": (command + quote_args, {**os.environ, "GPU_ASSIST_CACHE_DIR": "off"}),
+    }, runs)
+    return {**timed.pop("quote"), **timed}
 
 
-def replicated(catalog, factor: int):
+def replicated(catalog: Catalog, factor: int) -> Catalog:
     """The catalog with every offer repeated `factor` times in renamed regions: same shape, more rows."""
-    import pandas as pd
-    from dataclasses import replace
-
-    if factor == 1:
-        return catalog
-    copies = [catalog.offers.assign(region=catalog.offers.region + f"-x{i}") if i else catalog.offers
-              for i in range(factor)]
-    return replace(catalog, offers=pd.concat(copies, ignore_index=True))
+    region = OFFER_COLUMNS.index("region")
+    rows = [row if not i else (*row[:region], f"{row[region]}-x{i}", *row[region + 1:])
+            for i in range(factor) for row in catalog.rows]
+    return Catalog(rows, catalog.gpus, catalog.fx, catalog.directory)
 
 
-def warm(catalog, runs: int) -> dict:
-    request = parse_request("8xA100 72h", catalog.gpus)
-    today = dt.date.today()
-    quote(request, catalog, today=today, top=15)
+def _timed(work, runs: int) -> dict:
+    work()  # builds the catalog's per-GPU view once, as the first quote of a process does
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        quote(request, catalog, today=today, top=15)
+        work()
         times.append(time.perf_counter() - started)
-    return _stats(times) | {"offers": len(catalog.offers)}
+    return _stats(times)
+
+
+def warm(catalog: Catalog, runs: int) -> dict:
+    """`pricing.quote` alone, the 15 cheapest options of 8xA100 72h."""
+    request = parse_request("8xA100 72h", catalog.gpus)
+    today = dt.date.today()
+    return _timed(lambda: quote(request, catalog, today=today, top=15), runs) | {"offers": len(catalog.rows)}
+
+
+def warm_answer(catalog: Catalog, runs: int) -> dict:
+    """The default answer to `quote 8xA100 72h`, as a face renders it: quote, refine, compare, text table."""
+    command = QuoteCommand(request=parse_request("8xA100 72h", catalog.gpus), top=15)
+    today = dt.date.today()
+    return _timed(lambda: render_text.render(quote_view(command, catalog, today=today, currency="USD")), runs) | \
+        {"offers": len(catalog.rows)}
 
 
 def main() -> dict:
@@ -84,12 +103,16 @@ def main() -> dict:
     started = time.perf_counter()
     load_catalog(cache_dir=None)
     load_uncached_ms = (time.perf_counter() - started) * 1000
+    ten, hundred = replicated(catalog, 10), replicated(catalog, 100)
     return {
         "cold_cli": cold_cli(),
         "catalog_load_uncached_ms": load_uncached_ms,
         "warm_1x": warm(catalog, 200),
-        "warm_10x": warm(replicated(catalog, 10), 100),
-        "warm_100x": warm(replicated(catalog, 100), 20),
+        "warm_10x": warm(ten, 100),
+        "warm_100x": warm(hundred, 20),
+        "answer_1x": warm_answer(catalog, 200),
+        "answer_10x": warm_answer(ten, 100),
+        "answer_100x": warm_answer(hundred, 20),
     }
 
 

@@ -136,7 +136,7 @@ def main() -> int:
                      f"{level['errors']} |")
     q = results["quote"]
     lines += ["", "| quote | offers | median | p99 |", "|---|---|---|---|"]
-    for key in ("warm_1x", "warm_10x", "warm_100x"):
+    for key in ("warm_1x", "warm_10x", "warm_100x", "answer_1x", "answer_10x", "answer_100x"):
         lines.append(f"| {key} | {q[key]['offers']} | {q[key]['median_ms']:.2f} ms | {q[key]['p99_ms']:.2f} ms |")
     lines.append(f"| cold CLI | | {q['cold_cli']['median_ms']:.0f} ms | {q['cold_cli']['p99_ms']:.0f} ms |")
     lines += ["", f"CLI quote peak RSS: {results['quote_cli_peak_rss_mib']:.0f} MiB.", ""]

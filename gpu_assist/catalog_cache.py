@@ -1,8 +1,9 @@
 """A compiled catalog kept between runs, so a cold start does not grow with the CSV parse and checks.
 
 The cache wraps `catalog.read_catalog` and knows nothing of the catalog's columns or rules: it stores the
-whole `Catalog` that the loader returned. A cache file is trusted only when its key matches, and the key
-covers both sides of what the loader does:
+whole `Catalog` that the loader returned, which pickles as plain tuples of str, float, int and bool, so a
+cached load imports neither pandas nor numpy (see `Catalog`). A cache file is trusted only when its key
+matches, and the key covers both sides of what the loader does:
 
 - the bytes of every file the loader reads (gpus.csv, fx.csv, each offers file, by name), and
 - the loader's own code (the source of the modules that parse and check rows) and this file format,
@@ -19,12 +20,17 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-FORMAT = b"gpu-assist-catalog/2\n"
+if TYPE_CHECKING:
+    from .catalog import Catalog
+
+FORMAT = b"gpu-assist-catalog/3\n"
 # Modules whose code decides what a loaded catalog holds: a change to any of them invalidates every cache.
-LOADER_MODULES = ("catalog.py", "catalog_cache.py", "gpus.py", "regions.py", "request.py")
+LOADER_MODULES = ("catalog.py", "catalog_cache.py", "catalog_files.py", "offers.py", "fx.py", "gpus.py", "regions.py",
+                  "request.py")
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -45,7 +51,7 @@ def cache_key(inputs: list[Path]) -> str:
     return digest.hexdigest()
 
 
-def _read(path: Path, key: str):
+def _read(path: Path, key: str) -> Catalog | None:
     """The cached catalog, or None when the file is missing, for another key or damaged in any way."""
     try:
         data = path.read_bytes()
@@ -55,14 +61,19 @@ def _read(path: Path, key: str):
     body = data[len(header):]
     if not data.startswith(header) or len(body) < 32 or hashlib.sha256(body[32:]).digest() != body[:32]:
         return None
+    from .catalog import Catalog
+
     try:
-        return pickle.loads(body[32:])
-    except Exception:  # noqa: BLE001 - e.g. pickled with a pandas this venv no longer has: rebuild
+        cached = pickle.loads(body[32:])
+    except Exception:  # noqa: BLE001 - e.g. pickled by another version of a class: rebuild
         return None
+    return cached if isinstance(cached, Catalog) else None
 
 
-def _write(path: Path, key: str, catalog) -> None:
+def _write(path: Path, key: str, catalog: Catalog) -> None:
     """Best effort and atomic: a temporary file in the same directory, renamed over the old one."""
+    import tempfile  # only when writing: a cached start does not pay for it
+
     payload = pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -78,10 +89,9 @@ def _write(path: Path, key: str, catalog) -> None:
         return
 
 
-def load(directory: Path, cache_dir: Path | None, read_catalog, inputs: list[Path]):
+def load(directory: Path, cache_dir: Path | None, read_catalog: Callable[[Path], Catalog],
+         inputs: list[Path]) -> Catalog:
     """`read_catalog(directory)` through the cache in `cache_dir`, keyed on `inputs` and the loader's code."""
-    from dataclasses import replace
-
     if cache_dir is None:
         return read_catalog(directory)
     try:
@@ -93,7 +103,7 @@ def load(directory: Path, cache_dir: Path | None, read_catalog, inputs: list[Pat
     path = Path(cache_dir) / f"catalog-{where}.bin"
     cached = _read(path, key)
     if cached is not None:
-        return replace(cached, directory=directory) if cached.directory != directory else cached
+        return cached.moved_to(directory) if cached.directory != directory else cached
     catalog = read_catalog(directory)
     _write(path, key, catalog)
     return catalog

@@ -49,7 +49,7 @@ def provider_status(catalog: Catalog, today: dt.date):
             "provider": provider, "offers": len(group), "gpu_models": group.gpu.nunique(),
             "sources": ",".join(sources), "age_days": days_old(dates[0], today) if dates else "unknown",
             "verified": f"{group.verified.mean():.0%}", "flagged": int((group["flags"] != "").sum()), "stale": stale,
-            "billing": billing_of(provider, group.billing_granularity_s),
+            "billing": billing_of(str(provider), group.billing_granularity_s),
         })
     return pd.DataFrame(rows)
 

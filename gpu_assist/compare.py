@@ -17,10 +17,13 @@ verified-first rule; `group_key` names the comparison row each option lands in.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from typing import Any
 
 from .pricing import Quote, QuoteOption
+from .request import Request
 
 SORTS = ("total", "price", "per-gpu", "provider")
 COLUMNS = ("on-demand", "spot", "reserved-1y", "reserved-3y", "monthly")
@@ -49,7 +52,7 @@ def trusted(option: QuoteOption) -> bool:
     return option.verified and not is_stale(option)
 
 
-def _sort_key(sort: str, option: QuoteOption):
+def _sort_key(sort: str, option: QuoteOption) -> tuple[Decimal | str, Decimal | int]:
     if sort == "price":
         return (job_hourly(option), option.total)
     if sort == "per-gpu":
@@ -149,7 +152,7 @@ class Comparison:
         return f"Comparison({self.quote.request.describe()}: {len(self.rows)} rows, {len(self.untrusted)} unverified)"
 
     @property
-    def request(self):
+    def request(self) -> Request:
         return self.quote.request
 
     @property
@@ -175,7 +178,7 @@ class Comparison:
         key = _row_key(option)
         return dict(self.moved).get(key, key)
 
-    def to_frame(self):
+    def to_frame(self) -> Any:  # a pandas DataFrame; Any while jupyter/panels.py's table attribute is untyped
         """One row per comparison row: money as floats in the quote's currency, NaN where no price."""
         import pandas as pd
 
@@ -197,8 +200,8 @@ def _row_key(option: QuoteOption) -> str:
     return f"{option.provider}/{option.instance_type}"
 
 
-def _rows(options) -> list[ComparisonRow]:
-    by_key: dict[tuple, dict[str, QuoteOption]] = {}
+def _rows(options: Iterable[QuoteOption]) -> list[ComparisonRow]:
+    by_key: dict[tuple[str, str, int], dict[str, QuoteOption]] = {}
     for option in options:
         cells = by_key.setdefault((option.provider, option.instance_type, option.gpu_count), {})
         current = cells.get(option.pricing_model)

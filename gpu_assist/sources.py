@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Protocol
 
-from .catalog import KEY_COLUMNS, OFFER_COLUMNS, check_offers, load_fx
+from .catalog_files import check_offers, parse_offers
 from .errors import CatalogError
+from .fx import load_fx
 from .gpus import load_gpus
+from .offers import KEY_COLUMNS, OFFER_COLUMNS
 
 
 class PriceSource(Protocol):
@@ -63,13 +65,10 @@ def rows_to_csv(rows: list[dict]) -> str:
 
 def write_offers_atomically(rows: list[dict], path: Path, catalog_dir: Path) -> None:
     """Check `rows` as the loader would, then replace `path` in one rename; on any defect, leave it."""
-    import pandas as pd
-
     text = rows_to_csv(rows)
-    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     gpus = load_gpus(catalog_dir / "gpus.csv")
     fx = load_fx(catalog_dir / "fx.csv")
-    defects = check_offers(frame, str(path), gpus, set(fx.per_usd))
+    defects = check_offers(parse_offers(text, path), gpus, set(fx.per_usd))
     if defects:
         raise CatalogError(f"new rows for {path.name} do not validate, previous file kept: "
                            + "; ".join(str(d) for d in defects[:3]))

@@ -21,11 +21,10 @@ from typing import Any
 from .catalog import Catalog
 from .errors import ParseError
 from .gpus import GpuTable
-from .pricing import exact
-from .request import parse_currency, parse_request
+from .price_table import cheapest_per_gpu_hour
+from .request import HOURS_PER_MONTH, parse_currency, parse_request
 from .workload import parse_amount
 
-HOURS_PER_MONTH = 730
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
 # The keys `tco` reads (what `gpu-assist tco --help` lists and an unknown key's error names).
 OPTIONS = {
@@ -77,15 +76,11 @@ class TcoResult:
 
 def cheapest_cloud_rate(catalog: Catalog, gpu: str, currency: str) -> tuple[Decimal, str] | None:
     """Cheapest verified, unflagged on-demand price per GPU-hour of `gpu`, and where it is."""
-    offers = catalog.offers
-    offers = offers[(offers.gpu == gpu) & (offers.gpu_count >= 1) & offers.verified & (offers["flags"] == "")
-                    & (offers.on_demand_hourly > 0)]
-    if not len(offers):
+    priced = [(offer, price) for offer in catalog.offers_of(gpu) if (price := offer.on_demand_hourly)
+              and offer.verified and not offer.flags]
+    if not priced:
         return None
-    per_gpu = offers.on_demand_hourly / offers.gpu_count * offers.currency.map(
-        lambda c: catalog.fx.factor(c, currency))
-    row = offers.loc[per_gpu.idxmin()]
-    rate = catalog.fx.convert(exact(row.on_demand_hourly), row.currency, currency) / int(row.gpu_count)
+    row, rate = cheapest_per_gpu_hour(priced, catalog.fx, currency)
     return rate, f"{row.provider} {row.instance_type} {row.region} on-demand ({row.source}, {row.as_of})"
 
 

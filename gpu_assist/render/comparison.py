@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..compare import Comparison, ComparisonRow
-from ..pricing import HOURS_PER_YEAR
+from ..price_table import HOURS_PER_YEAR
 from ..plural import plural
 from ..request import format_duration
 from .money import format_money

@@ -45,9 +45,8 @@ def test_the_command_router_raises_only_its_own_errors(catalog_for_fuzz, text):
     assert isinstance(command, typing.get_args(Command)), command
 
 
-# "bad date" is left out of the property: the loader accepts an impossible as_of today (see the xfail below).
 _CORRUPTIONS = st.sampled_from(["drop column", "bad number", "duplicate row", "garbage bytes", "empty file",
-                                "unknown gpu", "negative price", "bad flag", "truncated"])
+                                "unknown gpu", "negative price", "bad date", "bad flag", "truncated"])
 
 
 @settings(max_examples=max(200, EXAMPLES // 100), deadline=None, suppress_health_check=list(HealthCheck))
@@ -98,14 +97,18 @@ def test_corrupt_catalogs_give_catalog_errors_with_file_and_line(tmp_path_factor
         raise AssertionError(f"the loader accepted a catalog with '{corruption}' (seed {seed}, junk {junk!r})")
 
 
-@pytest.mark.xfail(strict=True, reason="catalog.py checks no as_of date (2026-13-10 loads): to fix there, #21")
-def test_an_impossible_as_of_date_is_refused_with_file_and_line(tmp_path):
+@pytest.mark.parametrize("column", ["as_of", "reserved_as_of"])
+def test_an_impossible_date_is_refused_with_file_and_line(tmp_path, column):
+    """Written YYYY-MM-DD but no day of the calendar: the loader refused nothing of it before (it loaded, and the
+    first quote or `catalog status` that aged the price failed)."""
     from support import CATALOGS
 
     for name in ("gpus.csv", "fx.csv"):
         (tmp_path / name).write_bytes((CATALOGS / name).read_bytes())
-    (tmp_path / "aws.csv").write_text(rows_to_csv([offer(as_of="2026-13-10")]), encoding="utf-8")
-    with pytest.raises(CatalogError, match=r"aws\.csv:\d+:"):
+    row = offer(reserved_1y_hourly="20", reserved_source="skypilot-aws", reserved_as_of="2026-12-01")
+    row[column] = "2026-13-10"
+    (tmp_path / "aws.csv").write_text(rows_to_csv([row]), encoding="utf-8")
+    with pytest.raises(CatalogError, match=rf"aws\.csv:2: {column} '2026-13-10' is not a day of the calendar"):
         load_catalog(tmp_path, cache_dir=None)
 
 

@@ -1,0 +1,63 @@
+"""Currency rates (`catalogs/fx.csv`): units of each currency per 1 USD, with their date and source. Pure."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from .errors import CatalogError
+
+FX_COLUMNS = ("base", "quote", "rate", "as_of", "source", "verified")
+
+
+@dataclass(frozen=True)
+class FxRates:
+    """Units of each currency per 1 USD, with where and when the rates are from."""
+
+    per_usd: dict[str, Decimal]
+    as_of: str
+    source: str
+    verified: bool
+
+    def convert(self, amount: Decimal, from_currency: str, to_currency: str) -> Decimal:
+        if from_currency == to_currency:
+            return amount
+        return amount / self.per_usd[from_currency] * self.per_usd[to_currency]
+
+    def factor(self, from_currency: str, to_currency: str) -> float:
+        """The same conversion as a float, for ranking only."""
+        return float(self.per_usd[to_currency] / self.per_usd[from_currency])
+
+    def describe(self, currency: str) -> str:
+        rate = self.per_usd[currency]
+        label = "" if self.verified else ", unverified"
+        return f"{rate.normalize():f} {currency}/USD ({self.source} {self.as_of}{label})"
+
+
+def load_fx(path: Path) -> FxRates:
+    """The rates in `path`; a defect raises CatalogError with the file and line."""
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as error:
+        raise CatalogError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise CatalogError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    per_usd = {"USD": Decimal(1)}
+    as_of, sources, verified = [], [], True
+    for line, row in enumerate(rows, start=2):
+        if any(row.get(c) in (None, "") for c in FX_COLUMNS) or row["base"] != "USD":
+            raise CatalogError(f"{path}:{line}: expected base=USD and all of {', '.join(FX_COLUMNS)}")
+        try:
+            rate = Decimal(row["rate"])
+        except ArithmeticError:
+            raise CatalogError(f"{path}:{line}: bad rate '{row['rate']}'") from None
+        if not rate > 0:
+            raise CatalogError(f"{path}:{line}: rate must be positive")
+        per_usd[row["quote"]] = rate
+        as_of.append(row["as_of"])
+        sources.append(row["source"])
+        verified = verified and row["verified"] == "yes"
+    return FxRates(per_usd, min(as_of, default=""), "+".join(dict.fromkeys(sources)), verified)

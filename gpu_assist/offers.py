@@ -1,0 +1,88 @@
+"""One offer of the catalogs as a plain-Python record, and the columns of the CSV files it comes from. Pure.
+
+The pricing core reads offers as `Offer` records (named tuples: attribute access at tuple speed, no pandas):
+money as exact `Decimal` from the catalog's decimal strings, `None` where a price or a spec is blank.
+A catalog stores each offer as a plain tuple of the same values except money, which it keeps in integer
+micro-units (the catalog's six decimal places, exact): such tuples are what the compiled cache pickles, and
+they unpickle twice as fast as tuples holding Decimals. `Offer.from_row` makes the record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+PRICE_COLUMN = {"on-demand": "on_demand_hourly", "spot": "spot_hourly", "reserved-1y": "reserved_1y_hourly",
+                "reserved-3y": "reserved_3y_hourly", "monthly": "monthly"}
+FLAG_SCOPE = {"on-demand": "on_demand", "spot": "spot", "reserved-1y": "reserved_1y", "reserved-3y": "reserved_3y",
+              "monthly": "monthly"}
+FLAG_SCOPES = ("all", *FLAG_SCOPE.values())
+INTERCONNECTS = ("nvlink", "pcie", "unknown")
+
+
+class Offer(NamedTuple):
+    """One (provider, region, zone, instance type, GPU configuration) and its prices, as `catalog.py` documents.
+
+    Prices are per instance and hour (reserved: effective hourly; monthly: per instance and month)."""
+
+    provider: str
+    region: str
+    zone: str
+    instance_type: str
+    gpu: str
+    gpu_count: float  # GPUs per instance; below 1 for a fraction of a GPU
+    gpu_memory_gib: float | None
+    vcpus: float | None
+    memory_gib: float | None
+    interconnect: str
+    currency: str
+    on_demand_hourly: Decimal | None
+    spot_hourly: Decimal | None
+    reserved_1y_hourly: Decimal | None
+    reserved_3y_hourly: Decimal | None
+    monthly: Decimal | None
+    billing_granularity_s: int
+    source: str
+    as_of: str
+    verified: bool
+    flags: str
+    source_detail: str
+    country: str
+    continent: str
+    notes: str
+    reserved_source: str
+    reserved_as_of: str
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> Offer:
+        """The record of a stored row (money in micro-units, see the module docstring)."""
+        values = list(row)
+        for index in _PRICE_INDEXES:
+            if values[index] is not None:
+                values[index] = Decimal(values[index]).scaleb(-6)
+        return cls._make(values)
+
+    def price(self, model: str) -> Decimal | None:
+        """The price of a pricing model (`on-demand`, `spot`, `reserved-1y`, `reserved-3y`, `monthly`)."""
+        price: Decimal | None = getattr(self, PRICE_COLUMN[model])
+        return price
+
+    def flagged(self, model: str) -> bool:
+        """Whether a known data defect applies to `model`'s price (a flag of its own scope, or `all:`)."""
+        return "all:" in self.flags or f"{FLAG_SCOPE[model]}:" in self.flags
+
+    def notes_for(self, model: str) -> list[str]:
+        """The notes a reader must see with `model`'s price (`all:` ones and those of its scope)."""
+        scope = FLAG_SCOPE[model]
+        return [text for note in self.notes.split(";") if note
+                for note_scope, _, text in [note.partition(":")] if note_scope in ("all", scope)]
+
+
+OFFER_COLUMNS: tuple[str, ...] = Offer._fields
+# Columns a file may leave out (older catalogs, hand-written test files): read as blank, the location derived.
+OPTIONAL_COLUMNS = ("country", "continent", "notes", "reserved_source", "reserved_as_of")
+PRICE_COLUMNS = tuple(PRICE_COLUMN.values())
+NUMBER_COLUMNS = ("gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "billing_granularity_s") + PRICE_COLUMNS
+KEY_COLUMNS = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count")
+_PRICE_INDEXES = tuple(OFFER_COLUMNS.index(column) for column in PRICE_COLUMNS)

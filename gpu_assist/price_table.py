@@ -1,0 +1,142 @@
+"""The price table: every (offer, pricing model) with a usable price, ranked by the job's total. Pure Python.
+
+Quotes (`pricing.quote`) and plans (`recommend`) both price through it, so a plan and a quote of the same job
+agree. For each offer and each pricing model with a known price (unflagged unless asked):
+
+- on-demand, spot: billed_s = ceil(duration_s / billing_granularity_s) × billing_granularity_s,
+  total = instances × hourly × billed_s / 3600;
+- reserved-1y/3y: the term is bought whole: total = instances × effective hourly × 8760 × years;
+- monthly: total = instances × monthly × ceil(duration / 730 h); kept only when it beats on-demand for the
+  duration, the offer has no on-demand price, or monthly was asked for.
+
+Totals here are floats in the target currency, for ranking only: `pricing.to_option` turns the rows finally
+shown into exact Decimal money. Scanning one GPU's offers (a few hundred) in plain Python costs less than
+importing numpy would.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from operator import attrgetter
+from typing import NamedTuple
+
+from .catalog import Catalog
+from .fx import FxRates
+from .offers import PRICE_COLUMN, Offer
+from .regions import matches
+from .request import HOUR_S, MONTH_S
+
+HOURS_PER_YEAR = 8760
+TERM_YEARS = {"reserved-1y": 1, "reserved-3y": 3}
+
+
+class PricedOffer(NamedTuple):
+    """One row of the price table: an offer bought one way for one job."""
+
+    position: int  # the offer's place in the offers priced: per-offer figures (recommend's hours) are keyed by it
+    offer: Offer
+    pricing_model: str
+    price: Decimal  # the offer's price in that model, in the offer's currency
+    instances: int
+    duration_s: int
+    zone: str  # the zone the price applies to ("" where all zones of the region cost the same)
+    total_rank: float  # the job's total in the target currency, as a float: for sorting only
+
+
+def billed_seconds(duration_s: int, granularity_s: int) -> int:
+    """`duration_s` rounded up to whole billing units."""
+    return -(-duration_s // granularity_s) * granularity_s
+
+
+def select_offers(catalog: Catalog, gpu: str, *, providers: Sequence[str] = (), regions: Sequence[str] = (),
+                  verified_only: bool = False) -> tuple[Offer, ...]:
+    """The catalog's whole-GPU offers of `gpu` that pass the provider, region and verified filters."""
+    offers = catalog.offers_of(gpu)
+    if providers or regions or verified_only:
+        selectors = tuple(regions)
+        offers = tuple(o for o in offers if (not providers or o.provider in providers)
+                       and (not verified_only or o.verified) and matches(o.region, o.country, o.continent, selectors))
+    return offers
+
+
+def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s: Sequence[int],
+                models: Iterable[str], fx: FxRates, currency: str, include_flagged: bool = False,
+                explicit_monthly: bool = False) -> tuple[list[PricedOffer], int]:
+    """Every (offer, pricing model) with a usable price, for per-offer `instances` and `duration_s`, model by
+    model in the order given, offers in their order; and how many prices were left out for known defects."""
+    factors = {c: fx.factor(c, currency) for c in {o.currency for o in offers}}
+    to_target = [factors[o.currency] for o in offers]
+    billed_hours, months, on_demand_totals = [], [], []
+    for offer, count, seconds, factor in zip(offers, instances, duration_s, to_target):
+        billed_s = billed_seconds(seconds, offer.billing_granularity_s)
+        billed_hours.append(billed_s / HOUR_S)
+        months.append(float(-(-seconds // MONTH_S)))
+        on_demand = offer.on_demand_hourly
+        on_demand_totals.append(None if on_demand is None else count * float(on_demand) * billed_s / HOUR_S * factor)
+    table: list[PricedOffer] = []
+    flagged_excluded = 0
+    make = PricedOffer._make
+    for model in models:
+        price_of = attrgetter(PRICE_COLUMN[model])
+        years = TERM_YEARS.get(model)
+        units = [float(HOURS_PER_YEAR * years)] * len(offers) if years else months if model == "monthly" else \
+            billed_hours
+        cheaper_only = model == "monthly" and not explicit_monthly
+        for position, offer in enumerate(offers):
+            price = price_of(offer)
+            if price is None:
+                continue
+            if not include_flagged and offer.flags and offer.flagged(model):
+                flagged_excluded += 1
+                continue
+            total = instances[position] * float(price) * units[position] * to_target[position]
+            on_demand_total = on_demand_totals[position]
+            if cheaper_only and on_demand_total is not None and not total < on_demand_total:
+                continue
+            table.append(make((position, offer, model, price, instances[position], duration_s[position], offer.zone,
+                               total)))
+    return table, flagged_excluded
+
+
+def cheapest_per_offer(table: Sequence[PricedOffer], *, all_regions: bool) -> list[PricedOffer]:
+    """The cheapest region/zone per provider × instance type × model, or (all_regions) one row per region,
+    spot keeping its zones; sorted cheapest first, fewer hosts first on ties, then in the table's order."""
+    if all_regions:
+        # Outside spot, a price does not depend on the zone: one row per region, the first in the table.
+        spot = [(0, n, row) for n, row in enumerate(table) if row.pricing_model == "spot"]
+        regional: dict[tuple[object, ...], tuple[int, int, PricedOffer]] = {}
+        for n, row in enumerate(table):
+            offer = row.offer
+            if row.pricing_model != "spot":
+                regional.setdefault((offer.provider, offer.region, offer.instance_type, offer.gpu_count,
+                                     row.pricing_model), (1, n, row._replace(zone="")))
+        kept = spot + list(regional.values())
+    else:
+        best: dict[tuple[object, ...], tuple[tuple[float, int, str, str], int, PricedOffer]] = {}
+        for n, row in enumerate(table):
+            offer = row.offer
+            key = (offer.provider, offer.instance_type, offer.gpu_count, row.pricing_model)
+            rank = (row.total_rank, row.instances, offer.region, row.zone)
+            current = best.get(key)
+            if current is None or rank < current[0]:
+                best[key] = (rank, n, row)
+        kept = [(0, n, row) for _, n, row in best.values()]
+    kept.sort(key=lambda k: (k[2].total_rank, k[2].instances, k[2].offer.provider, k[2].offer.region, k[2].zone,
+                             k[0], k[1]))
+    return [row for _, _, row in kept]
+
+
+def cheapest_per_gpu_hour(priced: Iterable[tuple[Offer, Decimal]], fx: FxRates, currency: str, *,
+                          hours_per_price: int = 1) -> tuple[Offer, Decimal]:
+    """Of (offer, price) pairs, the offer with the lowest price per GPU (ranked as floats), and that price per
+    GPU-hour, exact, in `currency` (`hours_per_price`: 730 for a monthly price)."""
+    offer, price = min(priced, key=lambda pair: float(pair[1]) / pair[0].gpu_count
+                       * fx.factor(pair[0].currency, currency))
+    return offer, fx.convert(price, offer.currency, currency) / (int(offer.gpu_count) * hours_per_price)
+
+
+def whole_instances(count: int, offers: Iterable[Offer]) -> list[int]:
+    """Instances of each offer needed for `count` GPUs."""
+    return [math.ceil(count / o.gpu_count) for o in offers]

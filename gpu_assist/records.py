@@ -4,8 +4,11 @@ importable without the database layer (renderers and faces use them; only `store
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from decimal import Decimal
+
+REQUEST_ID = re.compile(r"^r-[0-9a-f]{12}$")  # what `Store.new_id` makes
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class RequestRecord:
     hourly_price: Decimal | None = None  # a launch's approved price per hour, all instances
     launched_at: dt.datetime | None = None
     stopped_at: dt.datetime | None = None
+    card_channel: str | None = None  # where its Slack card was posted, if it was
+    card_ts: str | None = None
 
 
 @dataclass(frozen=True)

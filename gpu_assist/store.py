@@ -23,15 +23,17 @@ from sqlalchemy.engine import Engine
 from .errors import GpuAssistError
 from .records import AuditEvent, RequestRecord
 
-STATES = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed")
-TERMINAL = ("rejected", "expired", "stopped", "failed")
+STATES = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed",
+          "extending", "extended")
+TERMINAL = ("rejected", "expired", "stopped", "failed", "extended")
+KINDS = ("launch", "stop", "extend")
 
 metadata = MetaData()
 
 requests_table = Table(
     "requests", metadata,
     Column("id", String(32), primary_key=True),
-    Column("kind", String(16), nullable=False),  # launch | stop
+    Column("kind", String(16), nullable=False),  # launch | stop | extend
     Column("requester", String(128), nullable=False),
     Column("spec", JSON, nullable=False),
     Column("estimated_cost", Numeric(18, 6)),
@@ -48,8 +50,10 @@ requests_table = Table(
     Column("hourly_price", Numeric(18, 6)),  # a launch's approved price per hour, all its instances together
     Column("launched_at", DateTime(timezone=True)),  # when it reached running: its spend starts here
     Column("stopped_at", DateTime(timezone=True)),   # when it reached stopped: its spend ends here
+    Column("card_channel", String(64)),  # where its Slack card was posted: alerts and outcomes reply in its thread
+    Column("card_ts", String(32)),
     CheckConstraint("state IN (" + ", ".join(f"'{state}'" for state in STATES) + ")", name="request_state_known"),
-    CheckConstraint("kind IN ('launch', 'stop')", name="request_kind_known"),
+    CheckConstraint("kind IN (" + ", ".join(f"'{kind}'" for kind in KINDS) + ")", name="request_kind_known"),
 )
 
 audit_table = Table(
@@ -175,6 +179,12 @@ class Store:
         return False
 
 
+    def set_card(self, request_id: str, channel: str, ts: str) -> None:
+        """Where the request's Slack card was posted (not a state change: nothing to audit)."""
+        with self.engine.begin() as connection:
+            connection.execute(update(requests_table).where(requests_table.c.id == request_id).values(
+                card_channel=channel, card_ts=ts))
+
     def audit(self, request_id: str | None, actor: str, action: str, outcome: str, *, now: dt.datetime,
               detail: str = "") -> None:
         with self.engine.begin() as connection:
@@ -292,4 +302,5 @@ def _record(row) -> RequestRecord:
         version=row["version"],
         hourly_price=Decimal(str(row["hourly_price"])) if row["hourly_price"] is not None else None,
         launched_at=_aware(row["launched_at"]), stopped_at=_aware(row["stopped_at"]),
+        card_channel=row["card_channel"], card_ts=row["card_ts"],
     )

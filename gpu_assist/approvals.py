@@ -28,7 +28,9 @@ from .request import format_duration, parse_request
 from .store import RequestRecord, Store, requests_table
 
 LAUNCH_EXAMPLE = "launch 8xA100 72h spot region=us-east-1"
+EXTEND_EXAMPLE = "extend r-0123456789ab 24h"
 _OPTION_ID = re.compile(r"^aws:([a-z0-9.\-]+):([a-z0-9\-]+):(on-demand|spot)$")
+_PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/+=@-]{0,63}$")  # what an AWS tag value may hold, shortened
 
 
 def option_id(option: QuoteOption) -> str:
@@ -52,7 +54,7 @@ class Approvals:
             spec = self._launch_spec(requester, text, now)
             self.policy.require_launch_allowed(gpus=spec["gpus"], estimated_cost=Decimal(spec["estimated_total"]),
                                                instance_type=spec["instance_type"], region=spec["region"],
-                                               pricing_model=spec["pricing_model"])
+                                               pricing_model=spec["pricing_model"], ttl_s=spec["duration_s"])
         except GpuAssistError as error:
             self.store.audit(None, requester, "submit launch", "refused", now=now, detail=f"{text}: {error}")
             raise
@@ -72,20 +74,37 @@ class Approvals:
         return self.store.get(spec["request_id"])
 
     def budget_standing(self, record: RequestRecord) -> list:
-        """The budgets a pending launch counts against, with it included (empty without budgets or for a stop)."""
+        """The budgets a pending launch or extension counts against, with it included (empty without budgets or
+        for a stop)."""
         from .budgets import standing
         from .spending import month_start
 
-        if self.policy.budgets is None or record.kind != "launch":
+        if self.policy.budgets is None or record.kind == "stop":
             return []
         now = self.clock()
         return standing(self.policy.budgets, self.store.spend_rows(month_start(now)), now,
                         default_project=self.policy.default_project, request=record)
 
+    def _project(self, word: str | None) -> str | None:
+        """`project=vision`: recorded on the launch, charged to that budget, tagged on its instances. When the
+        policy's budgets name projects, it must be one of them (or the policy's default cost tag)."""
+        if word is None:
+            return None
+        if not _PROJECT.match(word):
+            raise ParseError(f"project '{word}' must be letters, digits and _.:/+=@- (at most 64)",
+                             example="launch 8xA100 72h project=vision")
+        known = self.policy.budgets.projects() if self.policy.budgets else []
+        if known and word not in known and word != self.policy.default_project:
+            raise ParseError(f"unknown project '{word}'", hint=f"projects with a budget: {', '.join(known)}",
+                             example=f"launch 8xA100 72h project={known[0]}")
+        return word
+
     def _launch_spec(self, requester: str, text: str, now: dt.datetime) -> dict:
         words = text.split()
         if words and words[0].lower() == "launch":
             words = words[1:]
+        project = self._project(next((w.split("=", 1)[1] for w in words if w.lower().startswith("project=")), None))
+        words = [w for w in words if not w.lower().startswith("project=")]
         chosen_id = next((w.lower() for w in words if _OPTION_ID.match(w.lower())), None)
         if chosen_id:
             _, instance_type, region, model = chosen_id.split(":")
@@ -113,7 +132,8 @@ class Approvals:
         def violations(option: QuoteOption) -> list[str]:
             return self.policy.launch_violations(
                 gpus=option.instances * option.gpu_count, estimated_cost=option.total,
-                instance_type=option.instance_type, region=option.region, pricing_model=option.pricing_model)
+                instance_type=option.instance_type, region=option.region, pricing_model=option.pricing_model,
+                ttl_s=request.duration_s)
 
         candidates = [o for o in result.options if not chosen_id or option_id(o) == chosen_id]
         allowed = [o for o in candidates if not violations(o)]
@@ -134,7 +154,7 @@ class Approvals:
             "hourly": str(best.hourly), "ceiling_hourly": str(best.hourly), "estimated_total": str(best.total),
             "currency": best.currency,
             "candidates": [{"region": o.region, "zone": o.zone or None, "hourly": str(o.hourly)} for o in same],
-            "price_source": f"{best.source} {best.as_of}",
+            "price_source": f"{best.source} {best.as_of}", **({"project": project} if project else {}),
         }
 
     def region_of(self, instance_id: str) -> str | None:
@@ -151,11 +171,7 @@ class Approvals:
             raise ParseError("name the instances to stop", example="stop i-0123456789abcdef0")
         region = region or self.region_of(instance_ids[0]) or self.policy.default_region
         try:
-            owners = self.provisioner.managed(instance_ids, region)
-            foreign = [i for i in instance_ids if not owners.get(i)]
-            if foreign:
-                raise PolicyError(f"not launched by gpu-assist: {', '.join(foreign)}",
-                                  hint="gpu-assist stops only instances carrying its gpu-assist:request-id tag")
+            owners = self.provisioner.require_managed(instance_ids, region)
         except GpuAssistError as error:
             self.store.audit(None, requester, "submit stop", "refused", now=now,
                              detail=f"{' '.join(instance_ids)}: {error}")
@@ -169,6 +185,55 @@ class Approvals:
             "expires_at": now + dt.timedelta(seconds=self.policy.expiry_s), "instance_ids": list(instance_ids),
         }, actor=requester, detail=f"stop {' '.join(instance_ids)}")
         return self.store.get(request_id)
+
+    def submit_extend(self, requester: str, launch_id: str, extra_s: int) -> RequestRecord:
+        """A request to move a running launch's time to live `extra_s` later; priced at the launch's approved
+        hourly price, checked against the policy, decided like a launch."""
+        now = self.clock()
+        launch = self.store.get(launch_id)
+        try:
+            if launch is None or launch.kind != "launch":
+                raise ParseError(f"no launch request {launch_id}", example=EXTEND_EXAMPLE)
+            if launch.state != "running" or launch.ends_at is None:
+                raise PolicyError(f"{launch_id} is {launch.state}, not running: only a running launch's time to "
+                                  "live can move")
+            waiting = [r.id for r in self.store.list(states=("pending", "approved", "extending"), limit=1000)
+                       if r.kind == "extend" and r.spec["launch_request"] == launch_id]
+            if waiting:
+                raise PolicyError(f"{launch_id} already has an extension waiting: {waiting[0]}")
+            estimate = (launch.hourly_price or Decimal(0)) * extra_s / 3600
+            ttl_s = int((launch.ends_at - (launch.launched_at or launch.ends_at)).total_seconds()) + extra_s
+            problems = self._extension_violations(launch, estimate, extra_s, ttl_s)
+            if problems:
+                raise PolicyError("policy refuses this extension: " + "; ".join(problems),
+                                  hint="ask for less, or ask an admin to change the policy")
+        except GpuAssistError as error:
+            self.store.audit(launch.id if launch else None, requester, "submit extend", "refused", now=now,
+                             detail=f"{format_duration(extra_s)}: {error}")
+            raise
+        spec = launch.spec
+        request_id = self.store.new_id()
+        self.store.insert_request({
+            "id": request_id, "kind": "extend", "requester": requester, "estimated_cost": estimate,
+            "currency": launch.currency, "state": "pending", "created_at": now,
+            "expires_at": now + dt.timedelta(seconds=self.policy.expiry_s), "instance_ids": list(launch.instance_ids),
+            "spec": {"request_id": request_id, "launch_request": launch.id, "extra_s": extra_s,
+                     "launch_ends_at": launch.ends_at.strftime("%Y-%m-%dT%H:%M:%SZ"), "ttl_s": ttl_s,
+                     "hourly": str(launch.hourly_price), "instance_type": spec["instance_type"],
+                     "instances": spec["instances"], "gpus": spec["gpus"], "gpu": spec["gpu"],
+                     "pricing_model": spec["pricing_model"], "region": spec.get("launched_region", spec["region"]),
+                     **({"project": spec["project"]} if spec.get("project") else {})},
+        }, actor=requester, detail=f"extend {launch.id} by {format_duration(extra_s)}")
+        return self.store.get(request_id)
+
+    def _extension_violations(self, launch: RequestRecord, estimate: Decimal, extra_s: int, ttl_s: int) -> list[str]:
+        """The launch's own rules, with the extension's cost and the whole time to live it would make."""
+        spec = launch.spec
+        problems = self.policy.launch_violations(
+            gpus=spec["gpus"], estimated_cost=estimate, instance_type=spec["instance_type"],
+            region=spec.get("launched_region", spec["region"]), pricing_model=spec["pricing_model"], ttl_s=ttl_s)
+        too_long = self.policy.extension_problem(extra_s)
+        return problems + ([too_long] if too_long else [])
 
     # ---- decide -----------------------------------------------------------------------------------------
     def _refuse(self, request_id: str, actor: str, action: str, message: str, now: dt.datetime) -> PolicyError:
@@ -215,11 +280,15 @@ class Approvals:
         now = self.clock()
         record = self._check_decider(self.store.get(request_id), request_id, approver, "approve", now, reason)
         action, detail = self._decision(approver, "approve", reason)
-        if record.kind == "launch":
+        if record.kind in ("launch", "extend"):
             spec = record.spec
-            problems = self.policy.launch_violations(gpus=spec["gpus"], estimated_cost=record.estimated_cost,
-                                                     instance_type=spec["instance_type"], region=spec["region"],
-                                                     pricing_model=spec["pricing_model"])
+            if record.kind == "launch":
+                problems = self.policy.launch_violations(
+                    gpus=spec["gpus"], estimated_cost=record.estimated_cost, instance_type=spec["instance_type"],
+                    region=spec["region"], pricing_model=spec["pricing_model"], ttl_s=spec["duration_s"])
+            else:
+                launch = self.store.get(spec["launch_request"])
+                problems = self._extension_violations(launch, record.estimated_cost, spec["extra_s"], spec["ttl_s"])
             if problems:
                 raise self._refuse(request_id, approver, "approve", "policy refuses it now: " + "; ".join(problems),
                                    now)
@@ -265,10 +334,7 @@ class Approvals:
     # ---- carry out --------------------------------------------------------------------------------------
     def carry_out(self, request_id: str, *, actor: str) -> RequestRecord:
         record = self.store.get(request_id)
-        if record.kind == "launch":
-            self._launch(record, actor)
-        else:
-            self._stop(record, actor)
+        {"launch": self._launch, "stop": self._stop, "extend": self._extend}[record.kind](record, actor)
         return self.store.get(request_id)
 
     def _launch(self, record: RequestRecord, actor: str) -> None:
@@ -312,13 +378,45 @@ class Approvals:
             self.store.transition(launch_id, ("running", "stopping"), "stopped", actor=actor, action="stopped",
                                   now=now, detail=f"by stop request {record.id}")
 
+    def _extend(self, record: RequestRecord, actor: str) -> None:
+        """Move the launch's end: its instances' expires-at tag first, then its `ends_at` (which the reaper
+        reads), each only forward, so a replay after a crash changes nothing twice."""
+        now = self.clock()
+        launch_id = record.spec["launch_request"]
+        if record.state == "approved":
+            launch = self.store.get(launch_id)
+            ends_at = (launch.ends_at or now) + dt.timedelta(seconds=record.spec["extra_s"])
+            if not self.store.transition(record.id, "approved", "extending", actor=actor, action="extend", now=now,
+                                         ends_at=ends_at):
+                return
+        record = self.store.get(record.id)
+        if record.state != "extending":
+            return
+        launch = self.store.get(launch_id)
+        try:
+            if launch.state != "running":
+                raise PolicyError(f"{launch_id} is {launch.state}, no longer running")
+            self.provisioner.set_expiry(list(launch.instance_ids), launch.spec.get("launched_region",
+                                        launch.spec["region"]), record.ends_at.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        except GpuAssistError as error:
+            self.store.transition(record.id, "extending", "failed", actor=actor, action="extend", now=self.clock(),
+                                  detail=str(error), error=str(error))
+            return
+        now = self.clock()
+        moved = f"time to live ends {record.ends_at:%Y-%m-%d %H:%M} UTC (was {launch.ends_at:%Y-%m-%d %H:%M} UTC)"
+        self.store.transition(launch_id, "running", "running", actor=actor, action="extend", now=now,
+                              detail=f"{moved}, by extension {record.id}", ends_at=record.ends_at,
+                              condition=requests_table.c.ends_at < record.ends_at)
+        self.store.transition(record.id, "extending", "extended", actor=actor, action="extended", now=now,
+                              detail=moved)
+
     def reconcile(self, *, actor: str = "reconciler") -> list[str]:
         """Finish what a crash interrupted; returns the ids it moved on. Runs under a job lock."""
         finished = []
         with self.store.job_lock("reconcile") as held:
             if not held:
                 return finished
-            for state in ("approved", "launching", "stopping"):
+            for state in ("approved", "launching", "stopping", "extending"):
                 for record in self.store.list(states=(state,), limit=1000):
                     self.carry_out(record.id, actor=actor)
                     finished.append(record.id)
@@ -333,7 +431,7 @@ class Approvals:
             now = self.clock()
             for record in self.store.due("running", requests_table.c.ends_at, now):
                 if not self.store.transition(record.id, "running", "stopping", actor=actor, action="reap", now=now,
-                                             detail=f"approved {format_duration(record.spec['duration_s'])} is over"):
+                                             detail=f"its time to live ended {record.ends_at:%Y-%m-%d %H:%M} UTC"):
                     continue
                 try:
                     self.provisioner.stop(list(record.instance_ids),
@@ -354,6 +452,9 @@ def describe(record: RequestRecord) -> str:
         what = f"{s['instances']}x{s['instance_type']} ({s['gpus']}x{s['gpu']}) {s['pricing_model']} " \
                f"in {s['region']} " \
                f"for {format_duration(s['duration_s'])}, est. {Decimal(s['estimated_total']):,.2f} {record.currency}"
+    elif record.kind == "extend":
+        what = f"extend {record.spec['launch_request']} by {format_duration(record.spec['extra_s'])}, " \
+               f"est. {record.estimated_cost or 0:,.2f} {record.currency}"
     else:
         what = f"stop {', '.join(record.spec['instance_ids'])}"
     return f"{record.id} [{record.state}] {what} — by {record.requester}"

@@ -30,6 +30,10 @@ class Budgets:
     on_over: str = "escalate"
     over_budget_approvers: frozenset[str] = frozenset()
 
+    def projects(self) -> list[str]:
+        """The project tag values with a budget of their own (the team's "*" is not a project)."""
+        return sorted(name for name in self.monthly if name != ALL)
+
     def covering(self, project: str) -> list[str]:
         """The budgets a launch charged to `project` counts against: its own, and the team's."""
         return [name for name in (project, ALL) if name in self.monthly]

@@ -24,7 +24,7 @@ from .errors import ParseError
 from .fleet import FleetReport
 from .pricing import Quote, quote
 from .recommend import Recommendation, recommend
-from .records import AuditEvent, RequestRecord
+from .records import REQUEST_ID, AuditEvent, RequestRecord
 from .request import Request, normalise, parse_request
 from .tco import TcoInput, TcoResult, parse_tco, total_cost_of_ownership
 from .utilization import Snapshot
@@ -56,7 +56,9 @@ gpu-assist — GPU prices across clouds, for the whole job.
 
   launch 8xA100 72h spot region=us-east-1    ask to launch the cheapest allowed AWS offer; an approver decides
   launch aws:p4d.24xlarge:us-east-1:on-demand 72h    a quote row, by its option id
+  launch 8xA100 72h project=vision       charged to a project's budget, tagged on the instances
   stop i-0123456789abcdef0               ask to stop an instance gpu-assist launched
+  extend r-0123456789ab 24h              ask to move a running launch's time to live; an approver decides
   requests                               recent requests; `requests r-…` shows one with its audit trail
 
   spend                                  what gpu-assist's launches cost this month, by requester, project, …
@@ -118,6 +120,14 @@ class StopCommand:
 
 
 @dataclass(frozen=True)
+class ExtendCommand:
+    """`extend r-… 24h`: move a running launch's time to live `extra_s` later, once an approver agrees."""
+
+    request_id: str
+    extra_s: int
+
+
+@dataclass(frozen=True)
 class RequestsCommand:
     request_id: str | None = None
 
@@ -143,7 +153,7 @@ class HelpCommand:
 
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
-    RequestsCommand | SpendCommand | HelpCommand
+    ExtendCommand | RequestsCommand | SpendCommand | HelpCommand
 Result = Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | \
     RequestRecord | tuple[RequestRecord, ...]
 
@@ -334,14 +344,33 @@ def parse_command(text: str, gpus) -> Command:
             raise ParseError(f"'{bad[0]}' is not an instance id" if bad else "name the instances to stop",
                              example="stop i-0123456789abcdef0")
         return StopCommand(ids, region)
+    if verb == "extend":
+        return _parse_extend(rest)
     if verb == "requests":
-        if len(rest) > 1 or (rest and not re.match(r"^r-[0-9a-f]{12}$", rest[0].lower())):
+        if len(rest) > 1 or (rest and not REQUEST_ID.match(rest[0].lower())):
             raise ParseError("requests takes nothing or one request id", example="requests r-0123456789ab")
         return RequestsCommand(rest[0].lower() if rest else None)
     if verb == "spend":
         return parse_spend(rest)
     raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, spend, help",
                      example="quote 8xA100 72h")
+
+
+def _parse_extend(words: list[str]) -> ExtendCommand:
+    """`extend r-… 24h`: which launch request, and how much longer (a duration of the grammar)."""
+    from .request import parse_duration
+
+    example = "extend r-0123456789ab 24h"
+    ids = [w.lower() for w in words if w.lower().startswith("r-")]
+    others = [w for w in words if not w.lower().startswith("r-")]
+    if len(ids) != 1 or len(others) != 1:
+        raise ParseError("say which launch request and how much longer", example=example)
+    if not REQUEST_ID.match(ids[0]):
+        raise ParseError(f"'{ids[0]}' is not a request id", hint="request ids look like r-0123456789ab",
+                         example=example)
+    if others[0].startswith("-"):
+        raise ParseError(f"'{others[0]}': an extension is positive", example=example)
+    return ExtendCommand(ids[0], parse_duration(others[0], example=example))
 
 
 def parse_spend(words: list[str]) -> SpendCommand:
@@ -447,12 +476,14 @@ def run(command: Command, context: Context, *, actor: str | None = None) -> Resu
 
     `actor` is who asks, as `realm:name` (`gpu_assist.identity`). Requests record it; approvals check it.
     """
-    if isinstance(command, (LaunchCommand, StopCommand)) and not actor:
+    if isinstance(command, (LaunchCommand, StopCommand, ExtendCommand)) and not actor:
         raise ParseError("who is asking? (the CLI takes --as USER or GPU_ASSIST_USER)")
     if isinstance(command, LaunchCommand):
         return context.approvals.submit_launch(actor, command.text)
     if isinstance(command, StopCommand):
         return context.approvals.submit_stop(actor, list(command.instance_ids), command.region)
+    if isinstance(command, ExtendCommand):
+        return context.approvals.submit_extend(actor, command.request_id, command.extra_s)
     if isinstance(command, RequestsCommand):
         store = context.approvals.store
         if command.request_id is None:

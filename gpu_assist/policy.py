@@ -16,8 +16,11 @@ from decimal import Decimal
 from pathlib import Path
 
 from .budgets import Budgets, parse_budgets
-from .errors import PolicyError
+from .errors import GpuAssistError, PolicyError
 from .identity import approver_entry, authenticated
+from .request import format_duration, parse_duration
+
+MAX_EXTENSION_S = 30 * 24 * 3600  # without a max_ttl in the policy: the longest one extension may add
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class Policy:
     allowed_pricing_models: tuple[str, ...] = ("on-demand", "spot")
     auto_approve_below: Decimal | None = None   # estimated cost under which no human is needed (still audited)
     expiry_s: int = 24 * 3600
+    max_ttl_s: int | None = None                # a launch's whole time to live, extensions included; None: no cap
     # provisioning
     default_region: str = "us-east-1"
     ami_id: str | None = None
@@ -62,7 +66,8 @@ class Policy:
         return authenticated(actor) and actor in self.approvers
 
     def launch_violations(self, *, gpus: int, estimated_cost: Decimal, instance_type: str, region: str,
-                          pricing_model: str) -> list[str]:
+                          pricing_model: str, ttl_s: int | None = None) -> list[str]:
+        """Every rule the launch breaks; `ttl_s` is its whole time to live (for an extension: with it)."""
         problems = []
         if gpus > self.max_gpus:
             problems.append(f"{gpus} GPUs is over the limit of {self.max_gpus} per request")
@@ -75,7 +80,20 @@ class Policy:
             problems.append(f"region {region} is not allowed ({', '.join(self.allowed_regions)})")
         if pricing_model not in self.allowed_pricing_models:
             problems.append(f"{pricing_model} is not allowed ({', '.join(self.allowed_pricing_models)})")
+        if ttl_s is not None and self.max_ttl_s is not None and ttl_s > self.max_ttl_s:
+            problems.append(f"a time to live of {format_duration(ttl_s)} is over the limit of "
+                            f"{format_duration(self.max_ttl_s)} (max_ttl)")
         return problems
+
+    def extension_problem(self, extra_s: int) -> str | None:
+        """Why an extension this long is refused outright; None when only `launch_violations` decide.
+
+        With a `max_ttl` the policy caps a launch's whole life and that is the rule. Without one, each extension
+        adds at most `MAX_EXTENSION_S` (30 days): longer is a new launch, priced and approved as one."""
+        if self.max_ttl_s is None and extra_s > MAX_EXTENSION_S:
+            return (f"an extension adds at most {format_duration(MAX_EXTENSION_S)} when the policy sets no max_ttl; "
+                    "for longer, ask for a new launch")
+        return None
 
     def require_launch_allowed(self, **launch) -> None:
         problems = self.launch_violations(**launch)
@@ -105,7 +123,7 @@ def load_policy(environ: dict | None = None) -> Policy:
         "auto_approve_below": "GPU_ASSIST_AUTO_APPROVE_BELOW", "expiry_s": "GPU_ASSIST_REQUEST_EXPIRY_S",
         "ami_id": "GPU_ASSIST_AMI_ID", "ami_ssm_parameter": "GPU_ASSIST_AMI_SSM_PARAMETER",
         "security_group_ids": "GPU_ASSIST_SECURITY_GROUP_IDS", "key_name": "GPU_ASSIST_KEY_NAME",
-        "stop_action": "GPU_ASSIST_STOP_ACTION",
+        "stop_action": "GPU_ASSIST_STOP_ACTION", "max_ttl": "GPU_ASSIST_MAX_TTL",
     }  # break_glass is read from the TOML file only: turning an override on is a deliberate change to the file
     for key, variable in env.items():
         if environ.get(variable):
@@ -122,6 +140,7 @@ def load_policy(environ: dict | None = None) -> Policy:
             auto_approve_below=Decimal(str(values["auto_approve_below"])) if values.get("auto_approve_below")
             else None,
             expiry_s=int(values.get("expiry_s", 24 * 3600)),
+            max_ttl_s=_duration(values.get("max_ttl")),
             default_region=str(values.get("default_region") or environ.get("AWS_REGION") or "us-east-1"),
             ami_id=values.get("ami_id"), ami_ssm_parameter=values.get("ami_ssm_parameter"),
             subnet_ids=dict(values.get("subnet_ids", {})),
@@ -152,6 +171,17 @@ def _known_currencies() -> set[str]:
     from .catalog import default_catalog_dir, load_fx
 
     return set(load_fx(default_catalog_dir() / "fx.csv").per_usd)
+
+
+def _duration(value) -> int | None:
+    """`max_ttl = "14d"`, in the grammar's durations (1 minute to 5 years); absent: None."""
+    if value in (None, ""):
+        return None
+    try:
+        return parse_duration(str(value), example='max_ttl = "14d"')
+    except GpuAssistError as error:
+        raise PolicyError(f"bad policy setting max_ttl: {error.message}", hint=error.hint,
+                          example='max_ttl = "14d"') from None
 
 
 def _flag(value) -> bool:

@@ -105,7 +105,8 @@ class AwsProvisioner:
                 "MinCount": int(spec["instances"]), "MaxCount": int(spec["instances"])}
         tags = [{"Key": REQUEST_TAG, "Value": spec["request_id"]}, {"Key": REQUESTER_TAG, "Value": spec["requester"]},
                 {"Key": EXPIRES_TAG, "Value": spec.get("ends_at", "")}]
-        tags += [{"Key": k, "Value": v} for k, v in self.policy.cost_tags.items()]
+        cost_tags = {**self.policy.cost_tags, **({"project": spec["project"]} if spec.get("project") else {})}
+        tags += [{"Key": k, "Value": v} for k, v in cost_tags.items()]
         args["TagSpecifications"] = [{"ResourceType": "instance", "Tags": tags}]
         if token:
             args["ClientToken"] = token
@@ -225,15 +226,31 @@ class AwsProvisioner:
             raise aws.explain(error, "looking up the instances to stop") from None
         return found
 
-    def stop(self, instance_ids: list[str], region: str) -> list[str]:
-        """Stop (or terminate, per policy) only instances gpu-assist launched; refuses any other."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
+    def require_managed(self, instance_ids: list[str], region: str) -> dict[str, str]:
+        """instance id → gpu-assist request id; PolicyError naming any instance gpu-assist did not launch."""
         owners = self.managed(instance_ids, region)
         foreign = [i for i in instance_ids if not owners.get(i)]
         if foreign:
             raise PolicyError(f"not launched by gpu-assist: {', '.join(foreign)}",
-                              hint="gpu-assist stops only instances carrying its gpu-assist:request-id tag")
+                              hint=f"gpu-assist acts only on instances carrying its {REQUEST_TAG} tag")
+        return {i: str(owners[i]) for i in instance_ids}
+
+    def set_expiry(self, instance_ids: list[str], region: str, ends_at: str) -> None:
+        """Move the `gpu-assist:expires-at` tag of instances gpu-assist launched (an approved extension)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        self.require_managed(instance_ids, region)
+        try:
+            self.client("ec2", region).create_tags(Resources=instance_ids, Tags=[{"Key": EXPIRES_TAG,
+                                                                                 "Value": ends_at}])
+        except (ClientError, BotoCoreError) as error:
+            raise aws.explain(error, f"tagging {', '.join(instance_ids)}") from None
+
+    def stop(self, instance_ids: list[str], region: str) -> list[str]:
+        """Stop (or terminate, per policy) only instances gpu-assist launched; refuses any other."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        self.require_managed(instance_ids, region)
         ec2 = self.client("ec2", region)
         try:
             if self.policy.stop_action == "stop":

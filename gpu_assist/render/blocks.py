@@ -173,6 +173,8 @@ def approval_card(record, *, decided: str | None = None, budgets=()) -> list[dic
                 f"Estimated *{format_money(record.estimated_cost, record.currency)}* · ceiling "
                 f"{format_money(Decimal(spec['ceiling_hourly']), record.currency)}/h per instance\n"
                 f"Dry run: {checks.get('dry_run', '?')} · Quota: {checks.get('quota', '?')}")
+    elif record.kind == "extend":
+        what = _extension(record)
     else:
         what = f"*Stop request {record.id}* from {slack_mention(record.requester)}\n" + \
             ", ".join(f"`{i}`" for i in spec["instance_ids"]) + f" in {spec['region']}"
@@ -195,6 +197,22 @@ def approval_card(record, *, decided: str | None = None, budgets=()) -> list[dic
     return blocks
 
 
+def _extension(record) -> str:
+    """An extension's card text: which launch, how much longer, the end it moves, and what the time costs."""
+    import datetime as dt
+
+    spec = record.spec
+    was = dt.datetime.fromisoformat(spec["launch_ends_at"].replace("Z", "+00:00"))
+    then = was + dt.timedelta(seconds=spec["extra_s"])
+    return (f"*Extension request {record.id}* from {slack_mention(record.requester)}\n"
+            f"Time to live of {spec['launch_request']} ({spec['instances']}× `{spec['instance_type']}`, "
+            f"{spec['gpus']}×{spec['gpu']} {spec['pricing_model']} in {spec['region']}) "
+            f"*+{format_duration(spec['extra_s'])}*: ends {then:%Y-%m-%d %H:%M} UTC instead of "
+            f"{was:%Y-%m-%d %H:%M} UTC\n"
+            f"Estimated *{format_money(record.estimated_cost, record.currency)}* more, at "
+            f"{format_money(Decimal(spec['hourly']), record.currency)}/h")
+
+
 def outcome_line(record) -> str:
     if record.state == "running":
         return f"Running: {', '.join(f'`{i}`' for i in record.instance_ids)} in " \
@@ -202,6 +220,8 @@ def outcome_line(record) -> str:
                f"{record.ends_at:%Y-%m-%d %H:%M} UTC"
     if record.state == "stopped":
         return f"Stopped: {', '.join(f'`{i}`' for i in record.instance_ids)}"
+    if record.state == "extended":
+        return f"Extended: {record.spec['launch_request']} now stops {record.ends_at:%Y-%m-%d %H:%M} UTC"
     if record.state == "failed":
         return f"Failed: {record.error} — the request is kept; an admin can fix the cause and rerun `reconcile`"
     return f"{record.state}"

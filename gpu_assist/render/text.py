@@ -343,6 +343,9 @@ def render_request(record, trail=()) -> str:
                      f"price from {spec.get('price_source', '?')}")
         checks = spec.get("checks", {})
         lines.append(f"  dry run: {checks.get('dry_run', '?')}; quota: {checks.get('quota', '?')}")
+    elif record.kind == "extend":
+        lines.append(f"  {spec['launch_request']} was to stop {spec['launch_ends_at']} when asked; "
+                     f"{spec['hourly']} {record.currency} per hour, all its instances")
     lines.append(f"  created {record.created_at:%Y-%m-%d %H:%M} UTC, expires {record.expires_at:%Y-%m-%d %H:%M} UTC")
     if record.approver:
         lines.append(f"  decided by {record.approver} at {record.decided_at:%Y-%m-%d %H:%M} UTC")

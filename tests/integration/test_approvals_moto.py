@@ -251,3 +251,119 @@ def test_audit_log_is_append_only(approvals):
     with pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"):
         with approvals.store.engine.begin() as connection:
             connection.execute(sqlalchemy.text("DELETE FROM audit_events"))
+
+
+def _expiry_tag(instance_id: str) -> str:
+    (instance,) = [i for r in aws_clients.client("ec2").describe_instances(InstanceIds=[instance_id])[
+        "Reservations"] for i in r["Instances"]]
+    return {t["Key"]: t["Value"] for t in instance["Tags"]}["gpu-assist:expires-at"]
+
+
+def test_an_extension_moves_the_ttl_once_an_approver_other_than_the_requester_agrees(approvals, clock):
+    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1").id,
+                               "slack:U-BOB")
+    (instance,) = launch.instance_ids
+    assert _expiry_tag(instance) == "2026-12-02T16:00:00Z"
+    clock.advance(hours=3)
+    extension = approvals.submit_extend("slack:U-CAROL", launch.id, 24 * 3600)
+    assert (extension.kind, extension.state, extension.estimated_cost) == ("extend", "pending",
+                                                                            24 * launch.hourly_price)
+    with pytest.raises(PolicyError, match="requesters cannot approve or reject their own request"):
+        approvals.approve(extension.id, "slack:U-CAROL")
+    assert approvals.store.get(launch.id).ends_at == dt.datetime(2026, 12, 2, 16, tzinfo=dt.timezone.utc)
+
+    done = approvals.approve(extension.id, "slack:U-BOB")
+    assert done.state == "extended" and done.ends_at == dt.datetime(2026, 12, 3, 16, tzinfo=dt.timezone.utc)
+    assert approvals.store.get(launch.id).ends_at == done.ends_at and approvals.store.get(launch.id).state == "running"
+    assert _expiry_tag(instance) == "2026-12-03T16:00:00Z"
+    assert [(e.actor, e.action, e.outcome) for e in approvals.store.audit_trail(extension.id)] == [
+        ("slack:U-CAROL", "submit", "ok"), ("slack:U-CAROL", "approve", "refused"), ("slack:U-BOB", "approve", "ok"),
+        ("slack:U-BOB", "extend", "ok"), ("slack:U-BOB", "extended", "ok")]
+    moved = approvals.store.audit_trail(launch.id)[-1]
+    assert (moved.action, moved.from_state, moved.to_state) == ("extend", "running", "running")
+    assert f"by extension {extension.id}" in moved.detail
+
+    clock.advance(hours=2)  # past the old end: the reaper honours the new one
+    assert approvals.reap() == []
+    clock.advance(hours=23)
+    assert approvals.reap() == [launch.id] and _instances(launch.id) == []
+
+
+def _under(approvals, **rules) -> Approvals:
+    """The same store, AWS and clock under a policy changed by `rules`."""
+    return Approvals(approvals.store, Policy(**{**approvals.policy.__dict__, **rules}), approvals.provisioner,
+                     approvals.catalog, approvals.clock)
+
+
+def test_extensions_are_refused_clearly(approvals):
+    pending = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    with pytest.raises(PolicyError, match=f"{pending.id} is pending, not running"):
+        approvals.submit_extend("slack:U-CAROL", pending.id, 3600)
+    with pytest.raises(ParseError, match="no launch request r-000000000000 — example: extend r-0123456789ab 24h"):
+        approvals.submit_extend("slack:U-CAROL", "r-000000000000", 3600)
+    launch = approvals.approve(pending.id, "slack:U-BOB")
+    with pytest.raises(PolicyError, match="an extension adds at most 720h when the policy sets no max_ttl"):
+        approvals.submit_extend("slack:U-CAROL", launch.id, 31 * 24 * 3600)
+    with pytest.raises(PolicyError, match="over the limit of 100.00 USD"):  # the launch's money rules hold
+        _under(approvals, max_cost=Decimal(100)).submit_extend("slack:U-CAROL", launch.id, 24 * 3600)
+    first = approvals.submit_extend("slack:U-CAROL", launch.id, 3600)
+    with pytest.raises(PolicyError, match=f"already has an extension waiting: {first.id}"):
+        approvals.submit_extend("slack:U-CAROL", launch.id, 3600)
+    approvals.reject(first.id, "slack:U-BOB")
+    capped = _under(approvals, max_ttl_s=8 * 3600)
+    with pytest.raises(PolicyError, match="a time to live of 9h is over the limit of 8h"):
+        capped.submit_extend("slack:U-CAROL", launch.id, 5 * 3600)
+    assert capped.approve(capped.submit_extend("slack:U-CAROL", launch.id, 4 * 3600).id, "slack:U-BOB").state == \
+        "extended"
+    refusals = [e.detail for e in approvals.store.audit_trail() if e.action == "submit extend"]
+    assert len(refusals) == 6 and all(e.outcome == "refused" for e in approvals.store.audit_trail()
+                                      if e.action == "submit extend")
+    approvals.approve(approvals.submit_stop("slack:U-CAROL", list(launch.instance_ids)).id, "slack:U-ALICE")
+    with pytest.raises(PolicyError, match=f"{launch.id} is stopped, not running"):
+        approvals.submit_extend("slack:U-CAROL", launch.id, 3600)
+
+
+def test_an_extension_approved_after_its_launch_stopped_fails_and_moves_nothing(approvals, clock):
+    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1").id,
+                               "slack:U-BOB")
+    extension = approvals.submit_extend("slack:U-CAROL", launch.id, 3600)
+    clock.advance(hours=4)
+    assert approvals.reap() == [launch.id]
+    done = approvals.approve(extension.id, "slack:U-ALICE")
+    assert done.state == "failed" and done.error == f"{launch.id} is stopped, no longer running"
+    assert approvals.store.get(launch.id).ends_at == dt.datetime(2026, 12, 2, 16, tzinfo=dt.timezone.utc)
+
+
+def test_reconcile_finishes_an_extension_a_crash_left_half_done(approvals, clock):
+    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1").id,
+                               "slack:U-BOB")
+    extension = approvals.submit_extend("slack:U-CAROL", launch.id, 2 * 3600)
+    store = approvals.store
+    store.transition(extension.id, "pending", "approved", actor="slack:U-BOB", action="approve", now=clock(),
+                     approver="slack:U-BOB", decided_at=clock())  # a crash right after the approval
+    assert approvals.reconcile() == [extension.id] and approvals.reconcile() == []
+    assert store.get(extension.id).state == "extended"
+    assert store.get(launch.id).ends_at == dt.datetime(2026, 12, 2, 18, tzinfo=dt.timezone.utc)
+    assert [e.action for e in store.audit_trail(launch.id)].count("extend") == 1  # moved once
+
+
+def test_project_on_launch_is_recorded_tagged_and_checked_against_the_budgets(approvals):
+    from gpu_assist.budgets import Budgets
+
+    budgets = Budgets({"*": Decimal(50_000), "vision": Decimal(20_000), "llm": Decimal(8000)}, "USD")
+    team = _under(approvals, budgets=budgets, cost_tags={"project": "llm", "team": "ml"})
+    team.provisioner = AwsProvisioner(team.policy)
+    record = team.submit_launch("slack:U-CAROL", "launch 8xA100 4h spot project=vision")
+    assert record.spec["project"] == "vision"
+    assert [status.name for status in team.budget_standing(record)] == ["vision", "*"]
+    team.approve(record.id, "slack:U-BOB")
+    (instance,) = _instances(record.id)
+    tags = {t["Key"]: t["Value"] for t in instance["Tags"]}
+    assert (tags["project"], tags["team"]) == ("vision", "ml")  # the launch's project over the policy's default
+    with pytest.raises(ParseError, match="unknown project 'visoin' — projects with a budget: llm, vision — "
+                                         "example: launch 8xA100 72h project=llm"):
+        team.submit_launch("slack:U-CAROL", "launch 8xA100 4h project=visoin")
+    with pytest.raises(ParseError, match="project '\\$x' must be letters, digits"):
+        team.submit_launch("slack:U-CAROL", "launch 8xA100 4h project=$x")
+    assert approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h project=anything").spec["project"] == \
+        "anything"  # without project budgets any project is recorded

@@ -4,17 +4,25 @@ and `AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC 
 from __future__ import annotations
 
 import os
+import re
+from typing import Mapping
 
 from .errors import ProvisionError
 
 DEFAULT_REGION = "us-east-1"
+INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")  # an EC2 instance id, as `stop` and the idle buttons take it
+
+
+def default_region(environ: Mapping[str, str] = os.environ) -> str:
+    """The region when none is named: boto3's own variables, then us-east-1 (where every GPU family is sold)."""
+    return environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
 
 
 def client(service: str, region: str | None = None):
     import boto3
     from botocore.config import Config
 
-    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
+    region = region or default_region()
     config = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
     return boto3.session.Session().client(service, region_name=region, config=config)
 

@@ -438,7 +438,8 @@ def _lifecycle(args) -> int:
         renderer = render_json if args.format == "json" else render_text
         print(renderer.render(record))
         return 0
-    done = {"reconcile": approvals.reconcile, "reap": approvals.reap, "expire": approvals.expire_due}[args.command]()
+    carry = approvals.orchestration
+    done = {"reconcile": carry.reconcile, "reap": carry.reap, "expire": approvals.expire_due}[args.command]()
     print(f"{args.command}: {plural(len(done), 'request')}" + (f" ({', '.join(done)})" if done else ""))
     return 0
 

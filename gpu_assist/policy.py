@@ -14,10 +14,12 @@ import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Any, Iterable, Mapping
 
+from . import states
 from .budgets import Budgets, parse_budgets
 from .errors import GpuAssistError, PolicyError
-from .identity import approver_entry, authenticated
+from .identity import AUTO_APPROVE, BREAK_GLASS, approver_entry, authenticated, realm_of, same_person
 from .request import format_duration, parse_duration
 
 MAX_EXTENSION_S = 30 * 24 * 3600  # without a max_ttl in the policy: the longest one extension may add
@@ -58,12 +60,33 @@ class Policy:
         """The project tag every launch carries unless its spec names one: the `project` cost tag."""
         return self.cost_tags.get("project", "")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "approvers", frozenset(approver_entry(a) for a in self.approvers))
 
     def is_approver(self, actor: str) -> bool:
         """Only an actor a front end authenticated (`slack:…`, `jupyter:…`) named in the policy."""
         return authenticated(actor) and actor in self.approvers
+
+    def decider_kind(self, actor: str, *, requester: str, request_kind: str, reason: str = "") -> tuple[str, str]:
+        """The kind of actor (`gpu_assist.states`) `actor` is when deciding `requester`'s request, and, unless
+        they decide as an approver, an override or the policy itself, why they may not."""
+        if same_person(actor, requester):
+            return states.REQUESTER, "requesters cannot approve or reject their own request"
+        if realm_of(actor) == BREAK_GLASS:
+            if not self.break_glass:
+                return states.OUTSIDER, ("break-glass overrides are off in the policy (break_glass = true in the "
+                                         "[policy] table turns them on)")
+            if not reason.strip():
+                return states.OUTSIDER, "a break-glass override needs a reason"
+            return states.BREAK_GLASS, ""
+        if actor == AUTO_APPROVE and (self.auto_approve_below is not None or (
+                request_kind == "stop" and self.auto_approve_own_stop)):  # a requester's own idle instance
+            return states.AUTO_APPROVAL, ""
+        if self.is_approver(actor):
+            return states.APPROVER, ""
+        why = "" if authenticated(actor) else \
+            " (only an identity Slack or the Jupyter server authenticated can approve or reject)"
+        return states.OUTSIDER, f"{actor} is not an approver{why}"
 
     def launch_violations(self, *, gpus: int, estimated_cost: Decimal, instance_type: str, region: str,
                           pricing_model: str, ttl_s: int | None = None) -> list[str]:
@@ -95,7 +118,7 @@ class Policy:
                     "for longer, ask for a new launch")
         return None
 
-    def require_launch_allowed(self, **launch) -> None:
+    def require_launch_allowed(self, **launch: Any) -> None:
         problems = self.launch_violations(**launch)
         if problems:
             raise PolicyError("policy refuses this launch: " + "; ".join(problems),
@@ -106,10 +129,10 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.replace(";", ",").split(",") if part.strip())
 
 
-def load_policy(environ: dict | None = None) -> Policy:
+def load_policy(environ: Mapping[str, str] | None = None) -> Policy:
     """Policy from `GPU_ASSIST_CONFIG` (TOML) and `GPU_ASSIST_*` variables; bad values raise PolicyError."""
     environ = os.environ if environ is None else environ
-    values: dict = {}
+    values: dict[str, Any] = {}
     path = environ.get("GPU_ASSIST_CONFIG")
     if path:
         try:
@@ -173,7 +196,7 @@ def _known_currencies() -> set[str]:
     return set(load_fx(default_catalog_dir() / "fx.csv").per_usd)
 
 
-def _duration(value) -> int | None:
+def _duration(value: object) -> int | None:
     """`max_ttl = "14d"`, in the grammar's durations (1 minute to 5 years); absent: None."""
     if value in (None, ""):
         return None
@@ -184,7 +207,7 @@ def _duration(value) -> int | None:
                           example='max_ttl = "14d"') from None
 
 
-def _flag(value) -> bool:
+def _flag(value: object) -> bool:
     if isinstance(value, bool):
         return value
     if str(value).lower() in ("1", "true", "yes", "on"):
@@ -194,5 +217,6 @@ def _flag(value) -> bool:
     raise ValueError(f"a switch (break_glass, auto_approve_own_stop) must be true or false, not '{value}'")
 
 
-def _list(value) -> tuple[str, ...]:
+def _list(value: str | Iterable[object]) -> tuple[str, ...]:
+    """A TOML list, or a comma-separated environment variable."""
     return _split(value) if isinstance(value, str) else tuple(str(v) for v in value)

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
+from .request import format_duration
+
 REQUEST_ID = re.compile(r"^r-[0-9a-f]{12}$")  # what `Store.new_id` makes
 
 
@@ -46,3 +48,18 @@ class AuditEvent:
     from_state: str | None
     to_state: str | None
     detail: str
+
+
+def describe(record: RequestRecord) -> str:
+    """One line for lists and cards."""
+    if record.kind == "launch":
+        s = record.spec
+        what = f"{s['instances']}x{s['instance_type']} ({s['gpus']}x{s['gpu']}) {s['pricing_model']} " \
+               f"in {s['region']} " \
+               f"for {format_duration(s['duration_s'])}, est. {Decimal(s['estimated_total']):,.2f} {record.currency}"
+    elif record.kind == "extend":
+        what = f"extend {record.spec['launch_request']} by {format_duration(record.spec['extra_s'])}, " \
+               f"est. {record.estimated_cost or 0:,.2f} {record.currency}"
+    else:
+        what = f"stop {', '.join(record.spec['instance_ids'])}"
+    return f"{record.id} [{record.state}] {what} — by {record.requester}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from gpu_assist.approvals import describe
+from gpu_assist.records import describe
 from gpu_assist.budgets import crossings, standing
 from gpu_assist.errors import GpuAssistError, PolicyError
 from gpu_assist.identity import AUTO_APPROVE, SLACK, actor, same_person

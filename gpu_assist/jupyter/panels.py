@@ -301,7 +301,7 @@ class LaunchPanel(widgets.VBox):
                 record = self.server.launch(self.text.value)
                 line, checks = _describe_json(record), record["spec"]["checks"]
             else:
-                from ..approvals import describe
+                from ..records import describe
 
                 # A launch command's result is the request it recorded.
                 launched = cast(RequestRecord, run(parse_command("launch " + self.text.value,
@@ -333,7 +333,7 @@ class LaunchPanel(widgets.VBox):
         return record
 
     def refresh(self) -> None:
-        from ..approvals import describe
+        from ..records import describe
 
         rows = []
         if self.server is None:
@@ -355,7 +355,7 @@ class LaunchPanel(widgets.VBox):
 
 
 def _describe_json(record: dict) -> str:
-    """A request as the server's JSON gives it, in one line like `approvals.describe`."""
+    """A request as the server's JSON gives it, in one line like `records.describe`."""
     spec = record.get("spec", {})
     if record.get("kind") == "launch":
         what = (f"{spec.get('instances')}x{spec.get('instance_type')} ({spec.get('gpus')}x{spec.get('gpu')}) "

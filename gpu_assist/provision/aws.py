@@ -10,12 +10,12 @@ botocore's standard retry mode (`gpu_assist.aws.client`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from decimal import Decimal
 
 from .. import aws
 from ..errors import PolicyError, ProvisionError
 from ..policy import Policy
+from . import LaunchOutcome
 
 REQUEST_TAG = "gpu-assist:request-id"
 REQUESTER_TAG = "gpu-assist:requester"
@@ -28,15 +28,6 @@ _LIVE_STATES = ["pending", "running", "stopping", "stopped", "shutting-down"]
 DEEP_LEARNING_AMI_PARAMETER = \
     "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 ARM64_FAMILIES = ("g5g.",)
-
-
-@dataclass
-class LaunchOutcome:
-    instance_ids: list[str]
-    region: str
-    zone: str | None
-    reused: bool = False
-    attempts: list[str] = field(default_factory=list)
 
 
 def _code(error) -> str:

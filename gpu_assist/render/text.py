@@ -334,7 +334,7 @@ def render_fleet(report) -> str:
 
 
 def render_request(record, trail=()) -> str:
-    from ..approvals import describe
+    from ..records import describe
 
     lines = [describe(record)]
     spec = record.spec
@@ -374,7 +374,7 @@ def render(result, *, explain: bool = False, color: bool = False) -> str:
     if isinstance(result, RequestDetail):
         return render_request(result.record, result.trail)
     if isinstance(result, tuple) and all(isinstance(r, RequestRecord) for r in result):
-        from ..approvals import describe
+        from ..records import describe
 
         return "\n".join(describe(r) for r in result) if result else "no requests"
     from ..commands import HelpCommand

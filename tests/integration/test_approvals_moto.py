@@ -9,7 +9,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 
-from gpu_assist import aws as aws_clients
+from gpu_assist import aws as aws_clients, states
 from gpu_assist.approvals import Approvals
 from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.policy import Policy
@@ -152,9 +152,9 @@ def test_reaper_stops_launches_past_their_duration(approvals, clock):
     launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 3h region=us-east-1").id,
                                "slack:U-BOB")
     clock.advance(hours=2)
-    assert approvals.reap() == []
+    assert approvals.orchestration.reap() == []
     clock.advance(hours=1, minutes=1)
-    assert approvals.reap() == [launch.id]
+    assert approvals.orchestration.reap() == [launch.id]
     assert approvals.store.get(launch.id).state == "stopped" and _instances() == []
     assert ("reap", "ok") in [(e.action, e.outcome) for e in approvals.store.audit_trail(launch.id)]
 
@@ -163,20 +163,20 @@ def test_reconcile_finishes_a_launch_without_launching_twice(approvals):
     record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
     store = approvals.store
     # A crash after run_instances and before the 'running' update: the instance exists, the state says launching.
-    store.transition(record.id, "pending", "approved", actor="slack:U-BOB", action="approve", now=approvals.clock(),
+    store.transition(record.id, states.APPROVE, actor="slack:U-BOB", now=approvals.clock(),
                      approver="slack:U-BOB", decided_at=approvals.clock())
-    store.transition(record.id, "approved", "launching", actor="slack:U-BOB", action="launch", now=approvals.clock())
+    store.transition(record.id, states.LAUNCH, actor="slack:U-BOB", now=approvals.clock())
     approvals.provisioner.launch({**record.spec, "ends_at": ""})
     assert len(_instances(record.id)) == 1
-    assert approvals.reconcile() == [record.id]
+    assert approvals.orchestration.reconcile() == [record.id]
     done = store.get(record.id)
     assert done.state == "running" and len(_instances(record.id)) == 1
     assert "found by tag, not launched again" in store.audit_trail(record.id)[-1].detail
     # A crash right after approval: reconcile launches it, once.
     second = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
-    store.transition(second.id, "pending", "approved", actor="slack:U-BOB", action="approve", now=approvals.clock(),
+    store.transition(second.id, states.APPROVE, actor="slack:U-BOB", now=approvals.clock(),
                      approver="slack:U-BOB", decided_at=approvals.clock())
-    assert approvals.reconcile() == [second.id]
+    assert approvals.orchestration.reconcile() == [second.id]
     assert store.get(second.id).state == "running" and len(_instances(second.id)) == 1
 
 
@@ -284,9 +284,9 @@ def test_an_extension_moves_the_ttl_once_an_approver_other_than_the_requester_ag
     assert f"by extension {extension.id}" in moved.detail
 
     clock.advance(hours=2)  # past the old end: the reaper honours the new one
-    assert approvals.reap() == []
+    assert approvals.orchestration.reap() == []
     clock.advance(hours=23)
-    assert approvals.reap() == [launch.id] and _instances(launch.id) == []
+    assert approvals.orchestration.reap() == [launch.id] and _instances(launch.id) == []
 
 
 def _under(approvals, **rules) -> Approvals:
@@ -328,7 +328,7 @@ def test_an_extension_approved_after_its_launch_stopped_fails_and_moves_nothing(
                                "slack:U-BOB")
     extension = approvals.submit_extend("slack:U-CAROL", launch.id, 3600)
     clock.advance(hours=4)
-    assert approvals.reap() == [launch.id]
+    assert approvals.orchestration.reap() == [launch.id]
     done = approvals.approve(extension.id, "slack:U-ALICE")
     assert done.state == "failed" and done.error == f"{launch.id} is stopped, no longer running"
     assert approvals.store.get(launch.id).ends_at == dt.datetime(2026, 12, 2, 16, tzinfo=dt.timezone.utc)
@@ -339,9 +339,9 @@ def test_reconcile_finishes_an_extension_a_crash_left_half_done(approvals, clock
                                "slack:U-BOB")
     extension = approvals.submit_extend("slack:U-CAROL", launch.id, 2 * 3600)
     store = approvals.store
-    store.transition(extension.id, "pending", "approved", actor="slack:U-BOB", action="approve", now=clock(),
+    store.transition(extension.id, states.APPROVE, actor="slack:U-BOB", now=clock(),
                      approver="slack:U-BOB", decided_at=clock())  # a crash right after the approval
-    assert approvals.reconcile() == [extension.id] and approvals.reconcile() == []
+    assert approvals.orchestration.reconcile() == [extension.id] and approvals.orchestration.reconcile() == []
     assert store.get(extension.id).state == "extended"
     assert store.get(launch.id).ends_at == dt.datetime(2026, 12, 2, 18, tzinfo=dt.timezone.utc)
     assert [e.action for e in store.audit_trail(launch.id)].count("extend") == 1  # moved once

@@ -139,6 +139,6 @@ def test_extend_ttl_from_the_alert_in_the_requests_thread_moves_the_ttl_through_
     assert done.state == "extended"
     assert approvals.store.get(launch.id).ends_at == launch.ends_at + dt.timedelta(hours=24)
     clock.advance(hours=23)  # past the first TTL: the reaper honours the new one
-    assert approvals.reap() == []
+    assert approvals.orchestration.reap() == []
     clock.advance(hours=24)
-    assert approvals.reap() == [launch.id]
+    assert approvals.orchestration.reap() == [launch.id]

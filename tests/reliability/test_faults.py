@@ -16,7 +16,7 @@ from gpu_assist import aws as aws_clients
 from gpu_assist.approvals import Approvals
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
-from gpu_assist.store import TERMINAL
+from gpu_assist.states import TERMINAL
 
 POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")
 WORKER = Path(__file__).parent.parent / "integration" / "approve_worker.py"
@@ -62,7 +62,7 @@ def test_launch_through_faults_ends_with_one_instance(proxy, tmp_path, catalog, 
     record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
     proxy.inject("RunInstances", *faults)
     done = approvals.approve(record.id, "slack:U-BOB")
-    approvals.reconcile()
+    approvals.orchestration.reconcile()
     instances = _live(record.id)
     problems = _consistent(approvals.store)
     record_case(f"Launch through {' + '.join(faults)}", tried=len(faults), refused=len(proxy.injected),
@@ -92,7 +92,7 @@ def test_sigkill_at_each_step_then_reconcile(aws, pg_store, catalog, mode, expec
     target = approvals.submit_stop("slack:U-CAROL", list(record.instance_ids)) if mode == "crash-stop" else record
     assert _worker(mode, pg_store, target.id) == -9
     half_done = pg_store.get(target.id).state
-    approvals.reconcile()
+    approvals.orchestration.reconcile()
     final = pg_store.get(target.id).state
     problems = _consistent(pg_store)
     instances = _live(record.id)
@@ -111,7 +111,7 @@ def test_postgres_restart_mid_run(aws, pg_store, restart_postgres, catalog, reco
     approvals.approve(first.id, "slack:U-BOB")
     restart_postgres()
     approvals.approve(second.id, "slack:U-ALICE")
-    approvals.reconcile()
+    approvals.orchestration.reconcile()
     problems = _consistent(pg_store)
     record_case("PostgreSQL restarted twice mid-run", tried=2, refused=0, side_effects=len(problems),
                 duplicates=len(_live()) - 2, note="the pool reconnects (pre-ping); both requests running")

@@ -70,7 +70,7 @@ def test_budget_standing_over_budget_needs_the_over_budget_approvers_and_crossin
 
 
 def test_the_digest_lists_running_owners_spend_idle_ttls_ending_and_waiting_requests():
-    from gpu_assist.approvals import describe
+    from gpu_assist.records import describe
 
     budgets = Budgets({"*": Decimal(20000)}, "USD")
     records = [launch("r-000000000001", hours_ago=30), launch("r-000000000002", hours_ago=60, ttl_h=72,

@@ -299,11 +299,12 @@ def _catalog(args) -> int:
     if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
         return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
+        from .aws import default_region
         from .gpus import load_gpus
         from .importers.aws_api import DEFAULT_FAMILIES, AwsPriceSource
         from .sources import refresh
 
-        regions = [r for r in (args.regions or os.environ.get("AWS_REGION") or "us-east-1").split(",") if r]
+        regions = [r for r in (args.regions or default_region()).split(",") if r]
         families = tuple(f for f in (args.families or ",".join(DEFAULT_FAMILIES)).split(",") if f)
         aws = AwsPriceSource(regions, load_gpus(directory / "gpus.csv"), families=families, today=dt.date.today())
         try:
@@ -367,6 +368,7 @@ def _refresh_public(args, directory: Path) -> int:
 
 def _refresh_aws_public(args, directory: Path, today: dt.date) -> int:
     """`catalog refresh aws-public`: the public EC2 and Savings Plans price list files of some regions."""
+    from .aws import default_region
     from .importers import aws_public, public
     from .sources import refresh
 
@@ -375,7 +377,7 @@ def _refresh_aws_public(args, directory: Path, today: dt.date) -> int:
     if stray:
         raise GpuAssistError(f"refresh aws-public takes --regions, not {stray}",
                              hint="example: gpu-assist catalog refresh aws-public --regions us-east-1,us-west-2")
-    regions = [r.strip() for r in (args.regions or "us-east-1").split(",") if r.strip()]
+    regions = [r.strip() for r in (args.regions or default_region()).split(",") if r.strip()]
     source = aws_public.AwsPublicPriceSource(directory, regions, today)
     report = refresh(source, directory)
     print(report.summary())
@@ -438,8 +440,8 @@ def _lifecycle(args) -> int:
         renderer = render_json if args.format == "json" else render_text
         print(renderer.render(record))
         return 0
-    carry = approvals.orchestration
-    done = {"reconcile": carry.reconcile, "reap": carry.reap, "expire": approvals.expire_due}[args.command]()
+    jobs = approvals.orchestration
+    done = {"reconcile": jobs.reconcile, "reap": jobs.reap, "expire": jobs.expire_due}[args.command]()
     print(f"{args.command}: {plural(len(done), 'request')}" + (f" ({', '.join(done)})" if done else ""))
     return 0
 

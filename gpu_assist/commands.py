@@ -12,12 +12,13 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import os
-import re
 import threading
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable
 
+from .aws import INSTANCE_ID, default_region
+from .budgets import PROJECT
 from .catalog import Catalog, load_catalog
 from .compare import SORTS, Comparison, compare, refine
 from .errors import ParseError
@@ -25,7 +26,8 @@ from .fleet import FleetReport
 from .pricing import Quote, quote
 from .recommend import Recommendation, recommend
 from .records import REQUEST_ID, AuditEvent, RequestRecord
-from .request import Request, normalise, parse_request
+from .request import Request, format_duration, normalise, parse_request
+from .specs import OptionId
 from .tco import TcoInput, TcoResult, parse_tco, total_cost_of_ownership
 from .utilization import Snapshot
 from .workload import Workload, parse_workload
@@ -110,7 +112,22 @@ class UtilCommand:
 
 @dataclass(frozen=True)
 class LaunchCommand:
-    text: str
+    """What to launch, parsed at the edge: GPUs to price (`launch 8xA100 72h spot region=us-east-1`), or one quote
+    row by its option id (`launch aws:p4d.24xlarge:us-east-1:spot 72h`, a quote card's button)."""
+
+    what: Request | OptionId
+    duration_s: int             # its time to live, from when it runs
+    project: str | None = None  # charged to that project's budget, tagged on the instances
+
+    def words(self) -> str:
+        """The command in the grammar's words, for the record (never parsed again)."""
+        if isinstance(self.what, OptionId):
+            asked = f"{self.what} {format_duration(self.duration_s)}"
+        else:
+            request = self.what
+            asked = " ".join([f"{request.count}x{request.gpu}", format_duration(self.duration_s),
+                              *request.pricing_models, *(f"region={r}" for r in request.regions)])
+        return f"launch {asked}" + (f" project={self.project}" if self.project else "")
 
 
 @dataclass(frozen=True)
@@ -333,13 +350,11 @@ def parse_command(text: str, gpus) -> Command:
     if verb == "util":
         return _parse_util(rest)
     if verb == "launch":
-        if not rest:
-            raise ParseError("say what to launch", example="launch 8xA100 72h spot region=us-east-1")
-        return LaunchCommand(" ".join(rest))
+        return _parse_launch(rest, gpus)
     if verb == "stop":
         ids = tuple(w.lower() for w in rest if not w.lower().startswith("region="))
         region = next((w.split("=", 1)[1] for w in rest if w.lower().startswith("region=")), None)
-        bad = [i for i in ids if not re.match(r"^i-[0-9a-f]{8,17}$", i)]
+        bad = [i for i in ids if not INSTANCE_ID.match(i)]
         if not ids or bad:
             raise ParseError(f"'{bad[0]}' is not an instance id" if bad else "name the instances to stop",
                              example="stop i-0123456789abcdef0")
@@ -354,6 +369,36 @@ def parse_command(text: str, gpus) -> Command:
         return parse_spend(rest)
     raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, spend, help",
                      example="quote 8xA100 72h")
+
+
+def _parse_launch(words: list[str], gpus) -> LaunchCommand:
+    """`launch 8xA100 72h spot region=… project=…` (on-demand unless spot is said; the duration is the time to
+    live, so it must be said), or `launch aws:p4d.24xlarge:us-east-1:spot 72h`."""
+    from .request import parse_duration
+
+    example = "launch 8xA100 72h spot region=us-east-1"
+    projects = [w.split("=", 1)[1] for w in words if w.lower().startswith("project=")]
+    rest = [w for w in words if not w.lower().startswith("project=")]
+    if not rest:
+        raise ParseError("say what to launch", example=example)
+    if len(projects) > 1 or (projects and not PROJECT.match(projects[0])):
+        raise ParseError(f"project '{projects[-1]}' must be one word of letters, digits and _.:/+=@- (at most 64)",
+                         example="launch 8xA100 72h project=vision")
+    project = projects[0] if projects else None
+    option = OptionId.parse(rest[0])
+    if option is not None:
+        if len(rest) != 2:
+            raise ParseError("say for how long, and nothing else", example=f"launch {option} 72h")
+        return LaunchCommand(option, parse_duration(rest[1], example=f"launch {option} 72h"), project)
+    request = parse_request(" ".join(rest), gpus)
+    if set(request.providers) - {"aws"}:
+        raise ParseError("gpu-assist launches on AWS only", example=example)
+    if not set(request.pricing_models) <= {"on-demand", "spot"}:
+        raise ParseError("launch buys on-demand or spot", example=example)
+    if not request.duration_given:
+        raise ParseError("say for how long: the duration is the instance's time to live", example=example)
+    request = replace(request, providers=("aws",), pricing_models=request.pricing_models or ("on-demand",))
+    return LaunchCommand(request, request.duration_s, project)
 
 
 def _parse_extend(words: list[str]) -> ExtendCommand:
@@ -479,7 +524,7 @@ def run(command: Command, context: Context, *, actor: str | None = None) -> Resu
     if isinstance(command, (LaunchCommand, StopCommand, ExtendCommand)) and not actor:
         raise ParseError("who is asking? (the CLI takes --as USER or GPU_ASSIST_USER)")
     if isinstance(command, LaunchCommand):
-        return context.approvals.submit_launch(actor, command.text)
+        return context.approvals.submit_launch(actor, command)
     if isinstance(command, StopCommand):
         return context.approvals.submit_stop(actor, list(command.instance_ids), command.region)
     if isinstance(command, ExtendCommand):
@@ -501,10 +546,9 @@ def run(command: Command, context: Context, *, actor: str | None = None) -> Resu
     if isinstance(command, UtilCommand):
         if not command.fleet:
             return context.sampler.sample()
-        from .aws import DEFAULT_REGION
         from .fleet import fleet_usage
 
-        region = command.region or os.environ.get("AWS_REGION") or DEFAULT_REGION
+        region = command.region or default_region()
         return fleet_usage(context.aws_client("ec2", region), context.aws_client("cloudwatch", region),
                            context.catalog, region=region, now=context.now(), window_s=command.window_s,
                            threshold_pct=command.threshold_pct, instance_ids=list(command.instance_ids) or None,

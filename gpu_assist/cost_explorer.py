@@ -9,8 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from .aws import explain
-from .fleet import REQUEST_TAG
+from .aws import REQUEST_TAG, explain
 from .spending import Period
 
 METRIC = "UnblendedCost"

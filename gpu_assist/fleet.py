@@ -13,11 +13,10 @@ import datetime as dt
 from dataclasses import asdict, dataclass
 from decimal import Decimal
 
-from .aws import explain
+from .aws import REQUEST_TAG, explain
 from .catalog import Catalog
 from .pricing import exact
 
-REQUEST_TAG = "gpu-assist:request-id"
 NAMESPACE = "CWAgent"
 UTILIZATION = "nvidia_smi_utilization_gpu"
 MEMORY_USED = "nvidia_smi_memory_used"

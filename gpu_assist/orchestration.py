@@ -1,4 +1,5 @@
-"""Carrying out what was approved, exactly once: launch, stop, extend; and the jobs that finish or end them.
+"""Carrying out what was approved, exactly once: launch, stop, extend; and the periodic jobs that finish or end
+requests: expire, reconcile, reap.
 
 A request moves from `approved` to its carrying-out state (`launching`, `stopping`, `extending`) in one conditional
 UPDATE, so only the caller that won it acts; a crash leaves it there, and `reconcile()` finishes it, finding
@@ -9,17 +10,16 @@ The states and arrows are `gpu_assist.states`; the decisions before all this, `g
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from . import states
 from .errors import GpuAssistError, PolicyError
 from .provision import Provisioner
 from .records import RequestRecord
+from .specs import ExtendSpec, LaunchSpec, StopSpec, tag_time
 from .states import Transition
 from .store import Store, requests_table
-
-_TAG_TIME = "%Y-%m-%dT%H:%M:%SZ"
 
 
 @dataclass
@@ -30,7 +30,12 @@ class Orchestration:
 
     def carry_out(self, request_id: str, *, actor: str) -> RequestRecord:
         record = self.store.fetch(request_id)
-        {"launch": self._launch, "stop": self._stop, "extend": self._extend}[record.kind](record, actor)
+        if isinstance(record.spec, LaunchSpec):
+            self._launch(record, record.spec, actor)
+        elif isinstance(record.spec, StopSpec):
+            self._stop(record, record.spec, actor)
+        else:
+            self._extend(record, record.spec, actor)
         return self.store.fetch(request_id)
 
     def _carrying(self, record: RequestRecord, step: Transition, actor: str, **values: Any) -> RequestRecord | None:
@@ -45,12 +50,12 @@ class Orchestration:
     def _fail(self, record: RequestRecord, step: Transition, actor: str, error: GpuAssistError) -> None:
         self.store.transition(record.id, step, actor=actor, now=self.clock(), detail=str(error), error=str(error))
 
-    def _launch(self, record: RequestRecord, actor: str) -> None:
+    def _launch(self, record: RequestRecord, spec: LaunchSpec, actor: str) -> None:
         if self._carrying(record, states.LAUNCH, actor) is None:
             return
-        ends_at = self.clock() + dt.timedelta(seconds=record.spec["duration_s"])  # the time to live starts now
+        ends_at = self.clock() + dt.timedelta(seconds=spec.duration_s)  # the time to live starts now
         try:
-            outcome = self.provisioner.launch({**record.spec, "ends_at": ends_at.strftime(_TAG_TIME)})
+            outcome = self.provisioner.launch(spec, ends_at=tag_time(ends_at))
         except GpuAssistError as error:
             self._fail(record, states.LAUNCH_FAILED, actor, error)
             return
@@ -59,27 +64,27 @@ class Orchestration:
             (f"; tried: {'; '.join(outcome.attempts)}" if outcome.attempts else "")
         self.store.transition(record.id, states.RUNNING, actor=actor, now=self.clock(), detail=detail,
                               instance_ids=outcome.instance_ids, ends_at=ends_at,
-                              spec={**record.spec, "launched_region": outcome.region, "launched_zone": outcome.zone})
+                              spec=replace(spec, launched_region=outcome.region, launched_zone=outcome.zone))
 
-    def _stop(self, record: RequestRecord, actor: str) -> None:
+    def _stop(self, record: RequestRecord, spec: StopSpec, actor: str) -> None:
         if self._carrying(record, states.STOP, actor) is None:
             return
         try:
-            self.provisioner.stop(list(record.spec["instance_ids"]), record.spec["region"])
+            self.provisioner.stop(list(spec.instance_ids), spec.region)
         except GpuAssistError as error:
             self._fail(record, states.STOP_FAILED, actor, error)
             return
         now = self.clock()
         self.store.transition(record.id, states.STOPPED, actor=actor, now=now)
-        for launch_id in record.spec.get("launch_requests", []):
+        for launch_id in spec.launch_requests:
             self.store.transition(launch_id, states.STOPPED_BY_REQUEST, actor=actor, now=now,
                                   detail=f"by stop request {record.id}")
 
-    def _extend(self, record: RequestRecord, actor: str) -> None:
+    def _extend(self, record: RequestRecord, spec: ExtendSpec, actor: str) -> None:
         """Move the launch's end: its instances' expires-at tag first, then its `ends_at` (which the reaper
         reads), only ever later, so a replay after a crash moves nothing twice."""
-        launch = self.store.fetch(record.spec["launch_request"])
-        ends_at = (launch.ends_at or self.clock()) + dt.timedelta(seconds=record.spec["extra_s"])
+        launch = self.store.fetch(spec.launch_request)
+        ends_at = (launch.ends_at or self.clock()) + dt.timedelta(seconds=spec.extra_s)
         extension = self._carrying(record, states.EXTEND, actor, ends_at=ends_at)  # this end, from now on
         if extension is None or extension.ends_at is None:
             return
@@ -87,7 +92,7 @@ class Orchestration:
         try:
             if launch.state != "running" or launch.ends_at is None:
                 raise PolicyError(f"{launch.id} is {launch.state}, no longer running")
-            self.provisioner.set_expiry(list(launch.instance_ids), _region(launch), new_end.strftime(_TAG_TIME))
+            self.provisioner.set_expiry(list(launch.instance_ids), spec.region, tag_time(new_end))
         except GpuAssistError as error:
             self._fail(extension, states.EXTEND_FAILED, actor, error)
             return
@@ -96,6 +101,12 @@ class Orchestration:
                               detail=f"{moved}, by extension {extension.id}", ends_at=new_end,
                               condition=requests_table.c.ends_at < new_end)
         self.store.transition(extension.id, states.EXTENDED, actor=actor, now=self.clock(), detail=moved)
+
+    def expire_due(self) -> list[str]:
+        """Pending requests whose deadline has passed, expired."""
+        now = self.clock()
+        return [record.id for record in self.store.due("pending", requests_table.c.expires_at, now)
+                if self.store.transition(record.id, states.EXPIRE, actor="system", now=now)]
 
     def reconcile(self, *, actor: str = "reconciler") -> list[str]:
         """Finish what a crash interrupted; returns the ids it moved on. Runs under a job lock."""
@@ -130,5 +141,5 @@ class Orchestration:
 
 
 def _region(launch: RequestRecord) -> str:
-    """Where a launch's instances are: where they started (a capacity fallback may have moved them)."""
-    return str(launch.spec.get("launched_region", launch.spec["region"]))
+    """Where a launch's instances are (a capacity fallback may have moved them from the planned region)."""
+    return launch.spec.where if isinstance(launch.spec, LaunchSpec) else launch.spec.region

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import states
+from .aws import DEFAULT_REGION, default_region
 from .budgets import Budgets, parse_budgets
 from .errors import GpuAssistError, PolicyError
 from .identity import AUTO_APPROVE, BREAK_GLASS, approver_entry, authenticated, realm_of, same_person
 from .request import format_duration, parse_duration
+from .specs import ExtendSpec, LaunchSpec
 
 MAX_EXTENSION_S = 30 * 24 * 3600  # without a max_ttl in the policy: the longest one extension may add
 
@@ -38,7 +40,7 @@ class Policy:
     expiry_s: int = 24 * 3600
     max_ttl_s: int | None = None                # a launch's whole time to live, extensions included; None: no cap
     # provisioning
-    default_region: str = "us-east-1"
+    default_region: str = DEFAULT_REGION
     ami_id: str | None = None
     ami_ssm_parameter: str | None = None
     subnet_ids: dict[str, str] = field(default_factory=dict)   # zone name → subnet id
@@ -88,41 +90,30 @@ class Policy:
             " (only an identity Slack or the Jupyter server authenticated can approve or reject)"
         return states.OUTSIDER, f"{actor} is not an approver{why}"
 
-    def launch_violations(self, *, gpus: int, estimated_cost: Decimal, instance_type: str, region: str,
-                          pricing_model: str, ttl_s: int | None = None) -> list[str]:
-        """Every rule the launch breaks; `ttl_s` is its whole time to live (for an extension: with it)."""
+    def violations(self, spec: LaunchSpec | ExtendSpec) -> list[str]:
+        """Every rule a launch, or an extension of one, breaks: its GPUs, type, region and pricing model, its
+        estimated cost and the whole time to live it makes (a launch's, or its launch's with it)."""
         problems = []
-        if gpus > self.max_gpus:
-            problems.append(f"{gpus} GPUs is over the limit of {self.max_gpus} per request")
-        if estimated_cost > self.max_cost:
-            problems.append(f"estimated {estimated_cost:,.2f} {self.currency} is over the limit of "
+        if spec.gpus > self.max_gpus:
+            problems.append(f"{spec.gpus} GPUs is over the limit of {self.max_gpus} per request")
+        if spec.estimated_total > self.max_cost:
+            problems.append(f"estimated {spec.estimated_total:,.2f} {self.currency} is over the limit of "
                             f"{self.max_cost:,.2f} {self.currency} per request")
-        if not any(fnmatch.fnmatchcase(instance_type, p) for p in self.allowed_instance_types):
-            problems.append(f"instance type {instance_type} is not allowed ({', '.join(self.allowed_instance_types)})")
-        if self.allowed_regions and region not in self.allowed_regions:
-            problems.append(f"region {region} is not allowed ({', '.join(self.allowed_regions)})")
-        if pricing_model not in self.allowed_pricing_models:
-            problems.append(f"{pricing_model} is not allowed ({', '.join(self.allowed_pricing_models)})")
-        if ttl_s is not None and self.max_ttl_s is not None and ttl_s > self.max_ttl_s:
-            problems.append(f"a time to live of {format_duration(ttl_s)} is over the limit of "
+        if not any(fnmatch.fnmatchcase(spec.instance_type, p) for p in self.allowed_instance_types):
+            problems.append(f"instance type {spec.instance_type} is not allowed "
+                            f"({', '.join(self.allowed_instance_types)})")
+        if self.allowed_regions and spec.region not in self.allowed_regions:
+            problems.append(f"region {spec.region} is not allowed ({', '.join(self.allowed_regions)})")
+        if spec.pricing_model not in self.allowed_pricing_models:
+            problems.append(f"{spec.pricing_model} is not allowed ({', '.join(self.allowed_pricing_models)})")
+        if self.max_ttl_s is not None and spec.ttl_s > self.max_ttl_s:
+            problems.append(f"a time to live of {format_duration(spec.ttl_s)} is over the limit of "
                             f"{format_duration(self.max_ttl_s)} (max_ttl)")
+        if isinstance(spec, ExtendSpec) and self.max_ttl_s is None and spec.extra_s > MAX_EXTENSION_S:
+            # Without a max_ttl, one extension adds at most 30 days: longer is a new launch, priced as one.
+            problems.append(f"an extension adds at most {format_duration(MAX_EXTENSION_S)} when the policy sets "
+                            "no max_ttl; for longer, ask for a new launch")
         return problems
-
-    def extension_problem(self, extra_s: int) -> str | None:
-        """Why an extension this long is refused outright; None when only `launch_violations` decide.
-
-        With a `max_ttl` the policy caps a launch's whole life and that is the rule. Without one, each extension
-        adds at most `MAX_EXTENSION_S` (30 days): longer is a new launch, priced and approved as one."""
-        if self.max_ttl_s is None and extra_s > MAX_EXTENSION_S:
-            return (f"an extension adds at most {format_duration(MAX_EXTENSION_S)} when the policy sets no max_ttl; "
-                    "for longer, ask for a new launch")
-        return None
-
-    def require_launch_allowed(self, **launch: Any) -> None:
-        problems = self.launch_violations(**launch)
-        if problems:
-            raise PolicyError("policy refuses this launch: " + "; ".join(problems),
-                              hint="ask for less, or ask an admin to change the policy")
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -164,7 +155,7 @@ def load_policy(environ: Mapping[str, str] | None = None) -> Policy:
             else None,
             expiry_s=int(values.get("expiry_s", 24 * 3600)),
             max_ttl_s=_duration(values.get("max_ttl")),
-            default_region=str(values.get("default_region") or environ.get("AWS_REGION") or "us-east-1"),
+            default_region=str(values.get("default_region") or default_region(environ)),
             ami_id=values.get("ami_id"), ami_ssm_parameter=values.get("ami_ssm_parameter"),
             subnet_ids=dict(values.get("subnet_ids", {})),
             security_group_ids=_list(values.get("security_group_ids", ())),

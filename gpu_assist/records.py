@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .request import format_duration
+from .specs import Spec
 
 REQUEST_ID = re.compile(r"^r-[0-9a-f]{12}$")  # what `Store.new_id` makes
 
@@ -16,20 +16,20 @@ REQUEST_ID = re.compile(r"^r-[0-9a-f]{12}$")  # what `Store.new_id` makes
 @dataclass(frozen=True)
 class RequestRecord:
     id: str
-    kind: str
+    kind: str                            # launch | stop | extend: the kind of `spec`
     requester: str
-    spec: dict
+    spec: Spec
     estimated_cost: Decimal | None
     currency: str
     state: str
     created_at: dt.datetime
     expires_at: dt.datetime
-    approver: str | None
-    decided_at: dt.datetime | None
-    instance_ids: tuple[str, ...]
-    ends_at: dt.datetime | None
-    error: str | None
-    version: int
+    approver: str | None = None
+    decided_at: dt.datetime | None = None
+    instance_ids: tuple[str, ...] = ()
+    ends_at: dt.datetime | None = None   # a launch: when its time to live is over; an extension: the end it sets
+    error: str | None = None
+    version: int = 0
     hourly_price: Decimal | None = None  # a launch's approved price per hour, all instances
     launched_at: dt.datetime | None = None
     stopped_at: dt.datetime | None = None
@@ -52,14 +52,4 @@ class AuditEvent:
 
 def describe(record: RequestRecord) -> str:
     """One line for lists and cards."""
-    if record.kind == "launch":
-        s = record.spec
-        what = f"{s['instances']}x{s['instance_type']} ({s['gpus']}x{s['gpu']}) {s['pricing_model']} " \
-               f"in {s['region']} " \
-               f"for {format_duration(s['duration_s'])}, est. {Decimal(s['estimated_total']):,.2f} {record.currency}"
-    elif record.kind == "extend":
-        what = f"extend {record.spec['launch_request']} by {format_duration(record.spec['extra_s'])}, " \
-               f"est. {record.estimated_cost or 0:,.2f} {record.currency}"
-    else:
-        what = f"stop {', '.join(record.spec['instance_ids'])}"
-    return f"{record.id} [{record.state}] {what} — by {record.requester}"
+    return f"{record.id} [{record.state}] {record.spec.describe(record.currency)} — by {record.requester}"

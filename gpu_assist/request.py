@@ -92,6 +92,7 @@ class Request:
     providers: tuple[str, ...] = ()
     currency: str | None = None
     assumptions: tuple[str, ...] = field(default=(), compare=False)
+    duration_given: bool = field(default=True, compare=False)  # False: `duration_s` is the 1 hour assumed
 
     @property
     def hours(self) -> float:
@@ -307,4 +308,5 @@ def parse_request(text: str, gpus: GpuTable) -> Request:
         providers=tuple(dict.fromkeys(build.providers)),
         currency=build.currency,
         assumptions=tuple(assumptions),
+        duration_given=build.duration_s is not None,
     )

@@ -26,6 +26,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from .errors import GpuAssistError
 from .records import AuditEvent, RequestRecord
+from .specs import ExtendSpec, LaunchSpec, spec_from_json, to_json
 from .states import KINDS, STATES, SUBMIT, Transition
 
 Records = list[RequestRecord]  # (a method of Store is named `list`, which hides the builtin in its body)
@@ -152,19 +153,16 @@ class Store:
     def new_id() -> str:
         return "r-" + uuid.uuid4().hex[:12]
 
-    def insert_request(self, record: dict[str, Any], *, actor: str, detail: str = "") -> None:
-        """A new request (`states.SUBMIT`); a launch records the hourly price its requester saw and its approver
-        approves."""
-        if record["kind"] not in SUBMIT.kinds or record["state"] != SUBMIT.target:
-            raise ValueError(f"a new request is a pending {', '.join(SUBMIT.kinds)}, not {record['kind']} "
-                             f"{record['state']}")
-        if record["kind"] == "launch" and "hourly_price" not in record:
-            spec = record["spec"]
-            record = {**record, "hourly_price": Decimal(str(spec["hourly"])) * int(spec.get("instances", 1))}
+    def insert_request(self, record: RequestRecord, *, actor: str, detail: str = "") -> None:
+        """A new request (`states.SUBMIT`), its spec in its JSON column."""
+        if record.kind != record.spec.kind or record.kind not in SUBMIT.kinds or record.state != SUBMIT.target:
+            raise ValueError(f"a new request is a pending {', '.join(SUBMIT.kinds)}, not {record.kind} {record.state}")
+        values = {column.name: getattr(record, column.name) for column in requests_table.columns}
+        values.update(spec=to_json(record.spec), instance_ids=list(record.instance_ids), version=0)
         with self.engine.begin() as connection:
-            connection.execute(insert(requests_table).values(**record, version=0))
-            self._audit(connection, record["id"], actor, SUBMIT.action, "ok", None, SUBMIT.target, detail,
-                        record["created_at"])
+            connection.execute(insert(requests_table).values(**values))
+            self._audit(connection, record.id, actor, SUBMIT.action, "ok", None, SUBMIT.target, detail,
+                        record.created_at)
 
     def transition(self, request_id: str, step: Transition, *, actor: str, now: dt.datetime, detail: str = "",
                    action: str | None = None, condition: ColumnElement[bool] | None = None, **values: Any) -> bool:
@@ -178,6 +176,8 @@ class Store:
                      requests_table.c.kind.in_(step.kinds))
         if condition is not None:
             where = and_(where, condition)
+        if "spec" in values:
+            values["spec"] = to_json(values["spec"])
         with self.engine.begin() as connection:
             current = connection.execute(select(requests_table.c.state).where(requests_table.c.id == request_id)
                                          ).scalar()
@@ -230,15 +230,13 @@ class Store:
 
     def region_of(self, instance_id: str) -> str | None:
         """Where gpu-assist launched an instance, from its own records."""
-        for record in self.list(states=("running", "stopping"), limit=1000):
-            if instance_id in record.instance_ids:
-                return str(record.spec.get("launched_region", record.spec["region"]))
-        return None
+        return next((record.spec.where for record in self.list(states=("running", "stopping"), limit=1000)
+                     if isinstance(record.spec, LaunchSpec) and instance_id in record.instance_ids), None)
 
     def extensions_waiting(self, launch_id: str) -> Ids:
         """Extensions of a launch that are asked or approved but not yet carried out."""
         return [r.id for r in self.list(states=("pending", "approved", "extending"), limit=1000)
-                if r.kind == "extend" and r.spec["launch_request"] == launch_id]
+                if isinstance(r.spec, ExtendSpec) and r.spec.launch_request == launch_id]
 
     def due(self, state: str, column: Any, now: dt.datetime) -> Records:
         query = select(requests_table).where(and_(requests_table.c.state == state, column <= now))
@@ -323,7 +321,7 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
 def _record(row: RowMapping) -> RequestRecord:
     spec = row["spec"] if isinstance(row["spec"], dict) else json.loads(row["spec"])
     return RequestRecord(
-        id=row["id"], kind=row["kind"], requester=row["requester"], spec=spec,
+        id=row["id"], kind=row["kind"], requester=row["requester"], spec=spec_from_json(row["kind"], spec),
         estimated_cost=Decimal(str(row["estimated_cost"])) if row["estimated_cost"] is not None else None,
         currency=row["currency"], state=row["state"], created_at=_utc(row["created_at"]),
         expires_at=_utc(row["expires_at"]), approver=row["approver"], decided_at=_aware(row["decided_at"]),

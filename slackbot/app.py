@@ -34,6 +34,7 @@ from gpu_assist.pricing import Quote
 from gpu_assist.recommend import Recommendation
 from gpu_assist.records import RequestRecord
 from gpu_assist.render import blocks
+from gpu_assist.specs import ExtendSpec
 
 from .spend_watch import thread_of
 from .workers import Deliveries, WorkPool
@@ -197,8 +198,8 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         line = f"{verb} by <@{user}>" + (f" — {blocks.outcome_line(record)}" if approve else "")
         show(record, line)
         where = {"channel": channel, "thread_ts": ts}
-        if record.kind == "extend":  # its outcome belongs with the launch it extends
-            where = thread_of(approvals.store.get(record.spec["launch_request"]), settings.approval_channel or channel)
+        if isinstance(record.spec, ExtendSpec):  # its outcome belongs with the launch it extends
+            where = thread_of(approvals.store.get(record.spec.launch_request), settings.approval_channel or channel)
         client.chat_postMessage(**where, text=f"{slack_mention(record.requester)} {record.id}: {line}")
 
     def on_approve(body, action):
@@ -215,7 +216,8 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         channel = body.get("channel", {}).get("id") or body["container"].get("channel_id")
         try:
             if action["action_id"].startswith(blocks.REQUEST_LAUNCH):
-                record = context.approvals.submit_launch(actor(SLACK, user), "launch " + action["value"])
+                launch = parse_command("launch " + action["value"], gpus)
+                record = context.approvals.submit_launch(actor(SLACK, user), cast(LaunchCommand, launch))
             else:
                 record = context.approvals.submit_stop(actor(SLACK, user), [action["value"]])
         except GpuAssistError as error:

@@ -19,6 +19,7 @@ from gpu_assist.budgets import crossings, standing
 from gpu_assist.errors import GpuAssistError, PolicyError
 from gpu_assist.identity import AUTO_APPROVE, SLACK, actor, same_person
 from gpu_assist.render.spend import crossing_line, idle_alert, render_digest
+from gpu_assist.specs import LaunchSpec, StopSpec
 from gpu_assist.spending import month_start
 from gpu_assist.watch import SNOOZE, build_digest, digest_due, idle_alerts
 
@@ -50,7 +51,7 @@ def _fleet(context, records, now):
     from gpu_assist.fleet import fleet_usage
 
     policy = context.approvals.policy
-    regions = sorted({r.spec.get("launched_region", r.spec.get("region")) for r in records if r.state == "running"})
+    regions = sorted({r.spec.where for r in records if r.state == "running" and isinstance(r.spec, LaunchSpec)})
     return [fleet_usage(context.aws_client("ec2", region), context.aws_client("cloudwatch", region), context.catalog,
                         region=region, now=now, window_s=policy.idle_window_s,
                         threshold_pct=policy.idle_threshold_pct, currency=policy.currency) for region in regions]
@@ -114,7 +115,7 @@ def on_idle_stop(context, user_id: str, instance_id: str):
                    if r.kind == "launch" and instance_id in r.instance_ids), None)
     _require_launcher_or_approver(approvals, clicker, launch, instance_id, "submit stop")
     stop = approvals.submit_stop(clicker, [instance_id])
-    launches = [approvals.store.get(i) for i in stop.spec.get("launch_requests", [])]
+    launches = [approvals.store.get(i) for i in stop.spec.launch_requests] if isinstance(stop.spec, StopSpec) else []
     if approvals.policy.auto_approve_own_stop and launches and all(
             launch and same_person(clicker, launch.requester) for launch in launches):
         return approvals.approve(stop.id, AUTO_APPROVE, reason="own idle instance (auto_approve_own_stop)")

@@ -302,12 +302,13 @@ class LaunchPanel(widgets.VBox):
                 line, checks = _describe_json(record), record["spec"]["checks"]
             else:
                 from ..records import describe
+                from ..specs import to_json
 
                 # A launch command's result is the request it recorded.
                 launched = cast(RequestRecord, run(parse_command("launch " + self.text.value,
                                                                  self.context.catalog.gpus),
                                                    self.context, actor=chosen_name()))
-                line, checks = describe(launched), launched.spec["checks"]
+                line, checks = describe(launched), to_json(launched.spec)["checks"]
                 record = launched
         except GpuAssistError as error:
             _show_error(self.error, str(error))

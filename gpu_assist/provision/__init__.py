@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..specs import LaunchSpec
 
 
 @dataclass
@@ -20,13 +23,13 @@ class Provisioner(Protocol):
     """Checks before a decision, and the carrying out of one; every method raises GpuAssistError subclasses
     with a message a user can act on (or, for the checks, returns it)."""
 
-    def dry_run(self, spec: dict[str, Any]) -> str: ...
+    def dry_run(self, spec: LaunchSpec) -> str: ...
 
-    def quota(self, spec: dict[str, Any]) -> str: ...
+    def quota(self, spec: LaunchSpec) -> str: ...
 
     def require_managed(self, instance_ids: list[str], region: str) -> dict[str, str]: ...
 
-    def launch(self, spec: dict[str, Any]) -> LaunchOutcome: ...
+    def launch(self, spec: LaunchSpec, *, ends_at: str) -> LaunchOutcome: ...
 
     def stop(self, instance_ids: list[str], region: str) -> list[str]: ...
 

@@ -58,6 +58,13 @@ def _dates(item: dict) -> dict:
     return {k: v.isoformat() if isinstance(v, dt.datetime) else v for k, v in item.items()}
 
 
+def request(record):
+    """A request with its spec as the store holds it (money as decimal strings, as it always was)."""
+    from ..specs import to_json
+
+    return {**_plain(_dates(asdict(record))), "spec": to_json(record.spec)}
+
+
 def recommendation(result) -> dict:
     assumptions = list(result.assumptions)
     plans = []
@@ -119,12 +126,12 @@ def render(result, **_options) -> str:
     from ..records import RequestRecord
 
     if isinstance(result, RequestRecord):
-        payload = _plain(_dates(asdict(result)))
+        payload = request(result)
     elif isinstance(result, RequestDetail):
-        payload = _plain(_dates(asdict(result.record)))
+        payload = request(result.record)
         payload["audit"] = [_plain(_dates(asdict(e))) for e in result.trail]
     elif isinstance(result, tuple) and all(isinstance(r, RequestRecord) for r in result):
-        payload = [_plain(_dates(asdict(r))) for r in result]
+        payload = [request(r) for r in result]
     elif type(result).__name__ == "SpendReport":
         payload = spend(result)
     elif isinstance(result, Snapshot):

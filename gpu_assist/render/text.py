@@ -335,17 +335,18 @@ def render_fleet(report) -> str:
 
 def render_request(record, trail=()) -> str:
     from ..records import describe
+    from ..specs import Checks, ExtendSpec, LaunchSpec
 
     lines = [describe(record)]
     spec = record.spec
-    if record.kind == "launch":
-        lines.append(f"  hourly {spec['hourly']} {record.currency} per instance (ceiling {spec['ceiling_hourly']}), "
-                     f"price from {spec.get('price_source', '?')}")
-        checks = spec.get("checks", {})
-        lines.append(f"  dry run: {checks.get('dry_run', '?')}; quota: {checks.get('quota', '?')}")
-    elif record.kind == "extend":
-        lines.append(f"  {spec['launch_request']} was to stop {spec['launch_ends_at']} when asked; "
-                     f"{spec['hourly']} {record.currency} per hour, all its instances")
+    if isinstance(spec, LaunchSpec):
+        lines.append(f"  hourly {spec.hourly} {record.currency} per instance (ceiling {spec.ceiling_hourly}), "
+                     f"price from {spec.price_source}" + (f"; project {spec.project}" if spec.project else ""))
+        checks = spec.checks or Checks("?", "?")
+        lines.append(f"  dry run: {checks.dry_run}; quota: {checks.quota}")
+    elif isinstance(spec, ExtendSpec):
+        lines.append(f"  {spec.launch_request} was to stop {spec.launch_ends_at:%Y-%m-%d %H:%M} UTC when asked; "
+                     f"{spec.hourly} {record.currency} per hour, all its instances")
     lines.append(f"  created {record.created_at:%Y-%m-%d %H:%M} UTC, expires {record.expires_at:%Y-%m-%d %H:%M} UTC")
     if record.approver:
         lines.append(f"  decided by {record.approver} at {record.decided_at:%Y-%m-%d %H:%M} UTC")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from decimal import Decimal
 
@@ -15,7 +16,7 @@ from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.store import Store
-from support import Clock
+from support import Clock, submit_launch
 
 IMAGE = "ami-12c6146b"  # one of moto's built-in AMIs
 
@@ -44,13 +45,13 @@ def _instances(request_id=None, states=("pending", "running")):
 
 
 def test_launch_waits_for_an_approver_then_runs_once_with_tags(approvals):
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1")
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 72h region=us-east-1")
     assert record.state == "pending" and record.kind == "launch"
     spec = record.spec
-    assert (spec["instance_type"], spec["instances"], spec["pricing_model"]) == ("p4d.24xlarge", 1, "on-demand")
-    assert spec["checks"]["dry_run"] == "ok"
-    assert spec["checks"]["quota"].startswith("quota unknown (L-417A185B")  # moto has no EC2 quotas
-    assert record.estimated_cost == Decimal(spec["hourly"]) * 72
+    assert (spec.instance_type, spec.instances, spec.pricing_model) == ("p4d.24xlarge", 1, "on-demand")
+    assert spec.checks.dry_run == "ok"
+    assert spec.checks.quota.startswith("quota unknown (L-417A185B")  # moto has no EC2 quotas
+    assert record.estimated_cost == spec.hourly * 72 == spec.estimated_total
     assert _instances() == []  # nothing runs before approval
 
     done = approvals.approve(record.id, "slack:U-BOB")
@@ -70,8 +71,8 @@ def test_launch_waits_for_an_approver_then_runs_once_with_tags(approvals):
 
 
 def test_spot_launch_uses_the_spot_market_with_the_approved_ceiling(approvals):
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 10h spot")
-    assert record.spec["pricing_model"] == "spot"
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 10h spot")
+    assert record.spec.pricing_model == "spot"
     approvals.approve(record.id, "slack:U-ALICE")
     (instance,) = _instances(record.id)
     assert instance.get("InstanceLifecycle") == "spot"
@@ -82,7 +83,7 @@ def test_spot_launch_uses_the_spot_market_with_the_approved_ceiling(approvals):
     ("slack:U-CAROL", "slack:U-MALLORY", "slack:U-MALLORY is not an approver"),
 ])
 def test_self_approval_and_non_approvers_are_refused_and_audited(approvals, requester, actor, message):
-    record = approvals.submit_launch(requester, "launch 8xA100 2h")
+    record = submit_launch(approvals, requester, "8xA100 2h")
     with pytest.raises(PolicyError, match=message):
         approvals.approve(record.id, actor)
     with pytest.raises(PolicyError, match=message):
@@ -93,25 +94,25 @@ def test_self_approval_and_non_approvers_are_refused_and_audited(approvals, requ
 
 
 def test_expired_and_rejected_requests_cannot_be_approved(approvals, clock):
-    old = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h")
+    old = submit_launch(approvals, "slack:U-CAROL", "8xA100 2h")
     clock.advance(hours=25)
     with pytest.raises(PolicyError, match="has expired"):
         approvals.approve(old.id, "slack:U-BOB")
     assert approvals.store.get(old.id).state == "expired"
-    rejected = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h")
+    rejected = submit_launch(approvals, "slack:U-CAROL", "8xA100 2h")
     approvals.reject(rejected.id, "slack:U-ALICE", "use the on-prem cluster")
     with pytest.raises(PolicyError, match="already rejected by slack:U-ALICE"):
         approvals.approve(rejected.id, "slack:U-BOB")
-    stale = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h")
+    stale = submit_launch(approvals, "slack:U-CAROL", "8xA100 2h")
     clock.advance(hours=25)
-    assert approvals.expire_due() == [stale.id]
+    assert approvals.orchestration.expire_due() == [stale.id]
     assert _instances() == []
 
 
 def test_policy_is_enforced_at_submit_and_again_at_approve(approvals, policy):
     with pytest.raises(PolicyError, match="over the limit of 20,000.00 USD"):
-        approvals.submit_launch("slack:U-CAROL", "launch 8xA100 8w")
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h")
+        submit_launch(approvals, "slack:U-CAROL", "8xA100 8w")
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 2h")
     approvals.policy = Policy(**{**policy.__dict__, "max_cost": Decimal(10)})
     with pytest.raises(PolicyError, match="policy refuses it now"):
         approvals.approve(record.id, "slack:U-BOB")
@@ -122,14 +123,14 @@ def test_policy_is_enforced_at_submit_and_again_at_approve(approvals, policy):
 
 def test_bad_launch_text_is_a_parse_error(approvals):
     with pytest.raises(ParseError, match="say for how long"):
-        approvals.submit_launch("slack:U-CAROL", "launch 8xA100")
+        submit_launch(approvals, "slack:U-CAROL", "8xA100")
     with pytest.raises(ParseError, match="unknown GPU 'A1000'"):
-        approvals.submit_launch("slack:U-CAROL", "launch 8xA1000 2h")
+        submit_launch(approvals, "slack:U-CAROL", "8xA1000 2h")
 
 
 def test_launch_from_a_quote_option_id(approvals):
-    record = approvals.submit_launch("slack:U-CAROL", "launch aws:p5.48xlarge:us-east-1:on-demand 3h")
-    assert (record.spec["instance_type"], record.spec["region"], record.spec["gpus"]) == ("p5.48xlarge", "us-east-1", 8)
+    record = submit_launch(approvals, "slack:U-CAROL", "aws:p5.48xlarge:us-east-1:on-demand 3h")
+    assert (record.spec.instance_type, record.spec.region, record.spec.gpus) == ("p5.48xlarge", "us-east-1", 8)
 
 
 def test_stop_only_instances_gpu_assist_launched(approvals):
@@ -138,18 +139,18 @@ def test_stop_only_instances_gpu_assist_launched(approvals):
     foreign_id = foreign["Instances"][0]["InstanceId"]
     with pytest.raises(PolicyError, match=f"not launched by gpu-assist: {foreign_id}"):
         approvals.submit_stop("slack:U-CAROL", [foreign_id], "us-east-1")
-    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 5h").id, "slack:U-BOB")
+    launch = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 5h").id, "slack:U-BOB")
     stop = approvals.submit_stop("slack:U-CAROL", list(launch.instance_ids))  # the region comes from the launch
-    assert stop.spec["region"] == launch.spec["launched_region"]
-    assert stop.state == "pending" and stop.spec["launch_requests"] == [launch.id]
+    assert stop.spec.region == launch.spec.launched_region
+    assert stop.state == "pending" and stop.spec.launch_requests == (launch.id,)
     assert approvals.approve(stop.id, "slack:U-ALICE").state == "stopped"
     assert approvals.store.get(launch.id).state == "stopped"
     assert [i["InstanceId"] for i in _instances()] == [foreign_id]  # the foreign one still runs
-    assert _instances(launch.id) == [] or launch.spec["launched_region"] != "us-east-1"
+    assert _instances(launch.id) == [] or launch.spec.launched_region != "us-east-1"
 
 
 def test_reaper_stops_launches_past_their_duration(approvals, clock):
-    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 3h region=us-east-1").id,
+    launch = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 3h region=us-east-1").id,
                                "slack:U-BOB")
     clock.advance(hours=2)
     assert approvals.orchestration.reap() == []
@@ -160,20 +161,20 @@ def test_reaper_stops_launches_past_their_duration(approvals, clock):
 
 
 def test_reconcile_finishes_a_launch_without_launching_twice(approvals):
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1")
     store = approvals.store
     # A crash after run_instances and before the 'running' update: the instance exists, the state says launching.
     store.transition(record.id, states.APPROVE, actor="slack:U-BOB", now=approvals.clock(),
                      approver="slack:U-BOB", decided_at=approvals.clock())
     store.transition(record.id, states.LAUNCH, actor="slack:U-BOB", now=approvals.clock())
-    approvals.provisioner.launch({**record.spec, "ends_at": ""})
+    approvals.provisioner.launch(record.spec, ends_at="")
     assert len(_instances(record.id)) == 1
     assert approvals.orchestration.reconcile() == [record.id]
     done = store.get(record.id)
     assert done.state == "running" and len(_instances(record.id)) == 1
     assert "found by tag, not launched again" in store.audit_trail(record.id)[-1].detail
     # A crash right after approval: reconcile launches it, once.
-    second = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    second = submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1")
     store.transition(second.id, states.APPROVE, actor="slack:U-BOB", now=approvals.clock(),
                      approver="slack:U-BOB", decided_at=approvals.clock())
     assert approvals.orchestration.reconcile() == [second.id]
@@ -181,7 +182,7 @@ def test_reconcile_finishes_a_launch_without_launching_twice(approvals):
 
 
 def test_capacity_errors_move_to_the_next_zone(approvals):
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1")
     ec2 = aws_clients.client("ec2", "us-east-1")
     refused = []
 
@@ -207,8 +208,8 @@ def test_capacity_errors_move_to_the_next_zone(approvals):
 def test_a_failed_launch_says_why_and_keeps_its_state(approvals, policy):
     # No AMI configured: the default is the Deep Learning AMI's public SSM parameter, which moto does not have.
     approvals.provisioner.policy = Policy(**{**policy.__dict__, "ami_id": None})
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h")
-    assert record.spec["checks"]["dry_run"].startswith("not checked: AWS said ParameterNotFound while reading the AMI "
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 4h")
+    assert record.spec.checks.dry_run.startswith("not checked: AWS said ParameterNotFound while reading the AMI "
                                                       "from SSM parameter /aws/service/deeplearning/ami/x86_64/")
     done = approvals.approve(record.id, "slack:U-BOB")
     assert done.state == "failed" and "ParameterNotFound" in done.error
@@ -219,16 +220,16 @@ def test_the_ami_can_come_from_an_ssm_parameter(approvals, policy):
     ssm = aws_clients.client("ssm")
     ssm.put_parameter(Name="/team/gpu-ami", Value=IMAGE, Type="String")
     approvals.provisioner.policy = Policy(**{**policy.__dict__, "ami_id": None, "ami_ssm_parameter": "/team/gpu-ami"})
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
-    assert record.spec["checks"]["dry_run"] == "ok"
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1")
+    assert record.spec.checks.dry_run == "ok"
     assert approvals.approve(record.id, "slack:U-BOB").state == "running"
 
 
 def test_quota_check_against_the_real_response_shape(approvals):
     """moto has no EC2 quotas: Stubber checks our call and a GetServiceQuota response against the service model."""
     quotas = aws_clients.client("service-quotas")
-    spec = {"instance_type": "p4d.24xlarge", "pricing_model": "on-demand", "vcpus": 96, "instances": 2,
-            "region": "us-east-1"}
+    planned = submit_launch(approvals, "slack:U-CAROL", "16xA100 2h region=us-east-1").spec
+    spec = dataclasses.replace(planned, instance_type="p4d.24xlarge", vcpus=96, instances=2)
     with Stubber(quotas) as stub:
         response = {"Quota": {"ServiceCode": "ec2", "QuotaCode": "L-417A185B", "QuotaName":
                               "Running On-Demand P instances", "Value": 384.0, "Unit": "None", "Adjustable": True,
@@ -244,7 +245,7 @@ def test_quota_check_against_the_real_response_shape(approvals):
 def test_audit_log_is_append_only(approvals):
     import sqlalchemy
 
-    approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h")
+    submit_launch(approvals, "slack:U-CAROL", "8xA100 2h")
     with pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"):
         with approvals.store.engine.begin() as connection:
             connection.execute(sqlalchemy.text("UPDATE audit_events SET actor = 'nobody'"))
@@ -260,7 +261,7 @@ def _expiry_tag(instance_id: str) -> str:
 
 
 def test_an_extension_moves_the_ttl_once_an_approver_other_than_the_requester_agrees(approvals, clock):
-    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1").id,
+    launch = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1").id,
                                "slack:U-BOB")
     (instance,) = launch.instance_ids
     assert _expiry_tag(instance) == "2026-12-02T16:00:00Z"
@@ -296,7 +297,7 @@ def _under(approvals, **rules) -> Approvals:
 
 
 def test_extensions_are_refused_clearly(approvals):
-    pending = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    pending = submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1")
     with pytest.raises(PolicyError, match=f"{pending.id} is pending, not running"):
         approvals.submit_extend("slack:U-CAROL", pending.id, 3600)
     with pytest.raises(ParseError, match="no launch request r-000000000000 — example: extend r-0123456789ab 24h"):
@@ -324,7 +325,7 @@ def test_extensions_are_refused_clearly(approvals):
 
 
 def test_an_extension_approved_after_its_launch_stopped_fails_and_moves_nothing(approvals, clock):
-    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1").id,
+    launch = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1").id,
                                "slack:U-BOB")
     extension = approvals.submit_extend("slack:U-CAROL", launch.id, 3600)
     clock.advance(hours=4)
@@ -335,7 +336,7 @@ def test_an_extension_approved_after_its_launch_stopped_fails_and_moves_nothing(
 
 
 def test_reconcile_finishes_an_extension_a_crash_left_half_done(approvals, clock):
-    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1").id,
+    launch = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1").id,
                                "slack:U-BOB")
     extension = approvals.submit_extend("slack:U-CAROL", launch.id, 2 * 3600)
     store = approvals.store
@@ -353,8 +354,8 @@ def test_project_on_launch_is_recorded_tagged_and_checked_against_the_budgets(ap
     budgets = Budgets({"*": Decimal(50_000), "vision": Decimal(20_000), "llm": Decimal(8000)}, "USD")
     team = _under(approvals, budgets=budgets, cost_tags={"project": "llm", "team": "ml"})
     team.provisioner = AwsProvisioner(team.policy)
-    record = team.submit_launch("slack:U-CAROL", "launch 8xA100 4h spot project=vision")
-    assert record.spec["project"] == "vision"
+    record = submit_launch(team, "slack:U-CAROL", "8xA100 4h spot project=vision")
+    assert record.spec.project == "vision"
     assert [status.name for status in team.budget_standing(record)] == ["vision", "*"]
     team.approve(record.id, "slack:U-BOB")
     (instance,) = _instances(record.id)
@@ -362,8 +363,8 @@ def test_project_on_launch_is_recorded_tagged_and_checked_against_the_budgets(ap
     assert (tags["project"], tags["team"]) == ("vision", "ml")  # the launch's project over the policy's default
     with pytest.raises(ParseError, match="unknown project 'visoin' — projects with a budget: llm, vision — "
                                          "example: launch 8xA100 72h project=llm"):
-        team.submit_launch("slack:U-CAROL", "launch 8xA100 4h project=visoin")
-    with pytest.raises(ParseError, match="project '\\$x' must be letters, digits"):
-        team.submit_launch("slack:U-CAROL", "launch 8xA100 4h project=$x")
-    assert approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h project=anything").spec["project"] == \
+        submit_launch(team, "slack:U-CAROL", "8xA100 4h project=visoin")
+    with pytest.raises(ParseError, match="project '\\$x' must be one word of letters, digits"):
+        submit_launch(team, "slack:U-CAROL", "8xA100 4h project=$x")
+    assert submit_launch(approvals, "slack:U-CAROL", "8xA100 4h project=anything").spec.project == \
         "anything"  # without project budgets any project is recorded

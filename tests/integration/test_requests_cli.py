@@ -102,7 +102,7 @@ def test_break_glass_never_approves_ones_own_request(cli_env, capsys, monkeypatc
     (["reject", "r-000000000000", "--break-glass", "--reason", "x"], "no request r-000000000000"),
     (["requests", "show", "banana"], "requests takes nothing or one request id"),
     (["launch", "8xA100", "--as", "carol"], "say for how long"),
-    (["launch", "8xA100", "2h", "project=a;b", "--as", "carol"], "project 'a;b' must be letters"),
+    (["launch", "8xA100", "2h", "project=a;b", "--as", "carol"], "project 'a;b' must be one word of letters"),
     (["extend", "r-000000000000", "24h", "--as", "carol"], "no launch request r-000000000000"),
     (["extend", "r-000000000000", "-24h", "--as", "carol"], "'-24h': an extension is positive"),
     (["extend", "r-000000000000", "--as", "carol"], "say which launch request and how much longer"),

@@ -127,6 +127,9 @@ def _first_revision_metadata() -> sqlalchemy.MetaData:
 
 def test_upgrading_from_0001_fills_in_the_spend_of_earlier_launches(tmp_path):
     import datetime as dt
+    import json
+
+    from support import OLD_LAUNCH  # a launch's spec as gpu-assist stored it then
 
     from alembic import command
 
@@ -136,7 +139,7 @@ def test_upgrading_from_0001_fills_in_the_spend_of_earlier_launches(tmp_path):
         connection.execute(sqlalchemy.text(
             "INSERT INTO requests (id, kind, requester, spec, currency, state, created_at, expires_at, instance_ids, "
             "version) VALUES ('r-000000000001', 'launch', 'slack:U1', :spec, 'USD', 'stopped', :t, :t, '[]', 3)"),
-            {"spec": '{"hourly": "21.5", "instances": 2}', "t": "2026-12-01 09:00:00"})
+            {"spec": json.dumps({**OLD_LAUNCH, "hourly": "21.5", "instances": 2}), "t": "2026-12-01 09:00:00"})
         for hour, from_state, to_state in ((10, "launching", "running"), (15, "stopping", "stopped")):
             at = dt.datetime(2026, 12, 1, hour, tzinfo=dt.timezone.utc)
             connection.execute(audit_table.insert().values(at=at, request_id="r-000000000001", actor="x",

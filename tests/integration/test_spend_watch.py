@@ -21,7 +21,7 @@ from gpu_assist.provision.aws import AwsProvisioner
 from gpu_assist.store import Store
 from slackbot.spend_watch import (IDLE_EXTEND, IDLE_KEEP, IDLE_STOP, on_idle_extend, on_idle_keep, on_idle_stop,
                                   watch_round)
-from support import Clock
+from support import Clock, submit_launch
 
 IMAGE = "ami-12c6146b"
 
@@ -53,7 +53,7 @@ def watched(aws, tmp_path, catalog, mock_slack):
 
 def test_an_idle_instance_gets_one_alert_keep_snoozes_it_and_stop_ends_in_a_stopped_instance(watched):
     context, approvals, clock, client, slack = watched
-    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 24h region=us-east-1").id,
+    launch = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 24h region=us-east-1").id,
                                "slack:U-BOB")
     (instance,) = launch.instance_ids
     clock.advance(hours=2)
@@ -99,7 +99,7 @@ def test_without_the_switch_a_stop_from_the_alert_waits_for_an_approver(watched)
     strict = Approvals(approvals.store, Policy(**{**vars(approvals.policy), "auto_approve_own_stop": False}),
                        approvals.provisioner, approvals.catalog, clock)
     context._approvals = strict
-    launch = strict.approve(strict.submit_launch("slack:U-CAROL", "launch 8xA100 24h region=us-east-1").id,
+    launch = strict.approve(submit_launch(strict, "slack:U-CAROL", "8xA100 24h region=us-east-1").id,
                             "slack:U-BOB")
     stop = on_idle_stop(context, "U-CAROL", launch.instance_ids[0])
     assert stop.state == "pending"
@@ -111,7 +111,7 @@ def test_extend_ttl_from_the_alert_in_the_requests_thread_moves_the_ttl_through_
     from gpu_assist.render.blocks import approval_card
 
     context, approvals, clock, client, slack = watched
-    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 24h region=us-east-1").id,
+    launch = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 24h region=us-east-1").id,
                                "slack:U-BOB")
     approvals.store.set_card(launch.id, "C-APPROVALS", "1700000000.000100")  # as the app does when it posts a card
     (instance,) = launch.instance_ids

@@ -3,12 +3,15 @@ store's CHECKs hold exactly its states and kinds, and `Store.transition` takes n
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pytest
 import sqlalchemy
 
 from gpu_assist import states
+from gpu_assist.records import RequestRecord
+from gpu_assist.specs import StopSpec
 from gpu_assist.store import Store, requests_table
 from support import REPO
 
@@ -44,17 +47,17 @@ def store(tmp_path):
     return Store(f"sqlite:///{tmp_path / 'states.db'}")
 
 
-def _request(store: Store, kind: str) -> str:
+def _stop_request(store: Store, state: str = "pending") -> RequestRecord:
     request_id = store.new_id()
-    store.insert_request({"id": request_id, "kind": kind, "requester": "slack:U-CAROL", "state": "pending",
-                          "spec": {"request_id": request_id, "hourly": "1", "instances": 1}, "currency": "USD",
-                          "created_at": NOW, "expires_at": NOW + dt.timedelta(days=1), "instance_ids": []},
-                         actor="slack:U-CAROL")
-    return request_id
+    return RequestRecord(id=request_id, kind="stop", requester="slack:U-CAROL", currency="USD", state=state,
+                         spec=StopSpec(request_id, ("i-0123456789abcdef0",), "us-east-1", ()), estimated_cost=None,
+                         created_at=NOW, expires_at=NOW + dt.timedelta(days=1))
 
 
 def test_a_transition_moves_a_request_once_and_only_along_a_declared_arrow(store):
-    stop = _request(store, "stop")
+    record = _stop_request(store)
+    store.insert_request(record, actor="slack:U-CAROL")
+    stop = record.id
     assert not store.transition(stop, states.LAUNCH, actor="slack:U-BOB", now=NOW)  # not from pending
     assert store.transition(stop, states.APPROVE, actor="slack:U-BOB", now=NOW)
     assert not store.transition(stop, states.APPROVE, actor="slack:U-ALICE", now=NOW)  # the second click loses
@@ -64,6 +67,8 @@ def test_a_transition_moves_a_request_once_and_only_along_a_declared_arrow(store
         ("submit", None, "pending"), ("approve", "pending", "approved"), ("stop", "approved", "stopping")]
 
 
-def test_a_new_request_is_pending_and_of_a_known_kind(store):
-    with pytest.raises(ValueError, match="a new request is a pending launch, stop, extend, not launch running"):
-        store.insert_request({"id": store.new_id(), "kind": "launch", "state": "running"}, actor="slack:U-CAROL")
+def test_a_new_request_is_pending_and_its_kind_is_its_specs(store):
+    with pytest.raises(ValueError, match="a new request is a pending launch, stop, extend, not stop running"):
+        store.insert_request(_stop_request(store, "running"), actor="slack:U-CAROL")
+    with pytest.raises(ValueError, match="not launch pending"):
+        store.insert_request(dataclasses.replace(_stop_request(store), kind="launch"), actor="slack:U-CAROL")

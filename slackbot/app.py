@@ -34,7 +34,7 @@ from gpu_assist.pricing import Quote
 from gpu_assist.recommend import Recommendation
 from gpu_assist.records import RequestRecord
 from gpu_assist.render import blocks
-from gpu_assist.specs import ExtendSpec
+from gpu_assist.specs import ExtendSpec, launch_button_choice
 
 from .spend_watch import thread_of
 from .workers import Deliveries, WorkPool
@@ -216,8 +216,8 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         channel = body.get("channel", {}).get("id") or body["container"].get("channel_id")
         try:
             if action["action_id"].startswith(blocks.REQUEST_LAUNCH):
-                launch = parse_command("launch " + action["value"], gpus)
-                record = context.approvals.submit_launch(actor(SLACK, user), cast(LaunchCommand, launch))
+                option, duration_s = launch_button_choice(action["value"])
+                record = context.approvals.submit_launch(actor(SLACK, user), LaunchCommand(option, duration_s))
             else:
                 record = context.approvals.submit_stop(actor(SLACK, user), [action["value"]])
         except GpuAssistError as error:

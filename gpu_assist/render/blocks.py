@@ -11,7 +11,7 @@ from ..identity import slack_mention
 from ..pricing import Quote
 from ..records import RequestRecord
 from ..request import format_duration
-from ..specs import Checks, ExtendSpec, LaunchSpec
+from ..specs import Checks, ExtendSpec, LaunchSpec, OptionId, launch_button_value
 from .money import format_hours, format_money, format_percent
 from .text import render as render_text, rich_table, table
 
@@ -66,8 +66,7 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
     blocks.append(_context(caveats + list(result.notices) or ["prices from catalogs/SOURCES.md"]))
     buttons = [{"type": "button", "action_id": f"{REQUEST_LAUNCH}_{i}",
                 "text": {"type": "plain_text", "text": f"Request launch #{i}"},
-                "value": f"{o.provider}:{o.instance_type}:{o.region}:{o.pricing_model} "
-                         f"{format_duration(request.duration_s)}"}
+                "value": launch_button_value(OptionId(o.instance_type, o.region, o.pricing_model), request.duration_s)}
                for i, o in enumerate(options, 1)
                if o.provider == "aws" and o.pricing_model in ("on-demand", "spot") and o.verified]
     if buttons:
@@ -83,8 +82,8 @@ def _launch_button(row, index: int, request) -> dict | None:
     option = min(options, key=lambda o: o.total)
     return {"type": "button", "action_id": f"{REQUEST_LAUNCH}_{index}",
             "text": {"type": "plain_text", "text": f"Request launch ({option.pricing_model})"},
-            "value": f"{option.provider}:{option.instance_type}:{option.region}:{option.pricing_model} "
-                     f"{format_duration(request.duration_s)}"}
+            "value": launch_button_value(OptionId(option.instance_type, option.region, option.pricing_model),
+                                         request.duration_s)}
 
 
 def comparison_blocks(result, *, text: str = "", start: int = 0) -> list[dict]:

@@ -124,7 +124,7 @@ def test_slack_card_has_at_most_8_rows_a_more_button_and_no_cli_flags(context):
             and ". " in b["text"]["text"][:6]]
     assert 0 < len(rows) <= CARD_ROWS
     launch = [b["accessory"] for b in rows if "accessory" in b]
-    assert launch and launch[0]["value"].startswith("aws:p4d.24xlarge:")
+    assert launch and json.loads(launch[0]["value"])["option"].startswith("aws:p4d.24xlarge:")
     small = _run(context, "quote 1xA100 72h")
     card = comparison_blocks(small, text="quote 1xA100 72h")
     assert "--" not in json.dumps(card, ensure_ascii=False)

@@ -1,5 +1,6 @@
 """Launch, stop and extension specs are typed values that round-trip to the store's JSON column: rows written in
-the old form (an 18-key dict, money as decimal strings) load unchanged."""
+the old form (an 18-key dict, money as decimal strings) load unchanged, and the quote card's launch button carries
+an option id and seconds as data."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import datetime as dt
 import json
 from decimal import Decimal
 
+import pytest
 import sqlalchemy
 
+from gpu_assist.errors import ParseError
 from gpu_assist.records import describe
-from gpu_assist.specs import Candidate, Checks, LaunchSpec, StopSpec, spec_from_json, to_json
+from gpu_assist.specs import (Candidate, Checks, LaunchSpec, OptionId, StopSpec, launch_button_choice,
+                              launch_button_value, spec_from_json, to_json)
 from gpu_assist.store import Store
 from support import OLD_LAUNCH
 
@@ -46,3 +50,21 @@ def test_every_kind_round_trips_through_its_json_form():
     assert extension.launch_ends_at == dt.datetime(2026, 12, 4, 9, tzinfo=dt.timezone.utc)
     for spec in (launch, stop, extension):
         assert spec_from_json(spec.kind, json.loads(json.dumps(to_json(spec)))) == spec
+
+
+def test_the_launch_button_carries_an_option_id_and_seconds():
+    option = OptionId.parse("aws:p4d.24xlarge:us-east-1:spot")
+    assert option == OptionId("p4d.24xlarge", "us-east-1", "spot") and str(option) == "aws:p4d.24xlarge:us-east-1:spot"
+    assert OptionId.parse("gcp:a2-highgpu-8g:us-central1:spot") is None and OptionId.parse("8xA100") is None
+    value = launch_button_value(option, 72 * 3600)
+    assert json.loads(value) == {"option": "aws:p4d.24xlarge:us-east-1:spot", "duration_s": 259200}
+    assert launch_button_choice(value) == (option, 259200)
+
+
+@pytest.mark.parametrize("value", ["aws:p4d.24xlarge:us-east-1:spot 72h",  # a card posted before this version
+                                   '{"option": "aws:p4d.24xlarge:us-east-1:spot", "duration_s": 0}',
+                                   '{"option": "aws:p4d.24xlarge:us-east-1:spot", "duration_s": "72h"}',
+                                   '{"option": "nonsense", "duration_s": 3600}', "[]"])
+def test_a_button_value_this_version_did_not_make_is_out_of_date(value):
+    with pytest.raises(ParseError, match="that button is out of date — quote again and use the new card"):
+        launch_button_choice(value)

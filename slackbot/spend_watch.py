@@ -150,31 +150,27 @@ def register(app, context, client, post_card) -> None:
     def just_ack(ack):
         ack()
 
-    def stop(body, action, respond):
-        try:
-            record = on_idle_stop(context, body["user"]["id"], action["value"])
-        except GpuAssistError as error:
-            respond(response_type="ephemeral", replace_original=False, text=f"Not done: {error}")
-            return
-        if record.state == "pending":
-            post_card(record, body.get("channel", {}).get("id") or body["container"].get("channel_id"))
-        respond(response_type="ephemeral", replace_original=False, text=f"Stop request `{record.id}`: {record.state}")
+    def asking(submit, what: str):
+        """A button that submits a request: its card goes to the approvers (unless the policy decided it at once),
+        and the clicker hears where it stands, or why not."""
 
-    def extend(body, action, respond):
-        try:
-            record = on_idle_extend(context, body["user"]["id"], action["value"])
-        except GpuAssistError as error:
-            respond(response_type="ephemeral", replace_original=False, text=f"Not done: {error}")
-            return
-        post_card(record, body.get("channel", {}).get("id") or body["container"].get("channel_id"))
-        respond(response_type="ephemeral", replace_original=False,
-                text=f"Extension request `{record.id}` is waiting for an approver.")
+        def handle(body, action, respond):
+            try:
+                record = submit(context, body["user"]["id"], action["value"])
+            except GpuAssistError as error:
+                respond(response_type="ephemeral", replace_original=False, text=f"Not done: {error}")
+                return
+            if record.state == "pending":
+                post_card(record, body.get("channel", {}).get("id") or body["container"].get("channel_id"))
+            respond(response_type="ephemeral", replace_original=False, text=f"{what} `{record.id}`: {record.state}")
+
+        return handle
 
     def keep(body, action, respond):
         on_idle_keep(context, body["user"]["id"], action["value"])
         respond(response_type="ephemeral", replace_original=False, text="Kept: no idle alert for 4 h.")
 
-    app.action(IDLE_STOP)(ack=just_ack, lazy=[stop])
+    app.action(IDLE_STOP)(ack=just_ack, lazy=[asking(on_idle_stop, "Stop request")])
     app.action(IDLE_KEEP)(ack=just_ack, lazy=[keep])
-    app.action(IDLE_EXTEND)(ack=just_ack, lazy=[extend])
+    app.action(IDLE_EXTEND)(ack=just_ack, lazy=[asking(on_idle_extend, "Extension request")])
     log.debug("idle alert buttons registered")

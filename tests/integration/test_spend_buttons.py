@@ -125,7 +125,7 @@ def test_extend_ttl_goes_through_another_approver_and_its_outcome_lands_in_the_l
     ends_at = store.get(launch_id).ends_at
     cards_before = len(mock_slack.calls("chat.postMessage"))
     answer = _click(slack, mock_slack, IDLE_EXTEND, buttons[IDLE_EXTEND], "U-CAROL")
-    assert answer.startswith("Extension request `") and answer.endswith("` is waiting for an approver.")
+    assert answer.startswith("Extension request `") and answer.endswith("`: pending")
     extension_id = answer.split("`")[1]
     card = mock_slack.wait_for("chat.postMessage", cards_before + 1)[-1]["params"]
     assert card["channel"] == "C-APPROVALS" and card["text"].startswith(f"extend request {extension_id}")

@@ -341,12 +341,13 @@ def render_request(record, trail=()) -> str:
     spec = record.spec
     if isinstance(spec, LaunchSpec):
         lines.append(f"  hourly {spec.hourly} {record.currency} per instance (ceiling {spec.ceiling_hourly}), "
-                     f"price from {spec.price_source}" + (f"; project {spec.project}" if spec.project else ""))
+                     f"price from {spec.price_source}")
+        lines += [f"  project {spec.project}"] if spec.project else []
         checks = spec.checks or Checks("?", "?")
         lines.append(f"  dry run: {checks.dry_run}; quota: {checks.quota}")
     elif isinstance(spec, ExtendSpec):
-        lines.append(f"  {spec.launch_request} was to stop {spec.launch_ends_at:%Y-%m-%d %H:%M} UTC when asked; "
-                     f"{spec.hourly} {record.currency} per hour, all its instances")
+        lines.append(f"  {spec.launch_request} was to stop {spec.launch_ends_at:%Y-%m-%d %H:%M} UTC; "
+                     f"{spec.hourly} {record.currency}/h for all its instances")
     lines.append(f"  created {record.created_at:%Y-%m-%d %H:%M} UTC, expires {record.expires_at:%Y-%m-%d %H:%M} UTC")
     if record.approver:
         lines.append(f"  decided by {record.approver} at {record.decided_at:%Y-%m-%d %H:%M} UTC")

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test test-fast test-alone lint typecheck golden soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
+.PHONY: demo test test-fast test-alone lint typecheck golden docs soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,10 @@ test-alone: install-test
 # Rewrite the pinned answers in tests/golden/expected after an intended change of output (say why in the commit).
 golden: install-test
 	GPU_ASSIST_GOLDEN_UPDATE=1 $(BIN)/python -m pytest -q tests/golden
+
+# The request state machine's table in docs/ARCHITECTURE.md, from gpu_assist/states.py (a test fails when they differ).
+docs: install
+	$(BIN)/python -m gpu_assist.states docs/ARCHITECTURE.md
 
 # ruff's rules as configured in pyproject.toml, over everything Python in the repository, then vulture for dead code
 # in gpu_assist/ and slackbot/ ([tool.vulture]: confidence 60 %, the lowest, which is where unused functions and

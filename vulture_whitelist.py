@@ -34,7 +34,7 @@ _.vendor  # gpus.GpuSpec: a column of catalogs/gpus.csv, part of the record libr
 # Public API that only notebooks and tests call
 _.averages  # utilization.Poller.averages(): per-GPU averages over a window (tests/unit/test_utilization.py)
 _.cancel  # workers.Place.cancel(): give a reserved place back (tests/unit/test_slack_workers.py)
-_.TERMINAL  # store.TERMINAL: the states no transition leaves (tests/reliability/test_faults.py)
+_.TERMINAL  # states.TERMINAL: the states no transition leaves (tests/reliability/test_faults.py)
 
 # Set and never read: pricing.py is being rewritten on another branch, which decides whether to keep it (#21)
 _.offers_considered

@@ -4,17 +4,20 @@ and `AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC 
 from __future__ import annotations
 
 import os
+import re
+from typing import Mapping
 
 from .errors import ProvisionError
 
 DEFAULT_REGION = "us-east-1"
-# The tag on every instance gpu-assist launches: provisioning writes it, the fleet view and Cost Explorer read it.
-REQUEST_TAG = "gpu-assist:request-id"
+# The tags gpu-assist puts on every instance it launches: it acts only on instances carrying the first.
+REQUEST_TAG, REQUESTER_TAG, EXPIRES_TAG = "gpu-assist:request-id", "gpu-assist:requester", "gpu-assist:expires-at"
+INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")  # an EC2 instance id, as `stop` and the idle buttons take it
 
 
-def default_region() -> str:
-    """The region when none is named: boto3's own environment variables, else us-east-1."""
-    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
+def default_region(environ: Mapping[str, str] = os.environ) -> str:
+    """The region when none is named: boto3's own variables, then us-east-1 (where every GPU family is sold)."""
+    return environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
 
 
 def client(service: str, region: str | None = None):

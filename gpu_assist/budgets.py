@@ -9,6 +9,7 @@ or `refuse`. A budget's standing is month-to-date spend + committed spend of run
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -18,6 +19,7 @@ from .records import RequestRecord
 from .spending import committed, cost_between, month_start, next_month, project_of
 
 ALL = "*"
+PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/+=@-]{0,63}$")  # a project tag value (what AWS tags hold, shorter)
 THRESHOLDS = (50, 80, 100)
 EXAMPLE = '[policy.budgets]\ncurrency = "USD"\nmonthly = { "*" = 20000, "llm-training" = 8000 }'
 ON_OVER = ("escalate", "refuse")
@@ -29,6 +31,10 @@ class Budgets:
     currency: str
     on_over: str = "escalate"
     over_budget_approvers: frozenset[str] = frozenset()
+
+    def projects(self) -> list[str]:
+        """The project tag values with a budget of their own (the team's "*" is not a project)."""
+        return sorted(name for name in self.monthly if name != ALL)
 
     def covering(self, project: str) -> list[str]:
         """The budgets a launch charged to `project` counts against: its own, and the team's."""

@@ -14,10 +14,17 @@ import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Any, Iterable, Mapping
 
+from . import states
+from .aws import DEFAULT_REGION, default_region
 from .budgets import Budgets, parse_budgets
-from .errors import PolicyError
-from .identity import approver_entry, authenticated
+from .errors import GpuAssistError, PolicyError
+from .identity import AUTO_APPROVE, BREAK_GLASS, approver_entry, authenticated, realm_of, same_person
+from .request import format_duration, parse_duration
+from .specs import ExtendSpec, LaunchSpec
+
+MAX_EXTENSION_S = 30 * 24 * 3600  # without a max_ttl in the policy: the longest one extension may add
 
 
 @dataclass(frozen=True)
@@ -31,8 +38,9 @@ class Policy:
     allowed_pricing_models: tuple[str, ...] = ("on-demand", "spot")
     auto_approve_below: Decimal | None = None   # estimated cost under which no human is needed (still audited)
     expiry_s: int = 24 * 3600
+    max_ttl_s: int | None = None                # a launch's whole time to live, extensions included; None: no cap
     # provisioning
-    default_region: str = "us-east-1"
+    default_region: str = DEFAULT_REGION
     ami_id: str | None = None
     ami_ssm_parameter: str | None = None
     subnet_ids: dict[str, str] = field(default_factory=dict)   # zone name → subnet id
@@ -54,44 +62,68 @@ class Policy:
         """The project tag every launch carries unless its spec names one: the `project` cost tag."""
         return self.cost_tags.get("project", "")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "approvers", frozenset(approver_entry(a) for a in self.approvers))
 
     def is_approver(self, actor: str) -> bool:
         """Only an actor a front end authenticated (`slack:…`, `jupyter:…`) named in the policy."""
         return authenticated(actor) and actor in self.approvers
 
-    def launch_violations(self, *, gpus: int, estimated_cost: Decimal, instance_type: str, region: str,
-                          pricing_model: str) -> list[str]:
-        problems = []
-        if gpus > self.max_gpus:
-            problems.append(f"{gpus} GPUs is over the limit of {self.max_gpus} per request")
-        if estimated_cost > self.max_cost:
-            problems.append(f"estimated {estimated_cost:,.2f} {self.currency} is over the limit of "
-                            f"{self.max_cost:,.2f} {self.currency} per request")
-        if not any(fnmatch.fnmatchcase(instance_type, p) for p in self.allowed_instance_types):
-            problems.append(f"instance type {instance_type} is not allowed ({', '.join(self.allowed_instance_types)})")
-        if self.allowed_regions and region not in self.allowed_regions:
-            problems.append(f"region {region} is not allowed ({', '.join(self.allowed_regions)})")
-        if pricing_model not in self.allowed_pricing_models:
-            problems.append(f"{pricing_model} is not allowed ({', '.join(self.allowed_pricing_models)})")
-        return problems
+    def decider_kind(self, actor: str, *, requester: str, request_kind: str, reason: str = "") -> tuple[str, str]:
+        """The kind of actor (`gpu_assist.states`) `actor` is when deciding `requester`'s request, and, unless
+        they decide as an approver, an override or the policy itself, why they may not."""
+        if same_person(actor, requester):
+            return states.REQUESTER, "requesters cannot approve or reject their own request"
+        if realm_of(actor) == BREAK_GLASS:
+            if not self.break_glass:
+                return states.OUTSIDER, ("break-glass overrides are off in the policy (break_glass = true in the "
+                                         "[policy] table turns them on)")
+            if not reason.strip():
+                return states.OUTSIDER, "a break-glass override needs a reason"
+            return states.BREAK_GLASS, ""
+        if actor == AUTO_APPROVE and (self.auto_approve_below is not None or (
+                request_kind == "stop" and self.auto_approve_own_stop)):  # a requester's own idle instance
+            return states.AUTO_APPROVAL, ""
+        if self.is_approver(actor):
+            return states.APPROVER, ""
+        why = "" if authenticated(actor) else \
+            " (only an identity Slack or the Jupyter server authenticated can approve or reject)"
+        return states.OUTSIDER, f"{actor} is not an approver{why}"
 
-    def require_launch_allowed(self, **launch) -> None:
-        problems = self.launch_violations(**launch)
-        if problems:
-            raise PolicyError("policy refuses this launch: " + "; ".join(problems),
-                              hint="ask for less, or ask an admin to change the policy")
+    def violations(self, spec: LaunchSpec | ExtendSpec) -> list[str]:
+        """Every rule a launch, or an extension of one, breaks: its GPUs, type, region and pricing model, its
+        estimated cost and the whole time to live it makes (a launch's, or its launch's with it)."""
+        problems = []
+        if spec.gpus > self.max_gpus:
+            problems.append(f"{spec.gpus} GPUs is over the limit of {self.max_gpus} per request")
+        if spec.estimated_total > self.max_cost:
+            problems.append(f"estimated {spec.estimated_total:,.2f} {self.currency} is over the limit of "
+                            f"{self.max_cost:,.2f} {self.currency} per request")
+        if not any(fnmatch.fnmatchcase(spec.instance_type, p) for p in self.allowed_instance_types):
+            problems.append(f"instance type {spec.instance_type} is not allowed "
+                            f"({', '.join(self.allowed_instance_types)})")
+        if self.allowed_regions and spec.region not in self.allowed_regions:
+            problems.append(f"region {spec.region} is not allowed ({', '.join(self.allowed_regions)})")
+        if spec.pricing_model not in self.allowed_pricing_models:
+            problems.append(f"{spec.pricing_model} is not allowed ({', '.join(self.allowed_pricing_models)})")
+        if self.max_ttl_s is not None and spec.ttl_s > self.max_ttl_s:
+            problems.append(f"a time to live of {format_duration(spec.ttl_s)} is over the limit of "
+                            f"{format_duration(self.max_ttl_s)} (max_ttl)")
+        if isinstance(spec, ExtendSpec) and self.max_ttl_s is None and spec.extra_s > MAX_EXTENSION_S:
+            # Without a max_ttl, one extension adds at most 30 days: longer is a new launch, priced as one.
+            problems.append(f"an extension adds at most {format_duration(MAX_EXTENSION_S)} when the policy sets "
+                            "no max_ttl; for longer, ask for a new launch")
+        return problems
 
 
 def _split(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.replace(";", ",").split(",") if part.strip())
 
 
-def load_policy(environ: dict | None = None) -> Policy:
+def load_policy(environ: Mapping[str, str] | None = None) -> Policy:
     """Policy from `GPU_ASSIST_CONFIG` (TOML) and `GPU_ASSIST_*` variables; bad values raise PolicyError."""
     environ = os.environ if environ is None else environ
-    values: dict = {}
+    values: dict[str, Any] = {}
     path = environ.get("GPU_ASSIST_CONFIG")
     if path:
         try:
@@ -105,7 +137,7 @@ def load_policy(environ: dict | None = None) -> Policy:
         "auto_approve_below": "GPU_ASSIST_AUTO_APPROVE_BELOW", "expiry_s": "GPU_ASSIST_REQUEST_EXPIRY_S",
         "ami_id": "GPU_ASSIST_AMI_ID", "ami_ssm_parameter": "GPU_ASSIST_AMI_SSM_PARAMETER",
         "security_group_ids": "GPU_ASSIST_SECURITY_GROUP_IDS", "key_name": "GPU_ASSIST_KEY_NAME",
-        "stop_action": "GPU_ASSIST_STOP_ACTION",
+        "stop_action": "GPU_ASSIST_STOP_ACTION", "max_ttl": "GPU_ASSIST_MAX_TTL",
     }  # break_glass is read from the TOML file only: turning an override on is a deliberate change to the file
     for key, variable in env.items():
         if environ.get(variable):
@@ -122,7 +154,8 @@ def load_policy(environ: dict | None = None) -> Policy:
             auto_approve_below=Decimal(str(values["auto_approve_below"])) if values.get("auto_approve_below")
             else None,
             expiry_s=int(values.get("expiry_s", 24 * 3600)),
-            default_region=str(values.get("default_region") or environ.get("AWS_REGION") or "us-east-1"),
+            max_ttl_s=_duration(values.get("max_ttl")),
+            default_region=str(values.get("default_region") or default_region(environ)),
             ami_id=values.get("ami_id"), ami_ssm_parameter=values.get("ami_ssm_parameter"),
             subnet_ids=dict(values.get("subnet_ids", {})),
             security_group_ids=_list(values.get("security_group_ids", ())),
@@ -154,7 +187,18 @@ def _known_currencies() -> set[str]:
     return set(load_fx(default_catalog_dir() / "fx.csv").per_usd)
 
 
-def _flag(value) -> bool:
+def _duration(value: object) -> int | None:
+    """`max_ttl = "14d"`, in the grammar's durations (1 minute to 5 years); absent: None."""
+    if value in (None, ""):
+        return None
+    try:
+        return parse_duration(str(value), example='max_ttl = "14d"')
+    except GpuAssistError as error:
+        raise PolicyError(f"bad policy setting max_ttl: {error.message}", hint=error.hint,
+                          example='max_ttl = "14d"') from None
+
+
+def _flag(value: object) -> bool:
     if isinstance(value, bool):
         return value
     if str(value).lower() in ("1", "true", "yes", "on"):
@@ -164,5 +208,6 @@ def _flag(value) -> bool:
     raise ValueError(f"a switch (break_glass, auto_approve_own_stop) must be true or false, not '{value}'")
 
 
-def _list(value) -> tuple[str, ...]:
+def _list(value: str | Iterable[object]) -> tuple[str, ...]:
+    """A TOML list, or a comma-separated environment variable."""
     return _split(value) if isinstance(value, str) else tuple(str(v) for v in value)

@@ -4,30 +4,37 @@ importable without the database layer (renderers and faces use them; only `store
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from decimal import Decimal
+
+from .specs import Spec
+
+REQUEST_ID = re.compile(r"^r-[0-9a-f]{12}$")  # what `Store.new_id` makes
 
 
 @dataclass(frozen=True)
 class RequestRecord:
     id: str
-    kind: str
+    kind: str                            # launch | stop | extend: the kind of `spec`
     requester: str
-    spec: dict
+    spec: Spec
     estimated_cost: Decimal | None
     currency: str
     state: str
     created_at: dt.datetime
     expires_at: dt.datetime
-    approver: str | None
-    decided_at: dt.datetime | None
-    instance_ids: tuple[str, ...]
-    ends_at: dt.datetime | None
-    error: str | None
-    version: int
+    approver: str | None = None
+    decided_at: dt.datetime | None = None
+    instance_ids: tuple[str, ...] = ()
+    ends_at: dt.datetime | None = None   # a launch: when its time to live is over; an extension: the end it sets
+    error: str | None = None
+    version: int = 0
     hourly_price: Decimal | None = None  # a launch's approved price per hour, all instances
     launched_at: dt.datetime | None = None
     stopped_at: dt.datetime | None = None
+    card_channel: str | None = None  # where its Slack card was posted, if it was
+    card_ts: str | None = None
 
 
 @dataclass(frozen=True)
@@ -41,3 +48,8 @@ class AuditEvent:
     from_state: str | None
     to_state: str | None
     detail: str
+
+
+def describe(record: RequestRecord) -> str:
+    """One line for lists and cards."""
+    return f"{record.id} [{record.state}] {record.spec.describe(record.currency)} — by {record.requester}"

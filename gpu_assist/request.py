@@ -95,6 +95,7 @@ class Request:
     providers: tuple[str, ...] = ()
     currency: str | None = None
     assumptions: tuple[str, ...] = field(default=(), compare=False)
+    duration_given: bool = field(default=True, compare=False)  # False: `duration_s` is the 1 hour assumed
 
     def describe(self) -> str:
         return f"{self.count}x{self.gpu} for {format_duration(self.duration_s)}"
@@ -338,6 +339,7 @@ class _Builder:
             providers=_unique(self.providers, ()),
             currency=self.currency,
             assumptions=() if self.duration_s is not None else (NO_DURATION,),
+            duration_given=self.duration_s is not None,
         )
 
 

@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from .errors import ParseError
 from .records import RequestRecord
+from .specs import ExtendSpec, LaunchSpec
 
 PERIOD_EXAMPLE = "spend 2026-11"
 GROUPS = ("requester", "project", "instance-type", "pricing")
@@ -93,14 +94,21 @@ def committed(record: RequestRecord, now: dt.datetime) -> Decimal:
 
 
 def project_of(record: RequestRecord, default: str = "") -> str:
-    """The project a launch is charged to: its spec's project tag, else the policy's cost tag."""
-    return str(record.spec.get("project") or default or "(none)")
+    """The project a launch (or an extension of one) is charged to: its own, else the policy's cost tag."""
+    spec = record.spec
+    return (spec.project if isinstance(spec, (LaunchSpec, ExtendSpec)) else None) or default or "(none)"
+
+
+def bought(record: RequestRecord) -> tuple[str, str]:
+    """(instance type, pricing model) of a launch."""
+    spec = record.spec
+    return (spec.instance_type, spec.pricing_model) if isinstance(spec, LaunchSpec) else ("?", "?")
 
 
 def _group_key(record: RequestRecord, group: str, default_project: str) -> str:
-    spec = record.spec
+    instance_type, pricing_model = bought(record)
     return {"requester": record.requester, "project": project_of(record, default_project),
-            "instance-type": str(spec.get("instance_type", "?")), "pricing": str(spec.get("pricing_model", "?"))}[group]
+            "instance-type": instance_type, "pricing": pricing_model}[group]
 
 
 @dataclass(frozen=True)
@@ -159,8 +167,8 @@ def spend_report(records: list[RequestRecord], period: Period, now: dt.datetime,
         end_of_life = record.ends_at if record.state in ("running", "stopping") and record.ends_at else stop
         launches.append(LaunchSpend(
             request_id=record.id, requester=record.requester, project=project_of(record, default_project),
-            instance_type=str(record.spec.get("instance_type", "?")),
-            pricing_model=str(record.spec.get("pricing_model", "?")), state=record.state, hourly=record.hourly_price,
+            instance_type=bought(record)[0], pricing_model=bought(record)[1], state=record.state,
+            hourly=record.hourly_price,
             hours=_hours(max(period.start, started), min(period.end, stop)),
             cost=cost_between(record, period.start, period.end, now),
             projected=record.hourly_price * _hours(started, end_of_life),

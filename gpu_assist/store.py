@@ -1,9 +1,11 @@
 """Where requests and their audit trail live: SQLAlchemy 2 over SQLite (one process) or PostgreSQL (replicas).
 
-Every state change is one conditional UPDATE (`… WHERE id = :id AND state = :expected`), so two clicks, a
-Slack retry or two replicas can never both win a transition. `audit_events` is append-only: the code only
-inserts, and a database trigger refuses UPDATE and DELETE. The tables below are the code's model of the
-schema; the schema itself is made by the Alembic migrations in `gpu_assist/migrations/` (`gpu_assist.schema`).
+Every state change is one conditional UPDATE built from a declared `states.Transition` (`… WHERE id = :id AND
+state IN (:source) AND kind IN (:kinds)`), so two clicks, a Slack retry or two replicas can never both win a
+transition, and no code moves a request along an arrow `gpu_assist.states` does not declare. `audit_events` is
+append-only: the code only inserts, and a database trigger refuses UPDATE and DELETE. The tables below are the
+code's model of the schema; the schema itself is made by the Alembic migrations in `gpu_assist/migrations/`
+(`gpu_assist.schema`).
 """
 
 from __future__ import annotations
@@ -15,23 +17,28 @@ import os
 import uuid
 from decimal import Decimal
 from pathlib import Path
+from typing import Any, Iterator
 
 from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Integer, MetaData, Numeric, String, Table,
                         Text, and_, create_engine, event, insert, select, text, update)
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine, RowMapping
+from sqlalchemy.sql.elements import ColumnElement
 
 from .errors import GpuAssistError
 from .records import AuditEvent, RequestRecord
+from .specs import ExtendSpec, LaunchSpec, spec_from_json, to_json
+from .states import KINDS, STATES, SUBMIT, Transition
 
-STATES = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed")
-TERMINAL = ("rejected", "expired", "stopped", "failed")
+Records = list[RequestRecord]  # (a method of Store is named `list`, which hides the builtin in its body)
+Events = list[AuditEvent]
+Ids = list[str]
 
 metadata = MetaData()
 
 requests_table = Table(
     "requests", metadata,
     Column("id", String(32), primary_key=True),
-    Column("kind", String(16), nullable=False),  # launch | stop
+    Column("kind", String(16), nullable=False),  # launch | stop | extend
     Column("requester", String(128), nullable=False),
     Column("spec", JSON, nullable=False),
     Column("estimated_cost", Numeric(18, 6)),
@@ -48,8 +55,10 @@ requests_table = Table(
     Column("hourly_price", Numeric(18, 6)),  # a launch's approved price per hour, all its instances together
     Column("launched_at", DateTime(timezone=True)),  # when it reached running: its spend starts here
     Column("stopped_at", DateTime(timezone=True)),   # when it reached stopped: its spend ends here
+    Column("card_channel", String(64)),  # where its Slack card was posted: alerts and outcomes reply in its thread
+    Column("card_ts", String(32)),
     CheckConstraint("state IN (" + ", ".join(f"'{state}'" for state in STATES) + ")", name="request_state_known"),
-    CheckConstraint("kind IN ('launch', 'stop')", name="request_kind_known"),
+    CheckConstraint("kind IN (" + ", ".join(f"'{kind}'" for kind in KINDS) + ")", name="request_kind_known"),
 )
 
 audit_table = Table(
@@ -87,9 +96,11 @@ def default_url() -> str:
 
 def _aware(value: dt.datetime | None) -> dt.datetime | None:
     """SQLite returns naive datetimes; everything here is UTC."""
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
-    return value
+    return None if value is None else _utc(value)
+
+
+def _utc(value: dt.datetime) -> dt.datetime:
+    return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value
 
 
 class Store:
@@ -100,11 +111,10 @@ class Store:
         (idempotent, serialised between processes: see `gpu_assist.schema`)."""
         self.url = url or default_url()
         if engine is None:
-            kwargs = {"future": True, "pool_pre_ping": True}
-            if self.url.startswith("sqlite"):
-                kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
-            engine = create_engine(self.url, **kwargs)
-            if self.url.startswith("sqlite"):
+            sqlite = self.url.startswith("sqlite")
+            connect_args = {"timeout": 30, "check_same_thread": False} if sqlite else {}
+            engine = create_engine(self.url, future=True, pool_pre_ping=True, connect_args=connect_args)
+            if sqlite:
                 event.listen(engine, "connect", _sqlite_pragmas)
         self.engine = engine
         self.dialect = engine.dialect.name
@@ -112,7 +122,7 @@ class Store:
             self.upgrade()
 
     @contextlib.contextmanager
-    def _reaching(self):
+    def _reaching(self) -> Iterator[None]:
         """A database that cannot be reached (down, refused, bad file) is one line, with the password hidden."""
         from sqlalchemy.exc import OperationalError
 
@@ -143,37 +153,47 @@ class Store:
     def new_id() -> str:
         return "r-" + uuid.uuid4().hex[:12]
 
-    def insert_request(self, record: dict, *, actor: str, detail: str = "") -> None:
-        """A new request; a launch records the hourly price its requester saw and its approver approves."""
-        if record["kind"] == "launch" and "hourly_price" not in record:
-            spec = record["spec"]
-            record = {**record, "hourly_price": Decimal(str(spec["hourly"])) * int(spec.get("instances", 1))}
+    def insert_request(self, record: RequestRecord, *, actor: str, detail: str = "") -> None:
+        """A new request (`states.SUBMIT`), its spec in its JSON column."""
+        if record.kind != record.spec.kind or record.kind not in SUBMIT.kinds or record.state != SUBMIT.target:
+            raise ValueError(f"a new request is a pending {', '.join(SUBMIT.kinds)}, not {record.kind} {record.state}")
+        values = {column.name: getattr(record, column.name) for column in requests_table.columns}
+        values.update(spec=to_json(record.spec), instance_ids=list(record.instance_ids), version=0)
         with self.engine.begin() as connection:
-            connection.execute(insert(requests_table).values(**record, version=0))
-            self._audit(connection, record["id"], actor, "submit", "ok", None, record["state"], detail,
-                        record["created_at"])
+            connection.execute(insert(requests_table).values(**values))
+            self._audit(connection, record.id, actor, SUBMIT.action, "ok", None, SUBMIT.target, detail,
+                        record.created_at)
 
-    def transition(self, request_id: str, expected: str | tuple[str, ...], new_state: str, *, actor: str,
-                   action: str, now: dt.datetime, detail: str = "", condition=None, **values) -> bool:
-        """One conditional UPDATE; True when this caller won the transition (and its audit row is written)."""
-        expected = (expected,) if isinstance(expected, str) else expected
-        if new_state == "running" and "launched_at" not in values:
+    def transition(self, request_id: str, step: Transition, *, actor: str, now: dt.datetime, detail: str = "",
+                   action: str | None = None, condition: ColumnElement[bool] | None = None, **values: Any) -> bool:
+        """`step` as one conditional UPDATE; True when this caller won it (and its audit row, named `action` or
+        the step's own, is written)."""
+        if step.target == "running" and "running" not in step.source and "launched_at" not in values:
             values["launched_at"] = now  # the spend clock starts once, when it first runs
-        if new_state == "stopped" and "stopped_at" not in values:
+        if step.target == "stopped" and "stopped_at" not in values:
             values["stopped_at"] = now
-        where = and_(requests_table.c.id == request_id, requests_table.c.state.in_(expected))
+        where = and_(requests_table.c.id == request_id, requests_table.c.state.in_(step.source),
+                     requests_table.c.kind.in_(step.kinds))
         if condition is not None:
             where = and_(where, condition)
+        if "spec" in values:
+            values["spec"] = to_json(values["spec"])
         with self.engine.begin() as connection:
             current = connection.execute(select(requests_table.c.state).where(requests_table.c.id == request_id)
                                          ).scalar()
             result = connection.execute(update(requests_table).where(where).values(
-                state=new_state, version=requests_table.c.version + 1, **values))
+                state=step.target, version=requests_table.c.version + 1, **values))
             if result.rowcount == 1:
-                self._audit(connection, request_id, actor, action, "ok", current, new_state, detail, now)
+                self._audit(connection, request_id, actor, action or step.action, "ok", current, step.target, detail,
+                            now)
                 return True
         return False
 
+    def set_card(self, request_id: str, channel: str, ts: str) -> None:
+        """Where the request's Slack card was posted (not a state change: nothing to audit)."""
+        with self.engine.begin() as connection:
+            connection.execute(update(requests_table).where(requests_table.c.id == request_id).values(
+                card_channel=channel, card_ts=ts))
 
     def audit(self, request_id: str | None, actor: str, action: str, outcome: str, *, now: dt.datetime,
               detail: str = "") -> None:
@@ -183,7 +203,8 @@ class Store:
             self._audit(connection, request_id, actor, action, outcome, state, state, detail, now)
 
     @staticmethod
-    def _audit(connection, request_id, actor, action, outcome, from_state, to_state, detail, now) -> None:
+    def _audit(connection: Connection, request_id: str | None, actor: str, action: str, outcome: str,
+               from_state: str | None, to_state: str | None, detail: str, now: dt.datetime) -> None:
         connection.execute(insert(audit_table).values(
             at=now, request_id=request_id, actor=actor, action=action, outcome=outcome, from_state=from_state,
             to_state=to_state, detail=detail))
@@ -193,27 +214,43 @@ class Store:
             row = connection.execute(select(requests_table).where(requests_table.c.id == request_id)).mappings().first()
         return _record(row) if row else None
 
-    def list(self, *, states: tuple[str, ...] | None = None, limit: int = 50) -> list[RequestRecord]:
+    def fetch(self, request_id: str) -> RequestRecord:
+        """A request that must exist (requests are never deleted): KeyError otherwise, a bug, not a user's typo."""
+        record = self.get(request_id)
+        if record is None:
+            raise KeyError(request_id)
+        return record
+
+    def list(self, *, states: tuple[str, ...] | None = None, limit: int = 50) -> Records:
         query = select(requests_table).order_by(requests_table.c.created_at.desc()).limit(limit)
         if states:
             query = query.where(requests_table.c.state.in_(states))
         with self.engine.connect() as connection:
             return [_record(row) for row in connection.execute(query).mappings()]
 
-    def due(self, state: str, column, now: dt.datetime) -> list[RequestRecord]:
+    def region_of(self, instance_id: str) -> str | None:
+        """Where gpu-assist launched an instance, from its own records."""
+        return next((record.spec.where for record in self.list(states=("running", "stopping"), limit=1000)
+                     if isinstance(record.spec, LaunchSpec) and instance_id in record.instance_ids), None)
+
+    def extensions_waiting(self, launch_id: str) -> Ids:
+        """Extensions of a launch that are asked or approved but not yet carried out."""
+        return [r.id for r in self.list(states=("pending", "approved", "extending"), limit=1000)
+                if isinstance(r.spec, ExtendSpec) and r.spec.launch_request == launch_id]
+
+    def due(self, state: str, column: Any, now: dt.datetime) -> Records:
         query = select(requests_table).where(and_(requests_table.c.state == state, column <= now))
         with self.engine.connect() as connection:
             return [_record(row) for row in connection.execute(query).mappings()]
 
-    def audit_trail(self, request_id: str | None = None) -> list[AuditEvent]:
+    def audit_trail(self, request_id: str | None = None) -> Events:
         query = select(audit_table).order_by(audit_table.c.id)
         if request_id:
             query = query.where(audit_table.c.request_id == request_id)
         with self.engine.connect() as connection:
-            return [AuditEvent(**{**row, "at": _aware(row["at"])}) for row in connection.execute(query).mappings()]
+            return [AuditEvent(**{**row, "at": _utc(row["at"])}) for row in connection.execute(query).mappings()]
 
-
-    def spend_rows(self, since: dt.datetime) -> list[RequestRecord]:
+    def spend_rows(self, since: dt.datetime) -> Records:
         """Launches that ran at some time after `since` (still running, or stopped after it)."""
         query = select(requests_table).where(and_(
             requests_table.c.kind == "launch", requests_table.c.launched_at.is_not(None),
@@ -252,13 +289,13 @@ class Store:
             connection.execute(notices_table.delete().where(and_(notices_table.c.key == key,
                                                                  notices_table.c.until.is_(None))))
 
-    def notice(self, key: str) -> dict | None:
+    def notice(self, key: str) -> dict[str, Any] | None:
         with self.engine.connect() as connection:
             row = connection.execute(select(notices_table).where(notices_table.c.key == key)).mappings().first()
         return {**row, "at": _aware(row["at"]), "until": _aware(row["until"])} if row else None
 
     @contextlib.contextmanager
-    def job_lock(self, name: str):
+    def job_lock(self, name: str) -> Iterator[bool]:
         """True while this process alone runs job `name`: a PostgreSQL advisory lock; always True on SQLite."""
         if self.dialect != "postgresql":
             yield True
@@ -274,22 +311,23 @@ class Store:
                 connection.commit()
 
 
-def _sqlite_pragmas(connection, _record) -> None:
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
 
 
-def _record(row) -> RequestRecord:
+def _record(row: RowMapping) -> RequestRecord:
     spec = row["spec"] if isinstance(row["spec"], dict) else json.loads(row["spec"])
     return RequestRecord(
-        id=row["id"], kind=row["kind"], requester=row["requester"], spec=spec,
+        id=row["id"], kind=row["kind"], requester=row["requester"], spec=spec_from_json(row["kind"], spec),
         estimated_cost=Decimal(str(row["estimated_cost"])) if row["estimated_cost"] is not None else None,
-        currency=row["currency"], state=row["state"], created_at=_aware(row["created_at"]),
-        expires_at=_aware(row["expires_at"]), approver=row["approver"], decided_at=_aware(row["decided_at"]),
+        currency=row["currency"], state=row["state"], created_at=_utc(row["created_at"]),
+        expires_at=_utc(row["expires_at"]), approver=row["approver"], decided_at=_aware(row["decided_at"]),
         instance_ids=tuple(row["instance_ids"] or ()), ends_at=_aware(row["ends_at"]), error=row["error"],
         version=row["version"],
         hourly_price=Decimal(str(row["hourly_price"])) if row["hourly_price"] is not None else None,
         launched_at=_aware(row["launched_at"]), stopped_at=_aware(row["stopped_at"]),
+        card_channel=row["card_channel"], card_ts=row["card_ts"],
     )

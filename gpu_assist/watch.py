@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from .records import RequestRecord
 from .request import format_duration
-from .spending import cost_between, parse_period, spend_report
+from .spending import bought, cost_between, parse_period, spend_report
 
 SNOOZE = dt.timedelta(hours=4)
 
@@ -90,7 +90,7 @@ def build_digest(records: list[RequestRecord], pending: list[RequestRecord], now
     running = sorted((r for r in records if r.state == "running"), key=lambda r: r.ends_at or now)
     return Digest(
         day=now.date(), currency=currency, yesterday=yesterday, month_to_date=month, budgets=tuple(budgets),
-        running=tuple(DigestRow(r.id, r.requester, str(r.spec.get("instance_type", "?")), r.hourly_price or
+        running=tuple(DigestRow(r.id, r.requester, bought(r)[0], r.hourly_price or
                                 Decimal(0), r.ends_at or now) for r in running),
         idle=frozenset(idle_requests),
         ending=tuple(f"{r.id} at {r.ends_at:%H:%M} UTC" for r in running

@@ -22,14 +22,16 @@ from typing import cast
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from gpu_assist.commands import (HELP, Context, HelpCommand, LaunchCommand, QuoteCommand, RequestsCommand,
-                                 StopCommand, TcoCommand, UtilCommand, parse_command, run)
+from gpu_assist.commands import (HELP, Context, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
+                                 RequestsCommand, StopCommand, TcoCommand, UtilCommand, parse_command, run)
 from gpu_assist.compare import Comparison
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.identity import SLACK, actor, slack_mention
 from gpu_assist.records import RequestRecord
 from gpu_assist.render import blocks
+from gpu_assist.specs import ExtendSpec, launch_button_choice
 
+from .spend_watch import thread_of
 from .workers import Deliveries, WorkPool
 
 log = logging.getLogger("gpu_assist.slack")
@@ -38,6 +40,7 @@ QUEUED_COMMANDS = int(os.environ.get("GPU_ASSIST_SLACK_QUEUE", "64"))
 BUSY = "gpu-assist is busy, try again in a moment."
 # Answered in milliseconds: no "Working on…" message before the answer.
 _QUICK = (QuoteCommand, TcoCommand, RequestsCommand)
+_CARRYING_OUT = {"launch": "launching", "stop": "stopping", "extend": "extending"}  # the card while it happens
 
 
 @dataclass(frozen=True)
@@ -82,8 +85,9 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
 
     def post_card(record, channel: str) -> None:
         text = f"{record.kind} request {record.id} from {slack_mention(record.requester)} needs an approver"
-        client.chat_postMessage(channel=settings.approval_channel or channel, text=text,
-                                blocks=blocks.approval_card(record, budgets=context.approvals.budget_standing(record)))
+        card = blocks.approval_card(record, budgets=context.approvals.budget_standing(record))
+        posted = client.chat_postMessage(channel=settings.approval_channel or channel, text=text, blocks=card)
+        context.approvals.store.set_card(record.id, posted["channel"], posted["ts"])  # its thread, for what follows
 
     # ---- /gpu ---------------------------------------------------------------------------------------------
     def ack_command(ack, command, request, respond):
@@ -127,7 +131,7 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
             respond(response_type="ephemeral", replace_original=replace,
                     text="Something went wrong on our side; the request was not carried out. Try again.")
             return
-        if isinstance(parsed, (LaunchCommand, StopCommand)):
+        if isinstance(parsed, (LaunchCommand, StopCommand, ExtendCommand)):
             post_card(result, command["channel_id"])
             record = cast(RequestRecord, result)  # a launch or stop command's result is the request it recorded
             where = f"<#{settings.approval_channel}>" if settings.approval_channel else "this channel"
@@ -159,7 +163,7 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         try:
             if approve:
                 record = approvals.approve(request_id, decider, on_approved=lambda r: show(
-                    r, f"Approved by <@{user}> — {'launching' if r.kind == 'launch' else 'stopping'}…"))
+                    r, f"Approved by <@{user}> — {_CARRYING_OUT[r.kind]}…"))
             else:
                 record = approvals.reject(request_id, decider)
         except GpuAssistError as error:
@@ -168,8 +172,10 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         verb = "Approved" if approve else "Rejected"
         line = f"{verb} by <@{user}>" + (f" — {blocks.outcome_line(record)}" if approve else "")
         show(record, line)
-        client.chat_postMessage(channel=channel, thread_ts=ts,
-                                text=f"{slack_mention(record.requester)} {record.id}: {line}")
+        where = {"channel": channel, "thread_ts": ts}
+        if isinstance(record.spec, ExtendSpec):  # its outcome belongs with the launch it extends
+            where = thread_of(approvals.store.get(record.spec.launch_request), settings.approval_channel or channel)
+        client.chat_postMessage(**where, text=f"{slack_mention(record.requester)} {record.id}: {line}")
 
     def on_approve(body, action):
         decide(body, action, approve=True)
@@ -185,7 +191,8 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
         channel = body.get("channel", {}).get("id") or body["container"].get("channel_id")
         try:
             if action["action_id"].startswith(blocks.REQUEST_LAUNCH):
-                record = context.approvals.submit_launch(actor(SLACK, user), "launch " + action["value"])
+                option, duration_s = launch_button_choice(action["value"])
+                record = context.approvals.submit_launch(actor(SLACK, user), LaunchCommand(option, duration_s))
             else:
                 record = context.approvals.submit_stop(actor(SLACK, user), [action["value"]])
         except GpuAssistError as error:

@@ -106,9 +106,8 @@ def lease_for(store):
 
 
 def run_round(approvals, number: int) -> None:
-    expired = approvals.expire_due()
-    reaped = approvals.reap()
-    reconciled = approvals.reconcile()
+    jobs = approvals.orchestration
+    expired, reaped, reconciled = jobs.expire_due(), jobs.reap(), jobs.reconcile()
     log.info("jobs round %d on pid %d: %d expired, %d reaped, %d reconciled", number, os.getpid(), len(expired),
              len(reaped), len(reconciled))
 

@@ -31,6 +31,26 @@ def offer(**values) -> dict:
     return row
 
 
+# A launch as gpu-assist stored it before LaunchSpec (keys in their order; no project).
+OLD_LAUNCH = {
+    "request_id": "r-0123456789ab", "requester": "slack:U-CAROL", "text": "launch 8xA100 72h region=us-east-1",
+    "gpu": "A100", "gpus": 8, "instance_type": "p4d.24xlarge", "instances": 1, "vcpus": 96, "region": "us-east-1",
+    "zone": "", "pricing_model": "on-demand", "duration_s": 259200, "hourly": "21.957642",
+    "ceiling_hourly": "21.957642", "estimated_total": "1580.950224", "currency": "USD",
+    "candidates": [{"region": "us-east-1", "zone": None, "hourly": "21.957642"},
+                   {"region": "us-west-2", "zone": "usw2-az1", "hourly": "21.957642"}],
+    "price_source": "skypilot-aws 2026-12-01", "checks": {"dry_run": "ok", "quota": "quota unknown"},
+    "launched_region": "us-west-2", "launched_zone": "us-west-2a",
+}
+
+
+def submit_launch(approvals, requester: str, words: str):
+    """`launch <words>` as the grammar parses it (what every face hands the lifecycle), submitted by `requester`."""
+    from gpu_assist.commands import parse_command
+
+    return approvals.submit_launch(requester, parse_command(f"launch {words}", approvals.catalog.gpus))
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

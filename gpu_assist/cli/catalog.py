@@ -136,7 +136,7 @@ def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
 
 def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.date) -> int:
     """`catalog refresh aws-public`: the public EC2 and Savings Plans price list files of some regions."""
-    from ..aws import DEFAULT_REGION
+    from ..aws import default_region
     from ..importers import aws_public, public
     from ..sources import refresh
 
@@ -145,7 +145,7 @@ def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.dat
     if stray:
         raise GpuAssistError(f"refresh aws-public takes --regions, not {stray}",
                              hint="example: gpu-assist catalog refresh aws-public --regions us-east-1,us-west-2")
-    regions = [r.strip() for r in (args.regions or DEFAULT_REGION).split(",") if r.strip()]
+    regions = [r.strip() for r in (args.regions or default_region()).split(",") if r.strip()]
     source = aws_public.AwsPublicPriceSource(directory, regions, today)
     report = refresh(source, directory)
     print(report.summary())

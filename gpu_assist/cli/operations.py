@@ -34,7 +34,8 @@ def lifecycle(args: argparse.Namespace) -> int:
         renderer = render_json if args.format == "json" else render_text
         print(renderer.render(record))
         return 0
-    done = {"reconcile": approvals.reconcile, "reap": approvals.reap, "expire": approvals.expire_due}[args.command]()
+    jobs = approvals.orchestration
+    done = {"reconcile": jobs.reconcile, "reap": jobs.reap, "expire": jobs.expire_due}[args.command]()
     print(f"{args.command}: {plural(len(done), 'request')}" + (f" ({', '.join(done)})" if done else ""))
     return 0
 

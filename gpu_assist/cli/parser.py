@@ -103,9 +103,10 @@ def _add_util(commands: Any) -> None:
 
 
 def _add_requests(commands: Any) -> None:
-    """launch, stop, spend, approve, reject, requests: the request lifecycle and what it cost."""
+    """launch, stop, extend, spend, approve, reject, requests: the request lifecycle and what it cost."""
     for verb, help_text in (("launch", "ask to launch: gpu-assist launch 8xA100 72h spot --as alice"),
-                            ("stop", "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice")):
+                            ("stop", "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice"),
+                            ("extend", "ask to move a running launch's time to live: gpu-assist extend r-… 24h")):
         p = commands.add_parser(verb, help=help_text)
         p.add_argument("words", nargs="+")
         p.add_argument("--as", dest="actor", help="who asks (default GPU_ASSIST_USER, else your login); recorded as "

@@ -16,8 +16,8 @@ from ..recommend import recommend
 from ..spending import SpendReport
 from ..tco import total_cost_of_ownership
 from .context import Context
-from .objects import (Command, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand, RequestDetail,
-                      RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand, UtilCommand)
+from .objects import (Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
+                      RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand, UtilCommand)
 
 
 def run(command: Command, context: Context, *, actor: str | None = None) -> Result:
@@ -41,12 +41,17 @@ def _asker(actor: str | None) -> str:
 
 @_execute.register(LaunchCommand)
 def _launch(command: LaunchCommand, context: Context, actor: str | None) -> Result:
-    return context.approvals.submit_launch(_asker(actor), command.text)
+    return context.approvals.submit_launch(_asker(actor), command)
 
 
 @_execute.register(StopCommand)
 def _stop(command: StopCommand, context: Context, actor: str | None) -> Result:
     return context.approvals.submit_stop(_asker(actor), list(command.instance_ids), command.region)
+
+
+@_execute.register(ExtendCommand)
+def _extend(command: ExtendCommand, context: Context, actor: str | None) -> Result:
+    return context.approvals.submit_extend(_asker(actor), command.request_id, command.extra_s)
 
 
 @_execute.register(RequestsCommand)

@@ -10,24 +10,24 @@ message for a bad one.
 from __future__ import annotations
 
 import datetime as dt
-import re
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable
 
+from ..aws import INSTANCE_ID
 from ..compare import SORTS
 from ..errors import ParseError
 from ..gpus import GpuTable
+from ..records import REQUEST_ID
 from ..request import normalise, parse_duration, parse_request
 from ..tco import parse_tco
 from ..workload import parse_workload
-from .objects import (MAX_TOP, Command, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
+from .objects import (MAX_TOP, Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
                       RequestsCommand, SpendCommand, StopCommand, TcoCommand, UtilCommand)
 
 _FLAG_OPTIONS = ("all-regions", "include-flagged", "include-unverified", "verified-only", "explain", "list")
 _VALUE_OPTIONS = ("top", "sort", "max-price", "min-gpu-memory")
 _HELP_WORDS = ("help", "-h", "--help", "?")
-INSTANCE_ID_RE = re.compile(r"^i-[0-9a-f]{8,17}$")
-REQUEST_ID_RE = re.compile(r"^r-[0-9a-f]{12}$")
 
 
 def words_of(text: str) -> list[str]:
@@ -194,16 +194,56 @@ def parse_util(words: list[str], _gpus: GpuTable | None = None) -> UtilCommand:
     return UtilCommand(instance_ids=tuple(ids), **values)
 
 
-def _parse_launch(rest: list[str], _gpus: GpuTable) -> LaunchCommand:
+def _parse_launch(words: list[str], gpus: GpuTable) -> LaunchCommand:
+    """`launch 8xA100 72h spot region=… project=…` (on-demand unless spot is said; the duration is the time to
+    live, so it must be said), or `launch aws:p4d.24xlarge:us-east-1:spot 72h`."""
+    from ..budgets import PROJECT
+    from ..specs import OptionId
+
+    example = "launch 8xA100 72h spot region=us-east-1"
+    projects = [w.split("=", 1)[1] for w in words if w.lower().startswith("project=")]
+    rest = [w for w in words if not w.lower().startswith("project=")]
     if not rest:
-        raise ParseError("say what to launch", example="launch 8xA100 72h spot region=us-east-1")
-    return LaunchCommand(" ".join(rest))
+        raise ParseError("say what to launch", example=example)
+    if len(projects) > 1 or (projects and not PROJECT.match(projects[0])):
+        raise ParseError(f"project '{projects[-1]}' must be one word of letters, digits and _.:/+=@- (at most 64)",
+                         example="launch 8xA100 72h project=vision")
+    project = projects[0] if projects else None
+    option = OptionId.parse(rest[0])
+    if option is not None:
+        if len(rest) != 2:
+            raise ParseError("say for how long, and nothing else", example=f"launch {option} 72h")
+        return LaunchCommand(option, parse_duration(rest[1], example=f"launch {option} 72h"), project)
+    request = parse_request(" ".join(rest), gpus)
+    if set(request.providers) - {"aws"}:
+        raise ParseError("gpu-assist launches on AWS only", example=example)
+    if not set(request.pricing_models) <= {"on-demand", "spot"}:
+        raise ParseError("launch buys on-demand or spot", example=example)
+    if not request.duration_given:
+        raise ParseError("say for how long: the duration is the instance's time to live", example=example)
+    request = replace(request, providers=("aws",), pricing_models=request.pricing_models or ("on-demand",))
+    return LaunchCommand(request, request.duration_s, project)
+
+
+def _parse_extend(words: list[str], _gpus: GpuTable) -> ExtendCommand:
+    """`extend r-… 24h`: which launch request, and how much longer (a duration of the grammar)."""
+    example = "extend r-0123456789ab 24h"
+    ids = [w.lower() for w in words if w.lower().startswith("r-")]
+    others = [w for w in words if not w.lower().startswith("r-")]
+    if len(ids) != 1 or len(others) != 1:
+        raise ParseError("say which launch request and how much longer", example=example)
+    if not REQUEST_ID.match(ids[0]):
+        raise ParseError(f"'{ids[0]}' is not a request id", hint="request ids look like r-0123456789ab",
+                         example=example)
+    if others[0].startswith("-"):
+        raise ParseError(f"'{others[0]}': an extension is positive", example=example)
+    return ExtendCommand(ids[0], parse_duration(others[0], example=example))
 
 
 def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
     ids = tuple(w.lower() for w in rest if not w.lower().startswith("region="))
     region = next((w.split("=", 1)[1] for w in rest if w.lower().startswith("region=")), None)
-    bad = [i for i in ids if not INSTANCE_ID_RE.match(i)]
+    bad = [i for i in ids if not INSTANCE_ID.match(i)]
     if not ids or bad:
         raise ParseError(f"'{bad[0]}' is not an instance id" if bad else "name the instances to stop",
                          example="stop i-0123456789abcdef0")
@@ -211,7 +251,7 @@ def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
 
 
 def _parse_requests(rest: list[str], _gpus: GpuTable) -> RequestsCommand:
-    if len(rest) > 1 or (rest and not REQUEST_ID_RE.match(rest[0].lower())):
+    if len(rest) > 1 or (rest and not REQUEST_ID.match(rest[0].lower())):
         raise ParseError("requests takes nothing or one request id", example="requests r-0123456789ab")
     return RequestsCommand(rest[0].lower() if rest else None)
 
@@ -244,5 +284,6 @@ def parse_spend(words: list[str], _gpus: GpuTable | None = None) -> SpendCommand
 
 _VERBS: dict[str, Callable[[list[str], GpuTable], Command]] = {
     "quote": parse_quote, "recommend": parse_recommend, "tco": _parse_tco, "util": parse_util,
-    "launch": _parse_launch, "stop": _parse_stop, "requests": _parse_requests, "spend": parse_spend,
+    "launch": _parse_launch, "stop": _parse_stop, "extend": _parse_extend, "requests": _parse_requests,
+    "spend": parse_spend,
 }

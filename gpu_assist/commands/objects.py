@@ -11,7 +11,8 @@ from ..fleet import FleetReport
 from ..pricing import Quote
 from ..recommend import Recommendation
 from ..records import AuditEvent, RequestRecord
-from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request
+from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request, format_duration
+from ..specs import OptionId
 from ..spending import SpendReport
 from ..tco import TcoInput, TcoResult
 from ..utilization import Snapshot
@@ -43,7 +44,9 @@ gpu-assist — GPU prices across clouds, for the whole job.
 
   launch 8xA100 72h spot region=us-east-1    ask to launch the cheapest allowed AWS offer; an approver decides
   launch aws:p4d.24xlarge:us-east-1:on-demand 72h    a quote row, by its option id
+  launch 8xA100 72h project=vision       charged to a project's budget, tagged on the instances
   stop i-0123456789abcdef0               ask to stop an instance gpu-assist launched
+  extend r-0123456789ab 24h              ask to move a running launch's time to live; an approver decides
   requests                               recent requests; `requests r-…` shows one with its audit trail
 
   spend                                  what gpu-assist's launches cost this month, by requester, project, …
@@ -122,6 +125,7 @@ _FIELD_CHECKS = {
     "providers": _names(PROVIDERS),
     "currency": lambda value: value is None or value in CURRENCIES,
     "assumptions": lambda value: isinstance(value, list) and all(isinstance(v, str) for v in value),
+    "duration_given": lambda value: isinstance(value, bool),
     "top": lambda value: value is None or _whole(1, MAX_TOP)(value),
     **{flag: lambda value: isinstance(value, bool)
        for flag in ("all_regions", "include_flagged", "verified_only", "include_unverified")},
@@ -155,13 +159,36 @@ class UtilCommand:
 
 @dataclass(frozen=True)
 class LaunchCommand:
-    text: str
+    """What to launch, parsed at the edge: GPUs to price (`launch 8xA100 72h spot region=us-east-1`), or one quote
+    row by its option id (`launch aws:p4d.24xlarge:us-east-1:spot 72h`, a quote card's button)."""
+
+    what: Request | OptionId
+    duration_s: int             # its time to live, from when it runs
+    project: str | None = None  # charged to that project's budget, tagged on the instances
+
+    def words(self) -> str:
+        """The command in the grammar's words, for the record (never parsed again)."""
+        if isinstance(self.what, OptionId):
+            asked = f"{self.what} {format_duration(self.duration_s)}"
+        else:
+            request = self.what
+            asked = " ".join([f"{request.count}x{request.gpu}", format_duration(self.duration_s),
+                              *request.pricing_models, *(f"region={r}" for r in request.regions)])
+        return f"launch {asked}" + (f" project={self.project}" if self.project else "")
 
 
 @dataclass(frozen=True)
 class StopCommand:
     instance_ids: tuple[str, ...]
     region: str | None = None
+
+
+@dataclass(frozen=True)
+class ExtendCommand:
+    """`extend r-… 24h`: move a running launch's time to live `extra_s` later, once an approver agrees."""
+
+    request_id: str
+    extra_s: int
 
 
 @dataclass(frozen=True)
@@ -190,6 +217,6 @@ class HelpCommand:
 
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
-    RequestsCommand | SpendCommand | HelpCommand
+    ExtendCommand | RequestsCommand | SpendCommand | HelpCommand
 Result = Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | \
     RequestRecord | tuple[RequestRecord, ...] | SpendReport

@@ -49,12 +49,13 @@ class LaunchPanel(widgets.VBox):
                 record = self.server.launch(self.text.value)
                 line, checks = _describe_json(record), record["spec"]["checks"]
             else:
-                from ..approvals import describe
+                from ..records import describe
+                from ..specs import to_json
 
                 # A launch command's result is the request it recorded.
                 command = parse_verb("launch", words_of(self.text.value), self.context.catalog.gpus)
                 launched = cast(RequestRecord, run(command, self.context, actor=chosen_name()))
-                line, checks = describe(launched), launched.spec["checks"]
+                line, checks = describe(launched), to_json(launched.spec)["checks"]
                 record = launched
         except GpuAssistError as error:
             _show_error(self.error, str(error))
@@ -80,7 +81,7 @@ class LaunchPanel(widgets.VBox):
         return record
 
     def refresh(self) -> None:
-        from ..approvals import describe
+        from ..records import describe
 
         rows = []
         if self.server is None:
@@ -102,7 +103,7 @@ class LaunchPanel(widgets.VBox):
 
 
 def _describe_json(record: dict) -> str:
-    """A request as the server's JSON gives it, in one line like `approvals.describe`."""
+    """A request as the server's JSON gives it, in one line like `records.describe`."""
     spec = record.get("spec", {})
     if record.get("kind") == "launch":
         what = (f"{spec.get('instances')}x{spec.get('instance_type')} ({spec.get('gpus')}x{spec.get('gpu')}) "

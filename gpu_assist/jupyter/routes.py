@@ -1,4 +1,4 @@
-"""jupyter_server routes: `<base_url>/gpu-assist/api/{quote,recommend,util,requests,launch}` and
+"""jupyter_server routes: `<base_url>/gpu-assist/api/{quote,recommend,util,requests,launch,extend}` and
 `POST …/requests/<id>/{approve,reject}`.
 
 JSON in and out through the core's JSON renderer; a user error is HTTP 400 with `{"error": message}`, a refusal
@@ -121,6 +121,12 @@ class LaunchHandler(_CommandHandler):
         raise tornado.web.HTTPError(405)
 
 
+class ExtendHandler(LaunchHandler):
+    """Submit an extension request (`{"q": "r-… 24h"}`) as the authenticated user; POST only, like a launch."""
+
+    verb = "extend"
+
+
 class DecideHandler(_CommandHandler):
     """`POST …/requests/<id>/approve|reject` (JSON `{"reason": …}` optional): the approval lifecycle's rules decide
     whether this user may. The launch after an approval runs off the server's event loop."""
@@ -155,5 +161,5 @@ def setup_handlers(web_app, context: Context | None = None) -> None:
     base = url_path_join(web_app.settings["base_url"], "gpu-assist", "api")
     web_app.add_handlers(".*$", [(url_path_join(base, name), handler) for name, handler in (
         ("quote", QuoteHandler), ("recommend", RecommendHandler), ("util", UtilHandler),
-        ("requests", RequestsHandler), ("launch", LaunchHandler),
+        ("requests", RequestsHandler), ("launch", LaunchHandler), ("extend", ExtendHandler),
         (r"requests/(r-[0-9a-f]{12})/(approve|reject)", DecideHandler))])

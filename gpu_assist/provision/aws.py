@@ -10,16 +10,13 @@ botocore's standard retry mode (`gpu_assist.aws.client`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from decimal import Decimal
-
 from .. import aws
+from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG
 from ..errors import PolicyError, ProvisionError
 from ..policy import Policy
+from ..specs import LaunchSpec
+from . import LaunchOutcome
 
-REQUEST_TAG = aws.REQUEST_TAG
-REQUESTER_TAG = "gpu-assist:requester"
-EXPIRES_TAG = "gpu-assist:expires-at"
 CAPACITY_ERRORS = ("InsufficientInstanceCapacity", "InsufficientCapacity", "Unsupported",
                    "InsufficientHostCapacity", "SpotMaxPriceTooLow", "MaxSpotInstanceCountExceeded")
 # Service Quotas codes for running instances, in vCPUs: (on-demand, spot) by instance family letter.
@@ -28,15 +25,6 @@ _LIVE_STATES = ["pending", "running", "stopping", "stopped", "shutting-down"]
 DEEP_LEARNING_AMI_PARAMETER = \
     "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 ARM64_FAMILIES = ("g5g.",)
-
-
-@dataclass
-class LaunchOutcome:
-    instance_ids: list[str]
-    region: str
-    zone: str | None
-    reused: bool = False
-    attempts: list[str] = field(default_factory=list)
 
 
 def _code(error) -> str:
@@ -49,12 +37,12 @@ class AwsProvisioner:
         self.client = client
 
     # ---- checks before approval -------------------------------------------------------------------------
-    def dry_run(self, spec: dict) -> str:
+    def dry_run(self, spec: LaunchSpec) -> str:
         """'ok' when EC2 says the launch would succeed; otherwise the reason (never raises)."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            self.client("ec2", spec["region"]).run_instances(DryRun=True, **self._launch_args(spec, None, None))
+            self.client("ec2", spec.region).run_instances(DryRun=True, **self._launch_args(spec, spec.region))
         except ClientError as error:
             if _code(error) == "DryRunOperation":
                 return "ok"
@@ -64,16 +52,16 @@ class AwsProvisioner:
             return f"not checked: {reason}"
         return "ok"
 
-    def quota(self, spec: dict, *, quotas_client=None) -> str:
+    def quota(self, spec: LaunchSpec, *, quotas_client=None) -> str:
         """Whether the account's vCPU quota for this family covers the request; 'quota unknown' when unanswered."""
         from botocore.exceptions import BotoCoreError, ClientError
 
-        codes = QUOTA_CODES.get(spec["instance_type"][0])
-        if codes is None or not spec.get("vcpus"):
+        codes = QUOTA_CODES.get(spec.instance_type[0])
+        if codes is None or not spec.vcpus:
             return "quota unknown (no quota code for this family)"
-        code = codes[1] if spec["pricing_model"] == "spot" else codes[0]
-        needed = int(spec["vcpus"]) * int(spec["instances"])
-        client = quotas_client or self.client("service-quotas", spec["region"])
+        code = codes[1] if spec.pricing_model == "spot" else codes[0]
+        needed = spec.vcpus * spec.instances
+        client = quotas_client or self.client("service-quotas", spec.region)
         try:
             value = client.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
         except (ClientError, BotoCoreError) as error:
@@ -100,12 +88,16 @@ class AwsProvisioner:
         except Exception as error:  # noqa: BLE001
             raise aws.explain(error, f"reading the AMI from SSM parameter {name}") from None
 
-    def _launch_args(self, spec: dict, zone: str | None, token: str | None, *, ceiling: str | None = None) -> dict:
-        args = {"ImageId": self._ami(spec["region"], spec["instance_type"]), "InstanceType": spec["instance_type"],
-                "MinCount": int(spec["instances"]), "MaxCount": int(spec["instances"])}
-        tags = [{"Key": REQUEST_TAG, "Value": spec["request_id"]}, {"Key": REQUESTER_TAG, "Value": spec["requester"]},
-                {"Key": EXPIRES_TAG, "Value": spec.get("ends_at", "")}]
-        tags += [{"Key": k, "Value": v} for k, v in self.policy.cost_tags.items()]
+    def _launch_args(self, spec: LaunchSpec, region: str, zone: str | None = None, token: str | None = None, *,
+                     ends_at: str = "") -> dict:
+        """RunInstances' arguments for `spec` in `region` (and `zone`), tagged with the request, its requester,
+        its end and the cost tags (the launch's project over the policy's)."""
+        args = {"ImageId": self._ami(region, spec.instance_type), "InstanceType": spec.instance_type,
+                "MinCount": spec.instances, "MaxCount": spec.instances}
+        tags = [{"Key": REQUEST_TAG, "Value": spec.request_id}, {"Key": REQUESTER_TAG, "Value": spec.requester},
+                {"Key": EXPIRES_TAG, "Value": ends_at}]
+        cost_tags = {**self.policy.cost_tags, **({"project": spec.project} if spec.project else {})}
+        tags += [{"Key": k, "Value": v} for k, v in cost_tags.items()]
         args["TagSpecifications"] = [{"ResourceType": "instance", "Tags": tags}]
         if token:
             args["ClientToken"] = token
@@ -117,9 +109,9 @@ class AwsProvisioner:
             args["SecurityGroupIds"] = list(self.policy.security_group_ids)
         if self.policy.key_name:
             args["KeyName"] = self.policy.key_name
-        if spec["pricing_model"] == "spot":
+        if spec.pricing_model == "spot":
             args["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {
-                "MaxPrice": ceiling or spec["ceiling_hourly"], "SpotInstanceType": "one-time",
+                "MaxPrice": str(spec.ceiling_hourly), "SpotInstanceType": "one-time",
                 "InstanceInterruptionBehavior": "terminate"}}
         return args
 
@@ -144,54 +136,53 @@ class AwsProvisioner:
             return named or [None]
         return [z["ZoneName"] for z in zones] or [None]
 
-    def launch(self, spec: dict) -> LaunchOutcome:
-        """Start the request's instances once; raises ProvisionError when no candidate has capacity."""
+    def launch(self, spec: LaunchSpec, *, ends_at: str) -> LaunchOutcome:
+        """Start the request's instances once, tagged to end at `ends_at`; raises ProvisionError when no candidate
+        has capacity."""
         from botocore.exceptions import BotoCoreError, ClientError
 
-        candidates = spec["candidates"]
-        regions = list(dict.fromkeys(c["region"] for c in candidates))
+        regions = list(dict.fromkeys(c.region for c in spec.candidates))
         try:
-            region, existing = self.find(spec["request_id"], regions)
+            region, existing = self.find(spec.request_id, regions)
         except (ClientError, BotoCoreError) as error:
             raise aws.explain(error, "looking for the request's instances") from None
         if existing:
             existing = sorted(existing, key=lambda i: (i.get("LaunchTime") or "", i["InstanceId"]))
-            kept = [i["InstanceId"] for i in existing[:int(spec["instances"])]]
-            surplus = self._terminate_surplus(spec["request_id"], region, kept)
+            kept = [i["InstanceId"] for i in existing[:spec.instances]]
+            surplus = self._terminate_surplus(spec.request_id, region, kept)
             return LaunchOutcome(kept, region, existing[0].get("Placement", {}).get("AvailabilityZone"), reused=True,
                                  attempts=[surplus] if surplus else [])
-        ceiling = Decimal(spec["ceiling_hourly"])
         attempts, attempt = [], 0
-        for candidate in candidates:
-            if Decimal(candidate["hourly"]) > ceiling:
-                attempts.append(f"{candidate['region']}: {candidate['hourly']}/h is above the ceiling, skipped")
+        for candidate in spec.candidates:
+            if candidate.hourly > spec.ceiling_hourly:
+                attempts.append(f"{candidate.region}: {candidate.hourly}/h is above the ceiling, skipped")
                 continue
             try:
-                zones = self._zones(candidate["region"], candidate.get("zone"))
+                zones = self._zones(candidate.region, candidate.zone)
             except (ClientError, BotoCoreError) as error:
-                attempts.append(f"{candidate['region']}: {aws.explain(error, 'listing zones').message}")
+                attempts.append(f"{candidate.region}: {aws.explain(error, 'listing zones').message}")
                 continue
             for zone in zones:
                 attempt += 1
-                args = self._launch_args({**spec, "region": candidate["region"]}, zone,
-                                         f"{spec['request_id']}-{attempt}", ceiling=str(ceiling))
+                args = self._launch_args(spec, candidate.region, zone, f"{spec.request_id}-{attempt}",
+                                         ends_at=ends_at)
                 try:
-                    reservation = self.client("ec2", candidate["region"]).run_instances(**args)
+                    reservation = self.client("ec2", candidate.region).run_instances(**args)
                 except ClientError as error:
                     if _code(error) in CAPACITY_ERRORS:
-                        attempts.append(f"{zone or candidate['region']}: {_code(error)}")
+                        attempts.append(f"{zone or candidate.region}: {_code(error)}")
                         continue
-                    raise aws.explain(error, f"launching {spec['instance_type']} in {candidate['region']}") from None
+                    raise aws.explain(error, f"launching {spec.instance_type} in {candidate.region}") from None
                 except BotoCoreError as error:
-                    raise aws.explain(error, f"launching {spec['instance_type']}") from None
+                    raise aws.explain(error, f"launching {spec.instance_type}") from None
                 instances = reservation["Instances"]
                 ids = [i["InstanceId"] for i in instances]
-                surplus = self._terminate_surplus(spec["request_id"], candidate["region"], ids)
-                return LaunchOutcome(ids, candidate["region"],
+                surplus = self._terminate_surplus(spec.request_id, candidate.region, ids)
+                return LaunchOutcome(ids, candidate.region,
                                      instances[0].get("Placement", {}).get("AvailabilityZone", zone),
                                      attempts=attempts + ([surplus] if surplus else []))
-        raise ProvisionError(f"no capacity for {spec['instances']}x{spec['instance_type']} within "
-                             f"{ceiling}/h: " + "; ".join(attempts))
+        raise ProvisionError(f"no capacity for {spec.instances}x{spec.instance_type} within "
+                             f"{spec.ceiling_hourly}/h: " + "; ".join(attempts))
 
     def _terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str:
         """Terminate instances tagged with this request beyond `keep`: what a retried RunInstances leaves when
@@ -225,15 +216,31 @@ class AwsProvisioner:
             raise aws.explain(error, "looking up the instances to stop") from None
         return found
 
-    def stop(self, instance_ids: list[str], region: str) -> list[str]:
-        """Stop (or terminate, per policy) only instances gpu-assist launched; refuses any other."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
+    def require_managed(self, instance_ids: list[str], region: str) -> dict[str, str]:
+        """instance id → gpu-assist request id; PolicyError naming any instance gpu-assist did not launch."""
         owners = self.managed(instance_ids, region)
         foreign = [i for i in instance_ids if not owners.get(i)]
         if foreign:
             raise PolicyError(f"not launched by gpu-assist: {', '.join(foreign)}",
-                              hint="gpu-assist stops only instances carrying its gpu-assist:request-id tag")
+                              hint=f"gpu-assist acts only on instances carrying its {REQUEST_TAG} tag")
+        return {i: str(owners[i]) for i in instance_ids}
+
+    def set_expiry(self, instance_ids: list[str], region: str, ends_at: str) -> None:
+        """Move the `gpu-assist:expires-at` tag of instances gpu-assist launched (an approved extension)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        self.require_managed(instance_ids, region)
+        try:
+            self.client("ec2", region).create_tags(Resources=instance_ids, Tags=[{"Key": EXPIRES_TAG,
+                                                                                 "Value": ends_at}])
+        except (ClientError, BotoCoreError) as error:
+            raise aws.explain(error, f"tagging {', '.join(instance_ids)}") from None
+
+    def stop(self, instance_ids: list[str], region: str) -> list[str]:
+        """Stop (or terminate, per policy) only instances gpu-assist launched; refuses any other."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        self.require_managed(instance_ids, region)
         ec2 = self.client("ec2", region)
         try:
             if self.policy.stop_action == "stop":

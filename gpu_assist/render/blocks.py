@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from decimal import Decimal
 from functools import singledispatch
 from typing import Any
+import datetime as dt
+from typing import TYPE_CHECKING, Sequence
 
 from ..commands.objects import QuoteCommand
 from ..compare import Comparison
@@ -20,10 +21,15 @@ from ..identity import slack_mention
 from ..plural import plural
 from ..pricing import Quote
 from ..recommend import Recommendation
+from ..records import RequestRecord
 from ..request import format_duration
+from ..specs import Checks, ExtendSpec, LaunchSpec, OptionId, launch_button_value
 from .money import format_hours, format_money, format_percent
 from .tables import rich_table, table
 from .text import render as render_text
+
+if TYPE_CHECKING:
+    from ..budgets import BudgetStatus
 
 APPROVE = "approve_request"
 REJECT = "reject_request"
@@ -105,8 +111,7 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
     blocks.append(_context(caveats + list(result.notices) or ["prices from catalogs/SOURCES.md"]))
     buttons = [{"type": "button", "action_id": f"{REQUEST_LAUNCH}_{i}",
                 "text": {"type": "plain_text", "text": f"Request launch #{i}"},
-                "value": f"{o.provider}:{o.instance_type}:{o.region}:{o.pricing_model} "
-                         f"{format_duration(request.duration_s)}"}
+                "value": launch_button_value(OptionId(o.instance_type, o.region, o.pricing_model), request.duration_s)}
                for i, o in enumerate(options, 1)
                if o.provider == "aws" and o.pricing_model in ("on-demand", "spot") and o.verified]
     if buttons:
@@ -122,8 +127,8 @@ def _launch_button(row, index: int, request) -> dict | None:
     option = min(options, key=lambda o: o.total)
     return {"type": "button", "action_id": f"{REQUEST_LAUNCH}_{index}",
             "text": {"type": "plain_text", "text": f"Request launch ({option.pricing_model})"},
-            "value": f"{option.provider}:{option.instance_type}:{option.region}:{option.pricing_model} "
-                     f"{format_duration(request.duration_s)}"}
+            "value": launch_button_value(OptionId(option.instance_type, option.region, option.pricing_model),
+                                         request.duration_s)}
 
 
 def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None, start: int = 0) -> list[dict]:
@@ -223,22 +228,30 @@ def fleet_blocks(report) -> list[dict]:
     return blocks
 
 
-def approval_card(record, *, decided: str | None = None, budgets=()) -> list[dict]:
+def approval_card(record: RequestRecord, *, decided: str | None = None,
+                  budgets: Sequence[BudgetStatus] = ()) -> list[dict]:
     """The card approvers see; with `decided`, the buttons give way to what happened. `budgets` are the
     `BudgetStatus` rows the request counts against: one line each, an overrun in bold with a red mark."""
     spec = record.spec
-    if record.kind == "launch":
-        checks = spec.get("checks", {})
+    if isinstance(spec, LaunchSpec):
+        checks = spec.checks or Checks("?", "?")
         what = (f"*Launch request {record.id}* from {slack_mention(record.requester)}\n"
-                f"{spec['instances']}× `{spec['instance_type']}` ({spec['gpus']}×{spec['gpu']}) "
-                f"*{spec['pricing_model']}* "
-                f"in {spec['region']} for {format_duration(spec['duration_s'])} (then stopped automatically)\n"
-                f"Estimated *{format_money(record.estimated_cost, record.currency)}* · ceiling "
-                f"{format_money(Decimal(spec['ceiling_hourly']), record.currency)}/h per instance\n"
-                f"Dry run: {checks.get('dry_run', '?')} · Quota: {checks.get('quota', '?')}")
+                f"{spec.instances}× `{spec.instance_type}` ({spec.gpus}×{spec.gpu}) *{spec.pricing_model}* "
+                f"in {spec.region} for {format_duration(spec.duration_s)} (then stopped automatically)\n"
+                f"Estimated *{format_money(spec.estimated_total, record.currency)}* · ceiling "
+                f"{format_money(spec.ceiling_hourly, record.currency)}/h per instance\n"
+                f"Dry run: {checks.dry_run} · Quota: {checks.quota}")
+    elif isinstance(spec, ExtendSpec):
+        then = spec.launch_ends_at + dt.timedelta(seconds=spec.extra_s)
+        what = (f"*Extension request {record.id}* from {slack_mention(record.requester)}\n"
+                f"Time to live of {spec.launch_request} ({spec.instances}× `{spec.instance_type}`, "
+                f"{spec.gpus}×{spec.gpu} {spec.pricing_model} in {spec.region}) *+{format_duration(spec.extra_s)}*: "
+                f"ends {then:%Y-%m-%d %H:%M} UTC instead of {spec.launch_ends_at:%Y-%m-%d %H:%M} UTC\n"
+                f"Estimated *{format_money(spec.estimated_total, record.currency)}* more, at "
+                f"{format_money(spec.hourly, record.currency)}/h")
     else:
         what = f"*Stop request {record.id}* from {slack_mention(record.requester)}\n" + \
-            ", ".join(f"`{i}`" for i in spec["instance_ids"]) + f" in {spec['region']}"
+            ", ".join(f"`{i}`" for i in spec.instance_ids) + f" in {spec.region}"
     blocks = [_section(what)]
     if budgets:
         from .spend import budget_line
@@ -258,13 +271,15 @@ def approval_card(record, *, decided: str | None = None, budgets=()) -> list[dic
     return blocks
 
 
-def outcome_line(record) -> str:
-    if record.state == "running":
+def outcome_line(record: RequestRecord) -> str:
+    spec = record.spec
+    if record.state == "running" and isinstance(spec, LaunchSpec):
         return f"Running: {', '.join(f'`{i}`' for i in record.instance_ids)} in " \
-               f"{record.spec.get('launched_zone') or record.spec.get('launched_region', '')}; stops " \
-               f"{record.ends_at:%Y-%m-%d %H:%M} UTC"
+               f"{spec.launched_zone or spec.launched_region or ''}; stops {record.ends_at:%Y-%m-%d %H:%M} UTC"
     if record.state == "stopped":
         return f"Stopped: {', '.join(f'`{i}`' for i in record.instance_ids)}"
+    if record.state == "extended" and isinstance(spec, ExtendSpec):
+        return f"Extended: {spec.launch_request} now stops {record.ends_at:%Y-%m-%d %H:%M} UTC"
     if record.state == "failed":
         return f"Failed: {record.error} — the request is kept; an admin can fix the cause and rerun `reconcile`"
     return f"{record.state}"

@@ -80,6 +80,13 @@ def _dates(item: dict[str, Any]) -> dict[str, Any]:
     return {k: v.isoformat() if isinstance(v, dt.datetime) else v for k, v in item.items()}
 
 
+def request(record: RequestRecord) -> dict[str, Any]:
+    """A request with its spec as the store holds it (money as decimal strings, as it always was)."""
+    from ..specs import to_json
+
+    return {**_plain(_dates(asdict(record))), "spec": to_json(record.spec)}
+
+
 @payload.register(Recommendation)
 def recommendation(result: Recommendation) -> dict[str, Any]:
     assumptions = list(result.assumptions)
@@ -134,12 +141,12 @@ def spend(report: SpendReport) -> dict[str, Any]:
 
 @payload.register(RequestRecord)
 def _request(result: RequestRecord) -> Any:
-    return _plain(_dates(asdict(result)))
+    return request(result)
 
 
 @payload.register(RequestDetail)
 def _request_detail(result: RequestDetail) -> Any:
-    detail = _plain(_dates(asdict(result.record)))
+    detail = request(result.record)
     detail["audit"] = [_plain(_dates(asdict(e))) for e in result.trail]
     return detail
 
@@ -148,7 +155,7 @@ def _request_detail(result: RequestDetail) -> Any:
 def _requests(result: tuple[RequestRecord, ...]) -> Any:
     if not all(isinstance(r, RequestRecord) for r in result):
         raise TypeError("no JSON renderer for a tuple of anything but requests")
-    return [_plain(_dates(asdict(r))) for r in result]
+    return [request(r) for r in result]
 
 
 @payload.register(Snapshot)

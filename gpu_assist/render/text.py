@@ -243,15 +243,20 @@ def render_fleet(report: FleetReport, **_options: Any) -> str:
 
 
 def render_request(record, trail=()) -> str:
-    from ..approvals import describe
+    from ..records import describe
+    from ..specs import Checks, ExtendSpec, LaunchSpec
 
     lines = [describe(record)]
     spec = record.spec
-    if record.kind == "launch":
-        lines.append(f"  hourly {spec['hourly']} {record.currency} per instance (ceiling {spec['ceiling_hourly']}), "
-                     f"price from {spec.get('price_source', '?')}")
-        checks = spec.get("checks", {})
-        lines.append(f"  dry run: {checks.get('dry_run', '?')}; quota: {checks.get('quota', '?')}")
+    if isinstance(spec, LaunchSpec):
+        lines.append(f"  hourly {spec.hourly} {record.currency} per instance (ceiling {spec.ceiling_hourly}), "
+                     f"price from {spec.price_source}")
+        lines += [f"  project {spec.project}"] if spec.project else []
+        checks = spec.checks or Checks("?", "?")
+        lines.append(f"  dry run: {checks.dry_run}; quota: {checks.quota}")
+    elif isinstance(spec, ExtendSpec):
+        lines.append(f"  {spec.launch_request} was to stop {spec.launch_ends_at:%Y-%m-%d %H:%M} UTC; "
+                     f"{spec.hourly} {record.currency}/h for all its instances")
     lines.append(f"  created {record.created_at:%Y-%m-%d %H:%M} UTC, expires {record.expires_at:%Y-%m-%d %H:%M} UTC")
     if record.approver:
         lines.append(f"  decided by {record.approver} at {record.decided_at:%Y-%m-%d %H:%M} UTC")
@@ -285,7 +290,7 @@ def _requests(result: tuple[RequestRecord, ...], **_options: Any) -> str:
     """`requests`: recent requests, one line each."""
     if not all(isinstance(r, RequestRecord) for r in result):
         raise TypeError("no text renderer for a tuple of anything but requests")
-    from ..approvals import describe
+    from ..records import describe
 
     return "\n".join(describe(r) for r in result) if result else "no requests"
 

@@ -29,8 +29,8 @@ def _die():
 
 
 class CrashAfterLaunch(AwsProvisioner):
-    def launch(self, spec):
-        super().launch(spec)
+    def launch(self, spec, *, ends_at):
+        super().launch(spec, ends_at=ends_at)
         _die()  # the instance exists; the store never hears of it
 
 

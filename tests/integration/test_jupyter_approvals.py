@@ -85,3 +85,23 @@ async def test_the_notebook_panel_decides_through_the_server(jp_fetch, jp_http_p
     assert bob.error.value == "" and "[running]" in bob.message.value and bob.pending.children == ()
     nobody = await asyncio.to_thread(LaunchPanel, server=JupyterServer(url, "token-of-nobody"))
     assert "HTTP 403" in nobody.error.value and nobody.pending.children == ()
+
+
+async def test_an_extension_is_asked_and_decided_through_the_routes(jp_fetch):
+    code, record = await _post(jp_fetch, "launch", user="carol", body={"q": "8xA100 2h region=us-east-1"})
+    code, launch = await _post(jp_fetch, "requests", record["id"], "approve", user="bob")
+    assert code == 200 and launch["state"] == "running"
+    code, extension = await _post(jp_fetch, "extend", user="carol", body={"q": f"{launch['id']} 24h"})
+    assert code == 200 and (extension["kind"], extension["state"]) == ("extend", "pending")
+    assert extension["spec"]["launch_request"] == launch["id"] and extension["spec"]["extra_s"] == 86400
+    code, refused = await _post(jp_fetch, "requests", extension["id"], "approve", user="carol")
+    assert code == 403 and "requesters cannot approve" in refused["error"]
+    code, done = await _post(jp_fetch, "requests", extension["id"], "approve", user="bob")
+    assert code == 200 and done["state"] == "extended"
+    assert done["ends_at"] > launch["ends_at"]
+    code, bad = await _post(jp_fetch, "extend", user="carol", body={"q": f"{launch['id']} 0h"})
+    assert code == 400 and bad["error"] == ("duration '0h' is out of range — use 1 minute to 5 years — example: "
+                                            "extend r-0123456789ab 24h")
+    with pytest.raises(HTTPClientError) as raised:
+        await jp_fetch("gpu-assist", "api", "extend", headers=auth("carol"))
+    assert raised.value.code == 405  # a GET never asks for money

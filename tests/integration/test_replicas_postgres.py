@@ -13,6 +13,7 @@ from gpu_assist import aws as aws_clients
 from gpu_assist.approvals import Approvals
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
+from support import submit_launch
 
 WORKER = Path(__file__).with_name("approve_worker.py")
 POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")
@@ -31,7 +32,7 @@ def _worker(*args) -> subprocess.Popen:
 
 def test_200_concurrent_approvals_from_two_processes_launch_once(aws, pg_store, catalog):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 6h region=us-east-1")
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 6h region=us-east-1")
     racers = [_worker("race", pg_store.url, record.id, approver, "100")
               for approver in ("slack:U-ALICE", "slack:U-BOB")]
     results = []
@@ -50,12 +51,12 @@ def test_200_concurrent_approvals_from_two_processes_launch_once(aws, pg_store, 
 
 def test_killed_between_approved_and_running_reconciles_to_one_instance(aws, pg_store, catalog):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 6h region=us-east-1")
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 6h region=us-east-1")
     crashed = _worker("crash", pg_store.url, record.id, "slack:U-BOB")
     crashed.communicate(timeout=300)
     assert crashed.returncode == -9  # SIGKILL
     assert pg_store.get(record.id).state == "launching" and len(_tagged(record.id)) == 1
-    assert approvals.reconcile() == [record.id]
+    assert approvals.orchestration.reconcile() == [record.id]
     final = pg_store.get(record.id)
     assert final.state == "running" and len(_tagged(record.id)) == 1
     assert final.instance_ids == tuple(i["InstanceId"] for i in _tagged(record.id))

@@ -74,6 +74,20 @@ def test_break_glass_is_an_audited_override_when_the_policy_allows_it(cli_env, c
     assert main(["reconcile"]) == 0 and "reconcile: 0 requests" in capsys.readouterr().out
 
 
+def test_an_extension_from_the_cli_is_recorded_and_decided_like_a_launch(cli_env, capsys, monkeypatch):
+    _break_glass_on(cli_env, monkeypatch)
+    record = _json(capsys, ["launch", "8xA100", "4h", "region=us-east-1", "--as", "carol", "--format", "json"])
+    _json(capsys, ["approve", record["id"], "--break-glass", "--reason", "INC-7", "--format", "json"])
+    extension = _json(capsys, ["extend", record["id"], "1d", "--as", "carol", "--format", "json"])
+    assert (extension["kind"], extension["state"], extension["requester"]) == ("extend", "pending",
+                                                                               "unauthenticated:carol")
+    assert main(["requests", "show", extension["id"]]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"{extension['id']} [pending] extend {record['id']} by 24h, est. ") and "audit:" in shown
+    done = _json(capsys, ["approve", extension["id"], "--break-glass", "--reason", "INC-7", "--format", "json"])
+    assert done["state"] == "extended"
+
+
 def test_break_glass_never_approves_ones_own_request(cli_env, capsys, monkeypatch):
     _break_glass_on(cli_env, monkeypatch)
     mine = _json(capsys, ["launch", "8xA100", "4h", "region=us-east-1", "--format", "json"])
@@ -88,6 +102,11 @@ def test_break_glass_never_approves_ones_own_request(cli_env, capsys, monkeypatc
     (["reject", "r-000000000000", "--break-glass", "--reason", "x"], "no request r-000000000000"),
     (["requests", "show", "banana"], "requests takes nothing or one request id"),
     (["launch", "8xA100", "--as", "carol"], "say for how long"),
+    (["launch", "8xA100", "2h", "project=a;b", "--as", "carol"], "project 'a;b' must be one word of letters"),
+    (["extend", "r-000000000000", "24h", "--as", "carol"], "no launch request r-000000000000"),
+    (["extend", "r-000000000000", "-24h", "--as", "carol"], "'-24h': an extension is positive"),
+    (["extend", "r-000000000000", "--as", "carol"], "say which launch request and how much longer"),
+    (["extend", "r-1", "24h", "--as", "carol"], "'r-1' is not a request id"),
 ])
 def test_bad_lifecycle_input_is_one_line(cli_env, capsys, argv, message):
     assert main(argv) == 2

@@ -34,15 +34,16 @@ def fresh_engine(request, tmp_path):
 
 def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
     assert schema.current(fresh_engine) is None
-    assert schema.upgrade(fresh_engine) == schema.head() == "0002"
+    assert schema.upgrade(fresh_engine) == schema.head() == "0003"
     with fresh_engine.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), metadata)
         inspector = sqlalchemy.inspect(connection)
         checks = {c["name"]: c["sqltext"] for c in inspector.get_check_constraints("requests")}
         indexes = {i["name"] for t in ("requests", "audit_events") for i in inspector.get_indexes(t)}
     assert differences == []
-    assert set(checks) == {"request_state_known", "request_kind_known"} and "'stopping'" in checks[
-        "request_state_known"]
+    assert set(checks) == {"request_state_known", "request_kind_known"}
+    assert "'stopping'" in checks["request_state_known"] and "'extended'" in checks["request_state_known"]
+    assert "'extend'" in checks["request_kind_known"]
     assert indexes == {"ix_requests_state", "ix_audit_events_request_id"}
     store = Store(engine=fresh_engine)
     with pytest.raises(sqlalchemy.exc.IntegrityError):  # the state CHECK holds
@@ -56,7 +57,7 @@ def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
         with pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"):
             with fresh_engine.begin() as connection:
                 connection.execute(sqlalchemy.text(statement))
-    assert schema.upgrade(fresh_engine) == "0002"  # idempotent
+    assert schema.upgrade(fresh_engine) == "0003"  # idempotent
     assert [e.actor for e in store.audit_trail()] == ["slack:U1"]
 
 
@@ -67,7 +68,7 @@ def test_a_store_made_before_migrations_is_stamped_then_kept(tmp_path):
         connection.execute(audit_table.insert().values(at=_now(), actor="U-OLD", action="submit", outcome="ok",
                                                        detail=""))
     assert schema.current(engine) is None
-    assert schema.upgrade(engine) == "0002"
+    assert schema.upgrade(engine) == "0003"
     assert [e.actor for e in Store(engine=engine).audit_trail()] == ["U-OLD"]
     assert requests_table.name in sqlalchemy.inspect(engine).get_table_names()
 
@@ -94,7 +95,7 @@ def test_processes_upgrading_one_fresh_postgres_at_once_take_turns(postgres_url)
         thread.start()
     for thread in threads:
         thread.join()
-    assert [(r.returncode, r.stdout.strip()) for r in results] == [(0, "0002")] * 4, [r.stderr[-800:] for r in
+    assert [(r.returncode, r.stdout.strip()) for r in results] == [(0, "0003")] * 4, [r.stderr[-800:] for r in
                                                                                         results]
 
 
@@ -102,27 +103,33 @@ def test_db_upgrade_and_current_from_the_cli(tmp_path, monkeypatch, capsys):
     from gpu_assist.cli import main
 
     monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'cli.db'}")
-    assert main(["db", "current"]) == 0 and "schema at none, newest 0002" in capsys.readouterr().out
-    assert main(["db", "upgrade"]) == 0 and "schema at 0002 (newest)" in capsys.readouterr().out
+    assert main(["db", "current"]) == 0 and "schema at none, newest 0003" in capsys.readouterr().out
+    assert main(["db", "upgrade"]) == 0 and "schema at 0003 (newest)" in capsys.readouterr().out
     assert main(["db", "upgrade"]) == 0 and main(["db", "current"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].endswith("schema at 0002, newest 0002")
+    assert capsys.readouterr().out.splitlines()[-1].endswith("schema at 0003, newest 0003")
 
 
 def _first_revision_metadata() -> sqlalchemy.MetaData:
-    """The tables as revision 0001 (and gpu-assist before the migrations) had them: no spend columns, no notices."""
+    """The tables as revision 0001 (and gpu-assist before the migrations) had them: no spend or card columns, no
+    notices, only the first states and kinds."""
+    states = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed")
     old = sqlalchemy.MetaData()
-    added = {"hourly_price", "launched_at", "stopped_at"}
+    added = {"hourly_price", "launched_at", "stopped_at", "card_channel", "card_ts"}
     sqlalchemy.Table("requests", old, *[sqlalchemy.Column(c.name, c.type, primary_key=c.primary_key,
                                                           nullable=c.nullable, index=c.index)
                                         for c in requests_table.columns if c.name not in added],
-                     *[sqlalchemy.CheckConstraint(c.sqltext, name=c.name) for c in requests_table.constraints
-                       if isinstance(c, sqlalchemy.CheckConstraint)])
+                     sqlalchemy.CheckConstraint("state IN (" + ", ".join(f"'{s}'" for s in states) + ")",
+                                                name="request_state_known"),
+                     sqlalchemy.CheckConstraint("kind IN ('launch', 'stop')", name="request_kind_known"))
     audit_table.to_metadata(old)
     return old
 
 
 def test_upgrading_from_0001_fills_in_the_spend_of_earlier_launches(tmp_path):
     import datetime as dt
+    import json
+
+    from support import OLD_LAUNCH  # a launch's spec as gpu-assist stored it then
 
     from alembic import command
 
@@ -132,16 +139,46 @@ def test_upgrading_from_0001_fills_in_the_spend_of_earlier_launches(tmp_path):
         connection.execute(sqlalchemy.text(
             "INSERT INTO requests (id, kind, requester, spec, currency, state, created_at, expires_at, instance_ids, "
             "version) VALUES ('r-000000000001', 'launch', 'slack:U1', :spec, 'USD', 'stopped', :t, :t, '[]', 3)"),
-            {"spec": '{"hourly": "21.5", "instances": 2}', "t": "2026-12-01 09:00:00"})
+            {"spec": json.dumps({**OLD_LAUNCH, "hourly": "21.5", "instances": 2}), "t": "2026-12-01 09:00:00"})
         for hour, from_state, to_state in ((10, "launching", "running"), (15, "stopping", "stopped")):
             at = dt.datetime(2026, 12, 1, hour, tzinfo=dt.timezone.utc)
             connection.execute(audit_table.insert().values(at=at, request_id="r-000000000001", actor="x",
                                                            action="a", outcome="ok", from_state=from_state,
                                                            to_state=to_state, detail=""))
     assert schema.current(engine) == "0001"
-    assert schema.upgrade(engine) == "0002"
+    assert schema.upgrade(engine) == "0003"
     record = Store(engine=engine).get("r-000000000001")
     assert record.hourly_price == 43 and record.launched_at.hour == 10 and record.stopped_at.hour == 15
+
+
+def test_upgrading_from_0002_keeps_the_requests_and_adds_cards_and_extensions(fresh_engine):
+    from alembic import command
+
+    insert = ("INSERT INTO requests (id, kind, requester, spec, currency, state, created_at, expires_at, "
+              "instance_ids, version) VALUES (:id, :kind, 'slack:U1', '{}', 'USD', :state, :t, :t, '[]', 0)")
+    row = {"t": _now()}
+    with fresh_engine.begin() as connection:
+        command.upgrade(schema._config(connection), "0002")
+        connection.execute(sqlalchemy.text(insert), {**row, "id": "r-000000000001", "kind": "launch",
+                                                     "state": "running"})
+    with pytest.raises(sqlalchemy.exc.IntegrityError):  # 0002 knows no extensions
+        with fresh_engine.begin() as connection:
+            connection.execute(sqlalchemy.text(insert), {**row, "id": "r-000000000002", "kind": "extend",
+                                                         "state": "pending"})
+    assert schema.upgrade(fresh_engine) == "0003"
+    with fresh_engine.begin() as connection:
+        kept = connection.execute(sqlalchemy.text("SELECT id, state, card_channel, card_ts FROM requests")).all()
+        connection.execute(sqlalchemy.text(insert), {**row, "id": "r-000000000002", "kind": "extend",
+                                                     "state": "extended"})
+    assert [tuple(r) for r in kept] == [("r-000000000001", "running", None, None)]
+    Store(engine=fresh_engine).set_card("r-000000000001", "C-APPROVALS", "1700000000.000100")
+    with fresh_engine.connect() as connection:
+        assert connection.execute(sqlalchemy.text("SELECT card_channel, card_ts FROM requests WHERE id = "
+                                                  "'r-000000000001'")).one() == ("C-APPROVALS", "1700000000.000100")
+    with pytest.raises(RuntimeError, match="1 extension request"):  # requests are never deleted to go back
+        with fresh_engine.begin() as connection:
+            command.downgrade(schema._config(connection), "0002")
+    assert schema.current(fresh_engine) == "0003"
 
 
 def _now():

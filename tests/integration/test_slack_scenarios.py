@@ -68,7 +68,29 @@ def test_quote_card_matches_the_core_and_offers_launch_buttons(slack, mock_slack
     buttons = [b["accessory"] for b in rows if "accessory" in b]
     aws_rows = [r for r in core.rows[:8] if r.provider == "aws"]
     assert buttons and len(buttons) == len(aws_rows)
-    assert buttons[0]["value"].startswith("aws:p4d.24xlarge:") and buttons[0]["value"].endswith(" 72h")
+    asked = json.loads(buttons[0]["value"])  # data, not words to parse again
+    assert asked["option"].startswith("aws:p4d.24xlarge:") and asked["duration_s"] == 72 * 3600
+
+
+def test_a_quote_rows_launch_button_asks_for_that_option_for_the_quoted_time(slack, mock_slack):
+    _, _, response_url = _command(slack, mock_slack, "quote 8xA100 72h")
+    (answer,) = _responses(mock_slack, response_url)
+    button = next(b["accessory"] for b in answer["blocks"] if "accessory" in b)
+    clicked = mock_slack.response_url()
+    signed_post(slack["url"], action_body(button["action_id"], button["value"], user="U-CAROL",
+                                          response_url=clicked))
+    (card,) = mock_slack.wait_for("chat.postMessage")
+    option = json.loads(button["value"])["option"]
+    _, instance_type, region, pricing = option.split(":")
+    asked = card["params"]["blocks"][0]["text"]["text"]
+    assert f"1× `{instance_type}` (8×A100) *{pricing}* in {region} for 72h" in asked
+    (told,) = _responses(mock_slack, clicked)
+    assert told["text"] == f"Request `{_card_request_id(card)}` is waiting for an approver."
+    stale = mock_slack.response_url()  # a card posted by an earlier version carried words, not data
+    signed_post(slack["url"], action_body(button["action_id"], f"{option} 72h", user="U-CAROL", response_url=stale))
+    (refused,) = _responses(mock_slack, stale)
+    assert refused["text"] == "Not requested: that button is out of date — quote again and use the new card"
+    assert len(mock_slack.calls("chat.postMessage")) == 1
 
 
 def test_the_more_button_shows_the_next_rows(slack, mock_slack, catalog):

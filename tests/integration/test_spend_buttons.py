@@ -19,7 +19,7 @@ from gpu_assist.provision.aws import AwsProvisioner
 from gpu_assist.store import Store
 from gpu_assist.watch import idle_key
 from slack_client import action_body, command_body, signed_post
-from slackbot.spend_watch import IDLE_KEEP, IDLE_STOP, watch_round
+from slackbot.spend_watch import IDLE_EXTEND, IDLE_KEEP, IDLE_STOP, watch_round
 
 
 @pytest.fixture
@@ -77,12 +77,15 @@ def _idle_alert(slack, mock, catalog):
     assert instance in posted["idle"]
     alert = next(p["params"] for p in mock.calls("chat.postMessage")
                  if instance in p["params"]["text"] and "blocks" in p["params"])
+    card = store.get(launch_id)  # the server stored where it posted the launch's card: the alert replies there
+    assert card.card_channel == "C-APPROVALS" and alert["channel"] == "C-APPROVALS"
+    assert card.card_ts and alert["thread_ts"] == card.card_ts
     return launch_id, instance, store, {e["action_id"]: e["value"] for e in alert["blocks"][1]["elements"]}
 
 
 def test_keep_snoozes_the_alert_and_stop_by_the_requester_goes_through_an_approver(slack, mock_slack, catalog):
     launch_id, instance, store, buttons = _idle_alert(slack, mock_slack, catalog)
-    assert buttons == {IDLE_STOP: instance, IDLE_KEEP: instance}
+    assert buttons == {IDLE_STOP: instance, IDLE_KEEP: instance, IDLE_EXTEND: launch_id}
 
     assert _click(slack, mock_slack, IDLE_KEEP, instance, "U-CAROL") == "Kept: no idle alert for 4 h."
     snoozed = _until(lambda: (store.notice(idle_key(instance)) or {}).get("until"), "the alert's snooze")
@@ -114,3 +117,35 @@ def test_a_stop_click_by_someone_else_is_refused_and_changes_nothing(slack, mock
     assert ("slack:U-MALLORY", "submit stop", "refused") in [
         (e.actor, e.action, e.outcome) for e in store.audit_trail(launch_id)]
     assert _state(instance) == "running" and store.get(launch_id).state == "running"
+
+
+def test_extend_ttl_goes_through_another_approver_and_its_outcome_lands_in_the_launchs_thread(slack, mock_slack,
+                                                                                               catalog):
+    launch_id, instance, store, buttons = _idle_alert(slack, mock_slack, catalog)
+    ends_at = store.get(launch_id).ends_at
+    cards_before = len(mock_slack.calls("chat.postMessage"))
+    answer = _click(slack, mock_slack, IDLE_EXTEND, buttons[IDLE_EXTEND], "U-CAROL")
+    assert answer.startswith("Extension request `") and answer.endswith("`: pending")
+    extension_id = answer.split("`")[1]
+    card = mock_slack.wait_for("chat.postMessage", cards_before + 1)[-1]["params"]
+    assert card["channel"] == "C-APPROVALS" and card["text"].startswith(f"extend request {extension_id}")
+    assert f"Time to live of {launch_id}" in card["blocks"][0]["text"]["text"]
+
+    ephemerals = len(mock_slack.calls("chat.postEphemeral"))
+    signed_post(slack["url"], action_body("approve_request", extension_id, user="U-CAROL",
+                                          response_url=mock_slack.response_url()))
+    refusal = mock_slack.wait_for("chat.postEphemeral", ephemerals + 1)[-1]["params"]
+    assert refusal["text"] == "Not done: requesters cannot approve or reject their own request"
+    assert store.get(launch_id).ends_at == ends_at
+
+    signed_post(slack["url"], action_body("approve_request", extension_id, user="U-BOB",
+                                          response_url=mock_slack.response_url()))
+    assert _until(lambda: store.get(extension_id).state == "extended", "the extension")
+    assert store.get(launch_id).ends_at == ends_at + dt.timedelta(hours=24)
+    (described,) = [i for r in aws_clients.client("ec2").describe_instances(InstanceIds=[instance])[
+        "Reservations"] for i in r["Instances"]]
+    expiry = {t["Key"]: t["Value"] for t in described["Tags"]}["gpu-assist:expires-at"]
+    assert expiry == f"{ends_at + dt.timedelta(hours=24):%Y-%m-%dT%H:%M:%SZ}"
+    outcome = _until(lambda: [p["params"] for p in mock_slack.calls("chat.postMessage")
+                              if p["params"]["text"].startswith(f"<@U-CAROL> {extension_id}: Approved")], "outcome")
+    assert outcome[0]["thread_ts"] == store.get(launch_id).card_ts and "Extended:" in outcome[0]["text"]

@@ -19,7 +19,7 @@ from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
 from gpu_assist.render import json as render_json, text as render_text
 from gpu_assist.store import Store
-from support import Clock
+from support import Clock, submit_launch
 
 IMAGE = "ami-12c6146b"
 
@@ -41,8 +41,8 @@ def _context(approvals, clock, catalog):
 
 def test_five_hours_running_cost_five_times_the_approved_hourly_price(aws, tmp_path, catalog, clock):
     approvals = _approvals(tmp_path, catalog, clock)
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1")
-    hourly = Decimal(record.spec["hourly"]) * record.spec["instances"]
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 72h region=us-east-1")
+    hourly = record.spec.hourly * record.spec.instances
     assert approvals.store.get(record.id).hourly_price == hourly  # recorded on the request at submit
     running = approvals.approve(record.id, "slack:U-BOB")
     assert running.launched_at == clock.now
@@ -76,7 +76,7 @@ def _queue_cost_explorer(moto_url: str, results: list[dict]) -> None:
 
 def test_source_aws_shows_cost_explorer_beside_the_records(aws, tmp_path, catalog, clock):
     approvals = _approvals(tmp_path, catalog, clock)
-    record = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1").id,
+    record = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 72h region=us-east-1").id,
                                "slack:U-BOB")
     clock.advance(hours=4)
     _queue_cost_explorer(aws, [{"ResultsByTime": [{
@@ -96,7 +96,7 @@ def test_source_aws_shows_cost_explorer_beside_the_records(aws, tmp_path, catalo
 def test_budget_standing_counts_spent_committed_and_the_request(aws, tmp_path, catalog, clock):
     budgets = Budgets({"*": Decimal(2000)}, "USD", "escalate", frozenset({"slack:U-BOB"}))
     approvals = _approvals(tmp_path, catalog, clock, budgets=budgets)
-    first = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 10h region=us-east-1").id,
+    first = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 10h region=us-east-1").id,
                               "slack:U-ALICE")
     clock.advance(hours=4)
     report = run(parse_command("spend", catalog.gpus), _context(approvals, clock, catalog))
@@ -134,7 +134,7 @@ def test_the_notebook_gets_a_dataframe_and_a_panel_with_the_budget_line(aws, tmp
 
     budgets = Budgets({"*": Decimal(500)}, "USD", "escalate", frozenset({"slack:U-BOB"}))
     approvals = _approvals(tmp_path, catalog, clock, budgets=budgets)
-    record = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1").id,
+    record = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 72h region=us-east-1").id,
                                "slack:U-BOB")
     clock.advance(hours=3)
     context = _context(approvals, clock, catalog)
@@ -157,7 +157,7 @@ def test_an_over_budget_request_shows_the_overrun_and_needs_an_over_budget_appro
     budgets = Budgets({"*": Decimal(1000)}, "USD", "escalate", frozenset({"slack:U-CFO"}))
     approvals = _approvals(tmp_path, catalog, clock, budgets=budgets,
                            approvers=frozenset({"slack:U-BOB", "slack:U-CFO"}))
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 72h region=us-east-1")
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 72h region=us-east-1")
     (status,) = approvals.budget_standing(record)
     assert status.over and status.remaining == 1000 - record.estimated_cost
     card = approval_card(record, budgets=[status])

@@ -19,8 +19,9 @@ from gpu_assist.fleet import MEMORY_USED, NAMESPACE, UTILIZATION
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
 from gpu_assist.store import Store
-from slackbot.spend_watch import IDLE_KEEP, IDLE_STOP, on_idle_keep, on_idle_stop, watch_round
-from support import Clock
+from slackbot.spend_watch import (IDLE_EXTEND, IDLE_KEEP, IDLE_STOP, on_idle_extend, on_idle_keep, on_idle_stop,
+                                  watch_round)
+from support import Clock, submit_launch
 
 IMAGE = "ami-12c6146b"
 
@@ -52,7 +53,7 @@ def watched(aws, tmp_path, catalog, mock_slack):
 
 def test_an_idle_instance_gets_one_alert_keep_snoozes_it_and_stop_ends_in_a_stopped_instance(watched):
     context, approvals, clock, client, slack = watched
-    launch = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 24h region=us-east-1").id,
+    launch = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 24h region=us-east-1").id,
                                "slack:U-BOB")
     (instance,) = launch.instance_ids
     clock.advance(hours=2)
@@ -65,7 +66,8 @@ def test_an_idle_instance_gets_one_alert_keep_snoozes_it_and_stop_ends_in_a_stop
     assert watch_round(context, client, "C-APPROVALS") == {"idle": [], "budget": [], "digest": []}  # once each
     posts = slack.calls("chat.postMessage")
     alert = next(p["params"] for p in posts if "has been idle" in p["params"]["text"])
-    assert [e["action_id"] for e in alert["blocks"][1]["elements"]] == [IDLE_STOP, IDLE_KEEP]
+    assert [e["action_id"] for e in alert["blocks"][1]["elements"]] == [IDLE_STOP, IDLE_KEEP, IDLE_EXTEND]
+    assert alert["channel"] == "C-APPROVALS" and "thread_ts" not in alert  # no card stored: the channel itself
     digest = next(p["params"]["text"] for p in posts if p["params"]["text"].startswith("gpu-assist daily digest"))
     assert f"{launch.id} p4d.24xlarge by slack:U-CAROL" in digest and "IDLE" in digest
     assert f"idle: {launch.id}" in digest and "waiting for approval: none" in digest
@@ -97,8 +99,46 @@ def test_without_the_switch_a_stop_from_the_alert_waits_for_an_approver(watched)
     strict = Approvals(approvals.store, Policy(**{**vars(approvals.policy), "auto_approve_own_stop": False}),
                        approvals.provisioner, approvals.catalog, clock)
     context._approvals = strict
-    launch = strict.approve(strict.submit_launch("slack:U-CAROL", "launch 8xA100 24h region=us-east-1").id,
+    launch = strict.approve(submit_launch(strict, "slack:U-CAROL", "8xA100 24h region=us-east-1").id,
                             "slack:U-BOB")
     stop = on_idle_stop(context, "U-CAROL", launch.instance_ids[0])
     assert stop.state == "pending"
     assert strict.approve(stop.id, "slack:U-BOB").state == "stopped"
+
+
+def test_extend_ttl_from_the_alert_in_the_requests_thread_moves_the_ttl_through_another_approver(watched):
+    from gpu_assist.errors import PolicyError
+    from gpu_assist.render.blocks import approval_card
+
+    context, approvals, clock, client, slack = watched
+    launch = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 24h region=us-east-1").id,
+                               "slack:U-BOB")
+    approvals.store.set_card(launch.id, "C-APPROVALS", "1700000000.000100")  # as the app does when it posts a card
+    (instance,) = launch.instance_ids
+    clock.advance(hours=2)
+    _put_gpu_use(instance, 1.0, clock.now)
+    assert watch_round(context, client, "C-OTHER")["idle"] == [instance]
+    alert = next(p["params"] for p in slack.calls("chat.postMessage") if "has been idle" in p["params"]["text"])
+    assert (alert["channel"], alert["thread_ts"]) == ("C-APPROVALS", "1700000000.000100")  # the request's thread
+    button = alert["blocks"][1]["elements"][2]
+    assert (button["action_id"], button["value"], button["text"]["text"]) == (IDLE_EXTEND, launch.id,
+                                                                               "Extend TTL 24 h")
+
+    with pytest.raises(PolicyError, match="slack:U-MALLORY neither launched"):
+        on_idle_extend(context, "U-MALLORY", launch.id)
+    extension = on_idle_extend(context, "U-CAROL", button["value"])
+    assert extension.kind == "extend" and extension.state == "pending"
+    (budget,) = approvals.budget_standing(extension)  # 2 h spent + 22 h committed + 24 h more, of $60
+    assert budget.estimate == 24 * launch.hourly_price and budget.committed == 22 * launch.hourly_price
+    card = approval_card(extension, budgets=[budget])
+    assert f"Time to live of {launch.id}" in card[0]["text"]["text"] and "*+24h*" in card[0]["text"]["text"]
+    assert card[1]["text"]["text"].startswith(":red_circle: *budget team $60.00/month: ")
+    with pytest.raises(PolicyError, match="requesters cannot approve or reject their own request"):
+        approvals.approve(extension.id, "slack:U-CAROL")
+    done = approvals.approve(extension.id, "slack:U-BOB")  # an over-budget approver too
+    assert done.state == "extended"
+    assert approvals.store.get(launch.id).ends_at == launch.ends_at + dt.timedelta(hours=24)
+    clock.advance(hours=23)  # past the first TTL: the reaper honours the new one
+    assert approvals.orchestration.reap() == []
+    clock.advance(hours=24)
+    assert approvals.orchestration.reap() == [launch.id]

@@ -14,6 +14,7 @@ from gpu_assist.errors import PolicyError
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.store import Store
+from support import submit_launch
 
 APPROVERS = ("slack:U-ALICE", "slack:U-BOB")
 POLICY = Policy(approvers=frozenset(APPROVERS), ami_id="ami-12c6146b", max_cost=Decimal(20_000))
@@ -33,7 +34,7 @@ def _tagged() -> int:
 
 def test_only_approvers_other_than_the_requester_decide(approvals, record_case):
     rng = random.Random(3)
-    requests = [approvals.submit_launch(rng.choice(APPROVERS + ("slack:U-CAROL",)), "launch 8xA100 2h region=us-east-1")
+    requests = [submit_launch(approvals, rng.choice(APPROVERS + ("slack:U-CAROL",)), "8xA100 2h region=us-east-1")
                 for _ in range(5)]
     tried = refused = 0
     for record in requests:
@@ -74,7 +75,7 @@ def test_stop_is_refused_for_instances_gpu_assist_did_not_launch(approvals, reco
     {"allowed_regions": ("eu-west-1",)}, {"allowed_pricing_models": ("spot",)},
 ])
 def test_policy_limits_hold_at_approve_time(approvals, tightened, record_case):
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 2h region=us-east-1")
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 2h region=us-east-1")
     approvals.policy = Policy(**{**POLICY.__dict__, **tightened})
     with pytest.raises(PolicyError, match="policy refuses it now"):
         approvals.approve(record.id, "slack:U-BOB")

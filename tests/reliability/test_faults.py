@@ -16,7 +16,8 @@ from gpu_assist import aws as aws_clients
 from gpu_assist.approvals import Approvals
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
-from gpu_assist.store import TERMINAL
+from gpu_assist.states import TERMINAL
+from support import submit_launch
 
 POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")
 WORKER = Path(__file__).parent.parent / "integration" / "approve_worker.py"
@@ -59,10 +60,10 @@ def test_launch_through_faults_ends_with_one_instance(proxy, tmp_path, catalog, 
     from gpu_assist.store import Store
 
     approvals = Approvals(Store(f"sqlite:///{tmp_path / 's.db'}"), POLICY, AwsProvisioner(POLICY), catalog)
-    record = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1")
     proxy.inject("RunInstances", *faults)
     done = approvals.approve(record.id, "slack:U-BOB")
-    approvals.reconcile()
+    approvals.orchestration.reconcile()
     instances = _live(record.id)
     problems = _consistent(approvals.store)
     record_case(f"Launch through {' + '.join(faults)}", tried=len(faults), refused=len(proxy.injected),
@@ -86,13 +87,13 @@ def _worker(mode, store, request_id):
                                             ("crash-stop", "stopped")])
 def test_sigkill_at_each_step_then_reconcile(aws, pg_store, catalog, mode, expected, record_case):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
-    record = approvals.approve(approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1").id,
+    record = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1").id,
                                "slack:U-BOB") \
-        if mode == "crash-stop" else approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+        if mode == "crash-stop" else submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1")
     target = approvals.submit_stop("slack:U-CAROL", list(record.instance_ids)) if mode == "crash-stop" else record
     assert _worker(mode, pg_store, target.id) == -9
     half_done = pg_store.get(target.id).state
-    approvals.reconcile()
+    approvals.orchestration.reconcile()
     final = pg_store.get(target.id).state
     problems = _consistent(pg_store)
     instances = _live(record.id)
@@ -105,13 +106,13 @@ def test_sigkill_at_each_step_then_reconcile(aws, pg_store, catalog, mode, expec
 
 def test_postgres_restart_mid_run(aws, pg_store, restart_postgres, catalog, record_case):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
-    first = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    first = submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1")
     restart_postgres()
-    second = approvals.submit_launch("slack:U-CAROL", "launch 8xA100 4h region=us-east-1")
+    second = submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1")
     approvals.approve(first.id, "slack:U-BOB")
     restart_postgres()
     approvals.approve(second.id, "slack:U-ALICE")
-    approvals.reconcile()
+    approvals.orchestration.reconcile()
     problems = _consistent(pg_store)
     record_case("PostgreSQL restarted twice mid-run", tried=2, refused=0, side_effects=len(problems),
                 duplicates=len(_live()) - 2, note="the pool reconnects (pre-ping); both requests running")

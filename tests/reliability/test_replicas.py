@@ -14,7 +14,7 @@ from gpu_assist.approvals import Approvals
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
 from slack_client import action_body, signed_post, start_slack_server
-from support import soak
+from support import soak, submit_launch
 
 REQUESTS, CLICKS = (50, 1000) if soak() else (10, 200)
 POLICY = Policy(approvers=frozenset({"U-ALICE", "U-BOB"}), ami_id="ami-12c6146b")
@@ -32,7 +32,7 @@ def replicas(moto_server, mock_slack, pg_store, aws, tmp_path):
 def test_duplicated_approvals_across_two_replicas_launch_each_request_once(replicas, pg_store, catalog, mock_slack,
                                                                          record_case):
     approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
-    ids = [approvals.submit_launch("U-CAROL", "launch 8xA100 4h region=us-east-1").id for _ in range(REQUESTS)]
+    ids = [submit_launch(approvals, "U-CAROL", "8xA100 4h region=us-east-1").id for _ in range(REQUESTS)]
     rng = random.Random(7)
     clicks = [ids[n % REQUESTS] for n in range(CLICKS)]
     rng.shuffle(clicks)

@@ -124,7 +124,7 @@ def test_slack_card_has_at_most_8_rows_a_more_button_and_no_cli_flags(context):
             and ". " in b["text"]["text"][:6]]
     assert 0 < len(rows) <= CARD_ROWS
     launch = [b["accessory"] for b in rows if "accessory" in b]
-    assert launch and launch[0]["value"].startswith("aws:p4d.24xlarge:")
+    assert launch and json.loads(launch[0]["value"])["option"].startswith("aws:p4d.24xlarge:")
     small = _run(context, "quote 1xA100 72h")
     card = comparison_blocks(small, command=parse_command("quote 1xA100 72h", context.catalog.gpus))
     assert "--" not in json.dumps(card, ensure_ascii=False)
@@ -143,7 +143,7 @@ def test_a_more_button_carries_every_field_of_its_command(context):
     assert QuoteCommand.from_fields(fields) == command
     assert QuoteCommand.from_fields({"gpu": "A100"}) == parse_command("quote A100 1h", context.catalog.gpus)
     assert QuoteCommand.to_fields(parse_command("quote 1xA100", context.catalog.gpus)) == {
-        "gpu": "A100", "assumptions": ["no duration given: quoting 1 hour"]}
+        "gpu": "A100", "assumptions": ["no duration given: quoting 1 hour"], "duration_given": False}
     for bad in ({"gpu": "A100", "count": "8"}, {"gpu": "A100", "sort": "cheap"}, {"gpu": "A100", "extra": 1},
                 {"count": 8}, {"gpu": "A100", "max_price": "-1"}, {"gpu": "A100", "all_regions": 1}, ["A100"]):
         with pytest.raises(ValueError):

@@ -9,6 +9,7 @@ from gpu_assist.budgets import Budgets, crossings, over_budget_problem, standing
 from gpu_assist.fleet import FleetReport, InstanceUsage
 from gpu_assist.records import RequestRecord
 from gpu_assist.render.spend import budget_line, idle_alert, render_digest
+from gpu_assist.specs import LaunchSpec
 from gpu_assist.watch import build_digest, digest_due, idle_alerts
 
 NOW = dt.datetime(2026, 12, 3, 9, 0, tzinfo=dt.timezone.utc)
@@ -17,11 +18,12 @@ NOW = dt.datetime(2026, 12, 3, 9, 0, tzinfo=dt.timezone.utc)
 def launch(request_id, *, state="running", hours_ago=5, ttl_h=72, hourly="21.957642", requester="slack:U-CAROL",
            instance="i-0abc000000000001", estimate=None, project=None):
     started = NOW - dt.timedelta(hours=hours_ago)
-    spec = {"instance_type": "p4d.24xlarge", "pricing_model": "on-demand", "hourly": hourly, "instances": 1,
-            "gpus": 8, "gpu": "A100-40GB", "region": "us-east-1", "duration_s": ttl_h * 3600,
-            "estimated_total": str(Decimal(hourly) * ttl_h)}
-    if project:
-        spec["project"] = project
+    spec = LaunchSpec(
+        request_id=request_id, requester=requester, text=f"launch 8xA100-40GB {ttl_h}h", gpu="A100-40GB", gpus=8,
+        instance_type="p4d.24xlarge", instances=1, vcpus=96, region="us-east-1", zone="", pricing_model="on-demand",
+        duration_s=ttl_h * 3600, hourly=Decimal(hourly), ceiling_hourly=Decimal(hourly),
+        estimated_total=Decimal(hourly) * ttl_h, currency="USD", candidates=(), price_source="skypilot-aws 2026-12-01",
+        project=project)
     return RequestRecord(
         id=request_id, kind="launch", requester=requester, spec=spec,
         estimated_cost=estimate if estimate is not None else Decimal(hourly) * ttl_h, currency="USD", state=state,
@@ -70,7 +72,7 @@ def test_budget_standing_over_budget_needs_the_over_budget_approvers_and_crossin
 
 
 def test_the_digest_lists_running_owners_spend_idle_ttls_ending_and_waiting_requests():
-    from gpu_assist.approvals import describe
+    from gpu_assist.records import describe
 
     budgets = Budgets({"*": Decimal(20000)}, "USD")
     records = [launch("r-000000000001", hours_ago=30), launch("r-000000000002", hours_ago=60, ttl_h=72,

@@ -1,0 +1,122 @@
+"""What a request would do, worked out before anyone decides: which AWS offer a launch buys and at what hourly
+ceiling, what an extension costs, and what the policy refuses in either. Pure: the parsed command, the catalog,
+the policy, the moment and the new request's id come in; a spec goes out (the lifecycle stores it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from .budgets import BudgetStatus, over_budget_problem
+from .catalog import Catalog
+from .errors import ParseError, PolicyError
+from .policy import Policy
+from .pricing import QuoteOption, quote
+from .records import RequestRecord
+from .request import Request
+from .specs import Candidate, ExtendSpec, LaunchSpec, OptionId
+
+if TYPE_CHECKING:
+    from .commands import LaunchCommand
+
+LAUNCH_EXAMPLE = "launch 8xA100 72h spot region=us-east-1"
+EXTEND_EXAMPLE = "extend r-0123456789ab 24h"
+
+
+def instance_shape(catalog: Catalog, instance_type: str) -> tuple[str, int, int | None] | None:
+    """(GPU, GPUs per instance, vCPUs or None) of an AWS instance type, from the catalog's offers; None when the
+    catalog has no such type. The one place approvals read the offers table."""
+    offers = catalog.offers
+    rows = offers[(offers.provider == "aws") & (offers.instance_type == instance_type)]
+    if not len(rows):
+        return None
+    vcpus = rows.vcpus.dropna()
+    return str(rows.gpu.iloc[0]), int(rows.gpu_count.iloc[0]), int(vcpus.iloc[0]) if len(vcpus) else None
+
+
+def _request(command: LaunchCommand, catalog: Catalog) -> Request:
+    """What to price: the command's own request, or the GPUs, region and pricing model of the option it names."""
+    if isinstance(command.what, Request):
+        return command.what
+    option = command.what
+    shape = instance_shape(catalog, option.instance_type)
+    if shape is None:
+        raise ParseError(f"unknown AWS instance type '{option.instance_type}'", example=LAUNCH_EXAMPLE)
+    return Request(gpu=shape[0], count=shape[1], duration_s=command.duration_s, regions=(option.region,),
+                   providers=("aws",), pricing_models=(option.pricing_model,))
+
+
+def _known_project(project: str | None, policy: Policy) -> None:
+    """When the policy's budgets name projects, a launch is charged to one of them (or to the default cost tag):
+    a misspelt project would escape its budget."""
+    known = policy.budgets.projects() if policy.budgets else []
+    if project and known and project not in known and project != policy.default_project:
+        raise ParseError(f"unknown project '{project}'", hint=f"projects with a budget: {', '.join(known)}",
+                         example=f"launch 8xA100 72h project={known[0]}")
+
+
+def plan_launch(command: LaunchCommand, catalog: Catalog, policy: Policy, *, request_id: str, requester: str,
+                today: dt.date) -> LaunchSpec:
+    """The cheapest verified AWS offer for the command that the policy allows, with every region at that price or
+    less as a fallback for capacity; ParseError or PolicyError saying why there is none."""
+    _known_project(command.project, policy)
+    request = _request(command, catalog)
+    result = quote(request, catalog, today=today, currency=policy.currency, all_regions=True, verified_only=True)
+    chosen = command.what if isinstance(command.what, OptionId) else None
+    specs = [_spec(option, command, request_id, requester) for option in result.options
+             if chosen is None or OptionId(option.instance_type, option.region, option.pricing_model) == chosen]
+    allowed = [spec for spec in specs if not policy.violations(spec)]
+    if not allowed:
+        reasons = "; ".join(policy.violations(specs[0])) if specs else "no AWS offer matches"
+        raise PolicyError(f"nothing to launch for '{command.words()}': {reasons}", example=LAUNCH_EXAMPLE)
+    best = allowed[0]
+    shape = instance_shape(catalog, best.instance_type)
+    return dataclasses.replace(best, vcpus=shape[2] if shape else None, candidates=tuple(
+        Candidate(s.region, s.zone or None, s.hourly) for s in allowed
+        if (s.instance_type, s.pricing_model) == (best.instance_type, best.pricing_model) and s.hourly <= best.hourly))
+
+
+def _spec(option: QuoteOption, command: LaunchCommand, request_id: str, requester: str) -> LaunchSpec:
+    return LaunchSpec(
+        request_id=request_id, requester=requester, text=command.words(), gpu=option.gpu,
+        gpus=option.instances * option.gpu_count, instance_type=option.instance_type, instances=option.instances,
+        vcpus=None, region=option.region, zone=option.zone, pricing_model=option.pricing_model,
+        duration_s=command.duration_s, hourly=option.hourly, ceiling_hourly=option.hourly, estimated_total=option.total,
+        currency=option.currency, candidates=(), price_source=f"{option.source} {option.as_of}",
+        project=command.project)
+
+
+def plan_extension(launch: RequestRecord | None, launch_id: str, extra_s: int, policy: Policy, *, request_id: str,
+                   waiting: list[str]) -> ExtendSpec:
+    """Moving a running launch's time to live `extra_s` later, at its approved hourly price; ParseError or
+    PolicyError saying why not. `waiting`: extensions of it not yet carried out."""
+    if launch is None or not isinstance(launch.spec, LaunchSpec):
+        raise ParseError(f"no launch request {launch_id}", example=EXTEND_EXAMPLE)
+    if launch.state != "running" or launch.ends_at is None:
+        raise PolicyError(f"{launch_id} is {launch.state}, not running: only a running launch's time to live can move")
+    if waiting:
+        raise PolicyError(f"{launch_id} already has an extension waiting: {waiting[0]}")
+    spec, hourly = launch.spec, launch.hourly_price or Decimal(0)
+    extension = ExtendSpec(
+        request_id=request_id, launch_request=launch.id, extra_s=extra_s, launch_ends_at=launch.ends_at,
+        ttl_s=int((launch.ends_at - (launch.launched_at or launch.ends_at)).total_seconds()) + extra_s,
+        hourly=hourly, estimated_total=hourly * extra_s / 3600, gpu=spec.gpu, gpus=spec.gpus,
+        instance_type=spec.instance_type, instances=spec.instances, pricing_model=spec.pricing_model,
+        region=spec.where, project=spec.project)
+    problems = policy.violations(extension)
+    if problems:
+        raise PolicyError("policy refuses this extension: " + "; ".join(problems),
+                          hint="ask for less, or ask an admin to change the policy")
+    return extension
+
+
+def approval_problem(record: RequestRecord, policy: Policy, budgets: list[BudgetStatus], approver: str) -> str | None:
+    """Why `approver` may not approve `record` now: a rule it breaks today (a rule may have tightened since it was
+    asked), or a budget it would overrun that they may not approve; None when nothing stands in the way."""
+    problems = policy.violations(record.spec) if isinstance(record.spec, (LaunchSpec, ExtendSpec)) else []
+    if problems:
+        return "policy refuses it now: " + "; ".join(problems)
+    return over_budget_problem(policy.budgets, budgets, approver)

@@ -1,0 +1,206 @@
+"""What each kind of request asks for, as typed values: `LaunchSpec`, `StopSpec`, `ExtendSpec`, and `OptionId`
+(a quote row as `launch` and the quote card's button name it).
+
+Planning makes the specs; policy, provisioning and the renderers read them; the store keeps them in its JSON
+column: `to_json()` writes the form requests have always been stored in (money as decimal strings), and
+`spec_from_json` reads it back, so a row written before these types loads as it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from .errors import ParseError
+from .request import MAX_DURATION_S, format_duration
+
+_TIME = "%Y-%m-%dT%H:%M:%SZ"  # how a time is written in a spec, and in the gpu-assist:expires-at tag
+
+
+def tag_time(moment: dt.datetime) -> str:
+    return moment.strftime(_TIME)
+
+
+@dataclass(frozen=True)
+class OptionId:
+    """`aws:p4d.24xlarge:us-east-1:spot`: one quote row, as `launch` takes it."""
+
+    instance_type: str
+    region: str
+    pricing_model: str
+    provider: str = "aws"
+    PATTERN: ClassVar[re.Pattern[str]] = re.compile(r"^aws:([a-z0-9.\-]+):([a-z0-9\-]+):(on-demand|spot)$")
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.instance_type}:{self.region}:{self.pricing_model}"
+
+    @classmethod
+    def parse(cls, word: str) -> OptionId | None:
+        """The option a word names, or None when it is not an option id."""
+        match = cls.PATTERN.match(word.lower())
+        return cls(match[1], match[2], match[3]) if match else None
+
+
+def launch_button_value(option: OptionId, duration_s: int) -> str:
+    """A quote card's Request launch button: the option and the time to live, as data, not words to re-read."""
+    return json.dumps({"option": str(option), "duration_s": duration_s})
+
+
+def launch_button_choice(value: str) -> tuple[OptionId, int]:
+    """(option, seconds) from a launch button's value; ParseError when it is not one this version made."""
+    try:
+        asked = json.loads(value)
+        option, duration_s = OptionId.parse(str(asked["option"])), asked["duration_s"]
+    except (ValueError, KeyError, TypeError):
+        option, duration_s = None, None
+    if option is None or not isinstance(duration_s, int) or not 60 <= duration_s <= MAX_DURATION_S:
+        raise ParseError("that button is out of date", hint="quote again and use the new card")
+    return option, duration_s
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A region (and zone) where the approved instance type may launch at or under the approved ceiling."""
+
+    region: str
+    zone: str | None
+    hourly: Decimal
+
+
+@dataclass(frozen=True)
+class Checks:
+    dry_run: str
+    quota: str
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    kind: ClassVar[str] = "launch"
+    request_id: str
+    requester: str
+    text: str                 # what was asked, in the grammar's words (for people; never parsed again)
+    gpu: str
+    gpus: int                 # all instances together
+    instance_type: str
+    instances: int
+    vcpus: int | None         # per instance, for the quota check
+    region: str
+    zone: str
+    pricing_model: str
+    duration_s: int           # the time to live, from when it runs
+    hourly: Decimal           # per instance
+    ceiling_hourly: Decimal   # per instance: never launched above it (spot: MaxPrice)
+    estimated_total: Decimal
+    currency: str
+    candidates: tuple[Candidate, ...]
+    price_source: str
+    project: str | None = None
+    checks: Checks | None = None
+    launched_region: str | None = None
+    launched_zone: str | None = None
+
+    @property
+    def ttl_s(self) -> int:
+        return self.duration_s
+
+    @property
+    def where(self) -> str:
+        """The region its instances are in (a capacity fallback may have moved them from the planned one)."""
+        return self.launched_region or self.region
+
+    def describe(self, currency: str) -> str:
+        return (f"{self.instances}x{self.instance_type} ({self.gpus}x{self.gpu}) {self.pricing_model} in "
+                f"{self.region} for {format_duration(self.duration_s)}, est. {self.estimated_total:,.2f} {currency}")
+
+
+@dataclass(frozen=True)
+class StopSpec:
+    kind: ClassVar[str] = "stop"
+    request_id: str
+    instance_ids: tuple[str, ...]
+    region: str
+    launch_requests: tuple[str, ...]  # the launches whose instances these are
+
+    def describe(self, currency: str) -> str:
+        return f"stop {', '.join(self.instance_ids)}"
+
+
+@dataclass(frozen=True)
+class ExtendSpec:
+    """Moving a running launch's end `extra_s` later, priced at its approved hourly price."""
+
+    kind: ClassVar[str] = "extend"
+    request_id: str
+    launch_request: str
+    extra_s: int
+    launch_ends_at: dt.datetime  # its end when this was asked
+    ttl_s: int                   # the launch's whole time to live with this extension
+    hourly: Decimal              # all its instances together
+    estimated_total: Decimal
+    gpu: str
+    gpus: int
+    instance_type: str
+    instances: int
+    pricing_model: str
+    region: str                  # where its instances are
+    project: str | None = None
+
+    def describe(self, currency: str) -> str:
+        return (f"extend {self.launch_request} by {format_duration(self.extra_s)}, est. {self.estimated_total:,.2f} "
+                f"{currency}")
+
+
+Spec = LaunchSpec | StopSpec | ExtendSpec
+_KINDS: dict[str, type[LaunchSpec] | type[StopSpec] | type[ExtendSpec]] = {
+    spec.kind: spec for spec in (LaunchSpec, StopSpec, ExtendSpec)}
+_LATE = ("project", "checks", "launched_region", "launched_zone")  # written only once known
+
+
+def to_json(spec: Spec) -> dict[str, Any]:
+    """The spec as its JSON column holds it."""
+    data: dict[str, Any] = {}
+    for item in dataclasses.fields(spec):
+        value = getattr(spec, item.name)
+        if value is None and item.name in _LATE:
+            continue
+        data[item.name] = _plain(value)
+    return data
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        return tag_time(value)
+    if isinstance(value, (Candidate, Checks)):
+        return {k: _plain(v) for k, v in dataclasses.asdict(value).items()}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def spec_from_json(kind: str, data: dict[str, Any]) -> Spec:
+    """A stored spec, in any form gpu-assist has written (later fields absent from older rows)."""
+    cls = _KINDS[kind]
+    values: dict[str, Any] = {}
+    for item in dataclasses.fields(cls):
+        if item.name not in data:
+            continue  # a field added since this row was written: its default
+        value, typed = data[item.name], str(item.type)
+        if item.name == "candidates":
+            value = tuple(Candidate(c["region"], c.get("zone"), Decimal(str(c["hourly"]))) for c in value)
+        elif item.name == "checks":
+            value = Checks(**value)
+        elif typed == "Decimal":
+            value = Decimal(str(value))
+        elif typed == "dt.datetime":
+            value = dt.datetime.strptime(value, _TIME).replace(tzinfo=dt.timezone.utc)
+        elif typed.startswith("tuple"):
+            value = tuple(value)
+        values[item.name] = value
+    return cls(**values)

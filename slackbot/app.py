@@ -12,6 +12,7 @@ themselves live in `gpu_assist.approvals`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -42,6 +43,8 @@ from .workers import Deliveries, WorkPool, claim_delivery
 log = logging.getLogger("gpu_assist.slack")
 LAZY_WORKERS = int(os.environ.get("GPU_ASSIST_SLACK_WORKERS", "8"))
 QUEUED_COMMANDS = int(os.environ.get("GPU_ASSIST_SLACK_QUEUE", "64"))
+# Pure answers computed at once per process (workers.py): two, so a slow plan does not hold up a quote.
+COMPUTING = int(os.environ.get("GPU_ASSIST_SLACK_COMPUTING", "2"))
 BUSY = "gpu-assist is busy, try again in a moment."
 FAILED = "Something went wrong on our side; the request was not carried out. Try again."
 # Answered in milliseconds: no "Working on…" message before the answer.
@@ -93,7 +96,7 @@ def create_app(settings: SlackSettings, context: Context | None = None, pool: Wo
     gpus = context.catalog.gpus  # load the catalog now, not on the first command
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
     workers = ThreadPoolExecutor(max_workers=LAZY_WORKERS, thread_name_prefix="gpu-assist-lazy")
-    pool = pool or WorkPool(LAZY_WORKERS, QUEUED_COMMANDS)
+    pool = pool or WorkPool(LAZY_WORKERS, QUEUED_COMMANDS, computing=COMPUTING)
     deliveries = Deliveries()
     poster, encoded = ResponsePoster(connections=LAZY_WORKERS), EncodedAnswers()
     app = App(signing_secret=settings.signing_secret, client=client, process_before_response=True, logger=log,
@@ -158,10 +161,14 @@ def create_app(settings: SlackSettings, context: Context | None = None, pool: Wo
 
     def do_command(parsed, text, command, respond, *, replace: bool):
         user = actor(SLACK, command["user_id"])
+        pure = isinstance(parsed, _PURE) and bool(command.get("response_url"))
         try:
             if isinstance(parsed, UtilCommand) and not parsed.fleet:
                 parsed = UtilCommand(fleet=True)  # Slack's /gpu util is about the team's fleet, not the bot's host
-            result = run(parsed, context, actor=user)
+            with pool.computing() if pure else contextlib.nullcontext():
+                result = run(parsed, context, actor=user)
+                # A question asked again gets the same answer object, and its message as already rendered.
+                body = encoded.message(result, text, replace, lambda: answer(result, text)) if pure else None
         except GpuAssistError as error:
             respond(response_type="ephemeral", replace_original=replace, text=str(error),
                     blocks=blocks.error_blocks(str(error)))
@@ -177,8 +184,8 @@ def create_app(settings: SlackSettings, context: Context | None = None, pool: Wo
             respond(response_type="ephemeral", replace_original=replace,
                     text=f"Request `{record.id}` is waiting for an approver in {where}.")
             return
-        if isinstance(parsed, _PURE) and command.get("response_url"):  # a repeated question: rendered once
-            poster.post(command["response_url"], encoded.message(result, text, replace, lambda: answer(result, text)))
+        if body is not None:
+            poster.post(command["response_url"], body)
             return
         fallback, rendered = answer(result, text)
         respond(response_type="ephemeral", replace_original=replace, text=fallback, blocks=rendered)

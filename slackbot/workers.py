@@ -15,12 +15,13 @@ that changes something (launch, stop, anything that posts a card) is claimed in 
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
 import hashlib
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
+from typing import Callable, Iterator
 
 log = logging.getLogger("gpu_assist.slack")
 DELIVERY = "slack-delivery"
@@ -29,13 +30,24 @@ DELIVERY = "slack-delivery"
 class WorkPool:
     """`threads` threads and at most `queued` more tasks waiting; a place is reserved before the ack.
 
-    `taken` and `refused` (places in use, commands answered "busy") are what `/healthz` reports."""
+    Of the threads, at most `computing` compute at once (`computing()` around the CPU-bound part): the GIL
+    lets one thread of a process run Python at a time, so more computing threads do not answer sooner, they
+    only make the threads that ack wait longer for their turn. The others wait on the network (an answer
+    on its way to Slack, AWS, the database), which needs no turn. `taken` and `refused` (places in use,
+    commands answered "busy") are what `/healthz` reports."""
 
-    def __init__(self, threads: int, queued: int, name: str = "gpu-assist-work"):
+    def __init__(self, threads: int, queued: int, name: str = "gpu-assist-work", computing: int = 2):
         self.capacity = threads + queued
         self.taken = self.refused = 0
         self._lock = threading.Lock()
+        self._computing = threading.BoundedSemaphore(computing)
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=name)
+
+    @contextlib.contextmanager
+    def computing(self) -> Iterator[None]:
+        """Held while a task computes; a task waiting here waits in line without taking the GIL."""
+        with self._computing:
+            yield
 
     def reserve(self) -> "Reservation | None":
         """A place in the pool, or None when it is full (never blocks: the caller is answering Slack)."""

@@ -114,40 +114,74 @@ def _signed_request(port: int, body: str) -> bytes:
     return head.encode() + data
 
 
-async def _one(port: int, request: bytes, record: dict, idle: list) -> None:
-    """Send one request on an idle kept-alive connection (a new one when none is idle) and read the ack."""
+class Connections:
+    """At most `most` connections to the server, kept open between requests as Slack keeps them: a request
+    takes an idle one, else opens one while fewer than `most` are open, else waits for one to be free (that
+    wait counts in its ack latency). The cap stays under waitress's 100 connections, past which it stops
+    accepting and a connection would wait in the listen queue for ever."""
+
+    def __init__(self, port: int, most: int = 64):
+        self._port, self._room = port, most
+        self._idle: asyncio.Queue = asyncio.Queue()
+
+    async def take(self):
+        if self._idle.empty() and self._room > 0:
+            self._room -= 1
+            try:
+                return await asyncio.open_connection("127.0.0.1", self._port)
+            except OSError:
+                self._room += 1
+                raise
+        return await self._idle.get()
+
+    def give_back(self, connection, *, broken: bool = False) -> None:
+        if broken:
+            connection[1].close()
+            self._room += 1
+        else:
+            self._idle.put_nowait(connection)
+
+    def close(self) -> None:
+        while not self._idle.empty():
+            self._idle.get_nowait()[1].close()
+
+
+async def _exchange(connection, request: bytes) -> tuple[int, bytes]:
+    reader, writer = connection
+    writer.write(request)
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:"))
+    return int(head.split(b" ", 2)[1]), await reader.readexactly(length)
+
+
+async def _one(request: bytes, record: dict, connections: Connections, timeout_s: float = 30.0) -> None:
+    """Send one request and read its ack; no ack within `timeout_s` counts as an error, never a hang."""
     record["sent"] = time.monotonic()
-    reader = writer = None
+    connection = None
     try:
-        reader, writer = idle.pop() if idle else await asyncio.open_connection("127.0.0.1", port)
-        writer.write(request)
-        head = await reader.readuntil(b"\r\n\r\n")
-        length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                      if line.lower().startswith(b"content-length:"))
-        body = await reader.readexactly(length)
-        record["acked"] = time.monotonic()
-        record["status"] = int(head.split(b" ", 2)[1])
-        record["busy"] = BUSY_WORD in body
-        idle.append((reader, writer))
-    except (OSError, asyncio.IncompleteReadError, StopIteration):
+        connection = await asyncio.wait_for(connections.take(), timeout_s)
+        status, body = await asyncio.wait_for(_exchange(connection, request), timeout_s)
+        record.update(acked=time.monotonic(), status=status, busy=BUSY_WORD in body)
+        connections.give_back(connection)
+    except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, StopIteration):
         record["status"] = 0
-        if writer is not None:
-            writer.close()
+        if connection is not None:
+            connections.give_back(connection, broken=True)
 
 
 async def _send_at_rate(port: int, requests: list[bytes], rate: float) -> list[dict]:
     records: list[dict] = [{} for _ in requests]
-    idle: list = []  # connections kept open between requests, as Slack keeps them
+    connections = Connections(port)
     start = time.monotonic() + 0.05
     tasks = []
     for number, request in enumerate(requests):
         delay = start + number / rate - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
-        tasks.append(asyncio.ensure_future(_one(port, request, records[number], idle)))
+        tasks.append(asyncio.ensure_future(_one(request, records[number], connections)))
     await asyncio.gather(*tasks)
-    for _, writer in idle:
-        writer.close()
+    connections.close()
     return records
 
 

@@ -84,6 +84,12 @@ def _fallback(text: str) -> str:
     return text[:300]
 
 
+def work_pool() -> WorkPool:
+    """The pool `/gpu` work runs on: `GPU_ASSIST_SLACK_WORKERS` threads, `GPU_ASSIST_SLACK_QUEUE` waiting places,
+    `GPU_ASSIST_SLACK_COMPUTING` of the threads computing at once."""
+    return WorkPool(LAZY_WORKERS, QUEUED_COMMANDS, computing=COMPUTING)
+
+
 def create_app(settings: SlackSettings, context: Context | None = None, pool: WorkPool | None = None) -> App:
     """The Bolt app; `context` carries the catalog, store, policy and AWS (tests pass their own); `pool` is
     where `/gpu` work runs (the server passes the one it sheds load by).
@@ -96,7 +102,7 @@ def create_app(settings: SlackSettings, context: Context | None = None, pool: Wo
     gpus = context.catalog.gpus  # load the catalog now, not on the first command
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
     workers = ThreadPoolExecutor(max_workers=LAZY_WORKERS, thread_name_prefix="gpu-assist-lazy")
-    pool = pool or WorkPool(LAZY_WORKERS, QUEUED_COMMANDS, computing=COMPUTING)
+    pool = pool or work_pool()
     deliveries = Deliveries()
     poster, encoded = ResponsePoster(connections=LAZY_WORKERS), EncodedAnswers()
     app = App(signing_secret=settings.signing_secret, client=client, process_before_response=True, logger=log,

@@ -21,9 +21,8 @@ import time
 
 from gpu_assist.commands import Context
 
-from .app import BUSY, LAZY_WORKERS, QUEUED_COMMANDS, SlackSettings, create_app
+from .app import BUSY, SlackSettings, create_app, work_pool
 from .jobs import start_jobs
-from .workers import WorkPool
 
 log = logging.getLogger("gpu_assist.slack")
 MAX_BODY_BYTES = 1 << 20  # Slack's payloads are a few KiB
@@ -117,7 +116,7 @@ def wsgi_application(settings: SlackSettings, context: Context):
     from slack_bolt.adapter.wsgi import SlackRequestHandler
     from slack_sdk.signature import SignatureVerifier
 
-    pool = WorkPool(LAZY_WORKERS, QUEUED_COMMANDS)
+    pool = work_pool()
     bolt = SlackRequestHandler(create_app(settings, context, pool), path=SLACK_PATH)
     verifier = SignatureVerifier(settings.signing_secret)
 

@@ -34,7 +34,8 @@ def _level(results: dict, clients: int, varied: bool) -> dict:
 
 
 def _open_level(results: dict, workers: int, label: str) -> dict:
-    config = next(c for c in results["open_loop"]["configs"] if c["workers"] == workers)
+    """A level of the distinct-quote runs (the targets are set for those)."""
+    config = next(c for c in results["open_loop"]["configs"] if c["workers"] == workers and c["varied"])
     return next(level for level in config["levels"] if level["label"] == label)
 
 
@@ -73,13 +74,14 @@ def targets(results: dict) -> list[tuple[str, str, str, bool]]:
 
 
 def open_loop_lines(results: dict) -> list[str]:
-    lines = ["| open loop, distinct quotes | workers | sent | ack p50 | ack p99 | answer p50 | answer p99 | busy | "
+    lines = ["| open loop | workers | sent | ack p50 | ack p99 | answer p50 | answer p99 | busy | "
              "unanswered 8 s after the last send | answers/s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for config in results["open_loop"]["configs"]:
+        kind = "distinct quotes" if config["varied"] else "one quote repeated"
         for level in config["levels"]:
             rate = f"{level['answers_per_s']:.0f}" if "answers_per_s" in level else ""
-            name = f"{level['label']} (offered {level['rate']:g}/s)" if level["label"] == "saturation" else \
-                level["label"]
+            name = f"{kind}, {level['label']}" + (f" (offered {level['rate']:g}/s)" if level["label"] == "saturation"
+                                                  else "")
             lines.append(f"| {name} | {config['workers']} | {level['sent']} | {level['ack_p50_ms']:.0f} ms | "
                          f"{level['ack_p99_ms']:.0f} ms | {level['answer_p50_ms']:.0f} ms | "
                          f"{level['answer_p99_ms']:.0f} ms | {level['busy']} | {level['never_answered']} | {rate} |")

@@ -5,8 +5,11 @@ serve` process, with 1 worker (waitress) and 2 workers (gunicorn).
 Per rate: ack latency (sent → HTTP answer) and answer latency (sent → the mock Slack, in a process of its
 own, receives the `response_url` POST) p50/p99, commands answered "busy", and commands never answered.
 Saturation: commands answered per second while far more are offered than the server can take. RSS per
-worker process. The client is one asyncio loop with pre-signed bodies, so it costs the server little CPU;
-both clocks are CLOCK_MONOTONIC, shared by every process on the machine.
+worker process. Neither end of the measurement may be what saturates the 2 cores it shares with the server:
+the client is one asyncio loop sending pre-built, pre-signed requests (Slack accepts a timestamp within
+300 s) over connections it keeps open, as Slack does, opening another only when all are waiting; the mock
+Slack is one asyncio loop in its own process that reads each answer and notes when it arrived, nothing
+more. Both clocks are CLOCK_MONOTONIC, shared by every process on the machine.
 """
 
 from __future__ import annotations
@@ -28,32 +31,47 @@ from slack_client import BOT_TOKEN, SIGNING_SECRET, command_body  # noqa: E402
 
 GPUS = ("A100", "H100", "L4", "A10G", "V100", "T4", "L40S", "H200", "A100-80GB", "B200")
 BUSY_WORD = b"busy"
-_MOCK = """
-import json, sys
-sys.path.insert(0, sys.argv[1])
-from mock_slack import MockSlack
-mock = MockSlack().start()
-print(mock.url, flush=True)
-sys.stdin.read()
-print(json.dumps([[r["method"], r["at"]] for r in mock.received]), flush=True)
-"""
+_OK = b'{"ok": true, "user_id": "UBOT", "bot_id": "BBOT", "team_id": "T1", "url": "https://example.slack.com/"}'
+
+
+async def _answer_slack(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, arrived: dict) -> None:
+    """One kept-alive connection to the mock Slack: each request's path and arrival time, and `{"ok": true}`."""
+    try:
+        while head := await reader.readuntil(b"\r\n\r\n"):
+            path = head.split(b" ", 2)[1].decode()
+            arrived.setdefault(path.lstrip("/"), time.monotonic())
+            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            await reader.readexactly(length)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                         % (len(_OK), _OK))
+    except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+        pass  # the server closed the connection, or the mock is stopping with it still open
+    finally:
+        writer.close()
+
+
+async def _mock_slack() -> None:
+    arrived: dict[str, float] = {}
+    server = await asyncio.start_server(lambda r, w: _answer_slack(r, w, arrived), "127.0.0.1", 0)
+    print(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    print(json.dumps(arrived), flush=True)
 
 
 class MockProcess:
-    """tests/mock_slack.py in a process of its own, so receiving answers does not slow the client."""
+    """The mock Slack in a process of its own (`python bench/slack_open_loop.py mock`), so receiving answers
+    costs neither the client nor the server."""
 
     def __init__(self):
-        self.process = subprocess.Popen([sys.executable, "-c", _MOCK, str(REPO / "tests")], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([sys.executable, __file__, "mock"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True)
         self.url = self.process.stdout.readline().strip()
 
     def finish(self) -> dict[str, float]:
         """method/path → when it arrived (the first time), for everything received."""
         out, _ = self.process.communicate(timeout=60)
-        arrived: dict[str, float] = {}
-        for method, at in json.loads(out.strip().splitlines()[-1]):
-            arrived.setdefault(method, at)
-        return arrived
+        return json.loads(out.strip().splitlines()[-1])
 
 
 def _free_port() -> int:
@@ -90,38 +108,80 @@ def _signed_request(port: int, body: str) -> bytes:
     stamp = str(int(time.time()))
     signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=stamp, body=body)
     data = body.encode()
-    head = (f"POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+    head = (f"POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
             f"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {len(data)}\r\n"
             f"X-Slack-Request-Timestamp: {stamp}\r\nX-Slack-Signature: {signature}\r\n\r\n")
     return head.encode() + data
 
 
-async def _one(port: int, request: bytes, record: dict) -> None:
+class Connections:
+    """At most `most` connections to the server, kept open between requests as Slack keeps them: a request
+    takes an idle one, else opens one while fewer than `most` are open, else waits for one to be free (that
+    wait counts in its ack latency). The cap stays under waitress's 100 connections, past which it stops
+    accepting and a connection would wait in the listen queue for ever."""
+
+    def __init__(self, port: int, most: int = 64):
+        self._port, self._room = port, most
+        self._idle: asyncio.Queue = asyncio.Queue()
+
+    async def take(self):
+        if self._idle.empty() and self._room > 0:
+            self._room -= 1
+            try:
+                return await asyncio.open_connection("127.0.0.1", self._port)
+            except OSError:
+                self._room += 1
+                raise
+        return await self._idle.get()
+
+    def give_back(self, connection, *, broken: bool = False) -> None:
+        if broken:
+            connection[1].close()
+            self._room += 1
+        else:
+            self._idle.put_nowait(connection)
+
+    def close(self) -> None:
+        while not self._idle.empty():
+            self._idle.get_nowait()[1].close()
+
+
+async def _exchange(connection, request: bytes) -> tuple[int, bytes]:
+    reader, writer = connection
+    writer.write(request)
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:"))
+    return int(head.split(b" ", 2)[1]), await reader.readexactly(length)
+
+
+async def _one(request: bytes, record: dict, connections: Connections, timeout_s: float = 30.0) -> None:
+    """Send one request and read its ack; no ack within `timeout_s` counts as an error, never a hang."""
     record["sent"] = time.monotonic()
+    connection = None
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(request)
-        await writer.drain()
-        data = await reader.read()
-        writer.close()
-        record["acked"] = time.monotonic()
-        head, _, body = data.partition(b"\r\n\r\n")
-        record["status"] = int(head.split(b" ", 2)[1]) if head else 0
-        record["busy"] = BUSY_WORD in body
-    except OSError:
+        connection = await asyncio.wait_for(connections.take(), timeout_s)
+        status, body = await asyncio.wait_for(_exchange(connection, request), timeout_s)
+        record.update(acked=time.monotonic(), status=status, busy=BUSY_WORD in body)
+        connections.give_back(connection)
+    except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, StopIteration):
         record["status"] = 0
+        if connection is not None:
+            connections.give_back(connection, broken=True)
 
 
 async def _send_at_rate(port: int, requests: list[bytes], rate: float) -> list[dict]:
-    records = [{} for _ in requests]
+    records: list[dict] = [{} for _ in requests]
+    connections = Connections(port)
     start = time.monotonic() + 0.05
     tasks = []
     for number, request in enumerate(requests):
         delay = start + number / rate - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
-        tasks.append(asyncio.ensure_future(_one(port, request, records[number])))
+        tasks.append(asyncio.ensure_future(_one(request, records[number], connections)))
     await asyncio.gather(*tasks)
+    connections.close()
     return records
 
 
@@ -143,7 +203,9 @@ def _rss_mib(server: subprocess.Popen, workers: int) -> list[dict]:
 
 
 def run_config(workers: int, rates: tuple[float, ...], seconds: float, saturation_rate: float,
-               saturation_seconds: float, threads: int = 16) -> dict:
+               saturation_seconds: float, threads: int = 16, varied: bool = True) -> dict:
+    """`varied`: every command a different quote, so none is answered from memory; otherwise one quote
+    asked again and again, which measures everything on the path except pricing and rendering."""
     state = Path(tempfile.mkdtemp(prefix="gpu-assist-bench-open-"))
     mock = MockProcess()
     server, port = start_server(mock.url, state, workers, threads)
@@ -155,7 +217,7 @@ def run_config(workers: int, rates: tuple[float, ...], seconds: float, saturatio
             for _ in range(count):
                 n = next(counter)
                 path = f"response/{n}"
-                text = f"quote {1 + n % 16}x{GPUS[n % len(GPUS)]} {1 + n // 160}h"  # every one distinct
+                text = f"quote {1 + n % 16}x{GPUS[n % len(GPUS)]} {1 + n // 160}h" if varied else "quote 8xA100 72h"
                 requests.append(_signed_request(port, command_body(text, user="U-BENCH",
                                                                    response_url=f"{mock.url}/{path}")))
                 paths.append(path)
@@ -190,14 +252,20 @@ def run_config(workers: int, rates: tuple[float, ...], seconds: float, saturatio
             times = sorted(at for _, at in answered)
             level["answers_per_s"] = (len(times) - 1) / (times[-1] - times[0])
         levels.append(level)
-    return {"workers": workers, "threads": threads, "levels": levels, "rss": rss}
+    return {"workers": workers, "threads": threads, "varied": varied, "levels": levels, "rss": rss}
 
 
 def measure(rates=(50, 100, 300), seconds: float = 8.0, saturation_rate: float = 1000,
             saturation_seconds: float = 4.0) -> dict:
-    return {"configs": [run_config(workers, rates, seconds, saturation_rate, saturation_seconds)
-                        for workers in (1, 2)], "cpus": os.cpu_count()}
+    """Distinct quotes with 1 and 2 workers; then one quote repeated, 2 workers, at saturation only: what the
+    serving path alone (HTTP, checks, Bolt, hand-off, answer) can carry when the quote costs nothing."""
+    configs = [run_config(workers, rates, seconds, saturation_rate, saturation_seconds) for workers in (1, 2)]
+    configs.append(run_config(2, (), seconds, saturation_rate, saturation_seconds, varied=False))
+    return {"configs": configs, "cpus": os.cpu_count()}
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure(), indent=2))
+    if sys.argv[1:] == ["mock"]:
+        asyncio.run(_mock_slack())
+    else:
+        print(json.dumps(measure(), indent=2))

@@ -44,7 +44,8 @@ __all__ = ["KEY_COLUMNS", "NUMBER_COLUMNS", "OFFER_COLUMNS", "OPTIONAL_COLUMNS",
            "Defect", "FxRates", "Offer", "days_old", "default_catalog_dir", "file_problem", "load_catalog", "load_fx",
            "read_catalog", "require_file", "source_disagreements", "validate_directory"]
 
-_GPU, _GPU_COUNT, _REGION, _COUNTRY = (OFFER_COLUMNS.index(c) for c in ("gpu", "gpu_count", "region", "country"))
+_GPU, _GPU_COUNT, _REGION, _COUNTRY, _PROVIDER, _INSTANCE_TYPE = (OFFER_COLUMNS.index(c) for c in (
+    "gpu", "gpu_count", "region", "country", "provider", "instance_type"))
 
 
 def default_catalog_dir() -> Path:
@@ -66,7 +67,7 @@ class Catalog:
     records, Decimals or a DataFrame.
     The views the core reads are built on first use and kept: `offers_of(gpu)` (one GPU's `Offer` records),
     `regions`/`countries` (for region selectors) and `offers`, a pandas DataFrame for the code that wants one
-    (reports, the notebook API, approvals' instance lookups), so a quote never imports pandas. Building a view
+    (reports, the notebook API), so a quote never imports pandas. Building a view
     gives the same value every time, so threads racing on a first use only repeat the work.
     """
 
@@ -106,6 +107,12 @@ class Catalog:
         if offers is None:
             offers = self._by_gpu[gpu] = tuple(Offer.from_row(row) for row in self._rows_by_gpu.get(gpu, ()))
         return offers
+
+    def offers_of_type(self, provider: str, instance_type: str) -> tuple[Offer, ...]:
+        """Every offer of one provider's instance type (each region and zone), as records: what approvals and the
+        fleet view look up by the name a cloud gives an instance, without building the DataFrame."""
+        return tuple(Offer.from_row(row) for row in self.rows
+                     if row[_INSTANCE_TYPE] == instance_type and row[_PROVIDER] == provider)
 
     @property
     def regions(self) -> tuple[str, ...]:

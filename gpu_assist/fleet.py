@@ -15,7 +15,6 @@ from decimal import Decimal
 
 from .aws import REQUEST_TAG, explain
 from .catalog import Catalog
-from .pricing import exact
 
 NAMESPACE = "CWAgent"
 UTILIZATION = "nvidia_smi_utilization_gpu"
@@ -106,18 +105,19 @@ def _metric_values(cloudwatch, metrics: list[dict], start: dt.datetime, end: dt.
 
 
 def hourly_price(catalog: Catalog, instance: dict, region: str, currency: str) -> Decimal | None:
-    offers = catalog.offers
-    rows = offers[(offers.provider == "aws") & (offers.instance_type == instance["InstanceType"])
-                  & (offers.region == region)]
+    """What a running instance costs an hour: its catalog price in its region (spot: in its zone when the catalog
+    has that zone, else the region's cheapest), converted to `currency`; None when the catalog has no price."""
+    offers = [o for o in catalog.offers_of_type("aws", instance["InstanceType"]) if o.region == region]
     spot = instance.get("InstanceLifecycle") == "spot"
     if spot:
-        zone_rows = rows[rows.zone == instance.get("Placement", {}).get("AvailabilityZoneId", "")]
-        rows = zone_rows if len(zone_rows) else rows
-    column = "spot_hourly" if spot else "on_demand_hourly"
-    prices = rows[column].dropna()
-    if not len(prices):
+        in_zone = [o for o in offers if o.zone == instance.get("Placement", {}).get("AvailabilityZoneId", "")]
+        offers = in_zone or offers
+    prices = [(price, o.currency) for o in offers
+              for price in [o.spot_hourly if spot else o.on_demand_hourly] if price is not None]
+    if not prices:
         return None
-    return catalog.fx.convert(exact(float(prices.min())), rows.currency.iloc[0], currency)
+    price, price_currency = min(prices, key=lambda p: p[0])
+    return catalog.fx.convert(price, price_currency, currency)
 
 
 def fleet_usage(ec2, cloudwatch, catalog: Catalog, *, region: str, now: dt.datetime, window_s: int = 1800,

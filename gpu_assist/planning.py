@@ -28,13 +28,12 @@ EXTEND_EXAMPLE = "extend r-0123456789ab 24h"
 
 def instance_shape(catalog: Catalog, instance_type: str) -> tuple[str, int, int | None] | None:
     """(GPU, GPUs per instance, vCPUs or None) of an AWS instance type, from the catalog's offers; None when the
-    catalog has no such type. The one place approvals read the offers table."""
-    offers = catalog.offers
-    rows = offers[(offers.provider == "aws") & (offers.instance_type == instance_type)]
-    if not len(rows):
+    catalog has no such type. The one place approvals read the offers."""
+    offers = catalog.offers_of_type("aws", instance_type)
+    if not offers:
         return None
-    vcpus = rows.vcpus.dropna()
-    return str(rows.gpu.iloc[0]), int(rows.gpu_count.iloc[0]), int(vcpus.iloc[0]) if len(vcpus) else None
+    vcpus = next((offer.vcpus for offer in offers if offer.vcpus is not None), None)
+    return offers[0].gpu, int(offers[0].gpu_count), None if vcpus is None else int(vcpus)
 
 
 def _request(command: LaunchCommand, catalog: Catalog) -> Request:

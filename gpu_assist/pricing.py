@@ -33,13 +33,6 @@ from .regions import check_selectors
 from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request
 
 STALE_AFTER_DAYS = 30
-_MICRO = Decimal("0.000001")
-
-
-def exact(value: float) -> Decimal:
-    """A catalog price back as its exact decimal from the float that `Catalog.offers` (the DataFrame) holds
-    (catalog prices have at most 6 decimals); the pricing core reads the Decimal itself from `Offer`."""
-    return Decimal(round(value * 1_000_000)) * _MICRO
 
 
 @dataclass(frozen=True)

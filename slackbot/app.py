@@ -12,6 +12,7 @@ themselves live in `gpu_assist.approvals`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -23,7 +24,8 @@ from slack_bolt import App
 from slack_sdk import WebClient
 
 from gpu_assist.commands import (HELP, Context, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
-                                 RequestsCommand, StopCommand, TcoCommand, UtilCommand, parse_command, run)
+                                 RecommendCommand, RequestsCommand, SpendCommand, StopCommand, TcoCommand,
+                                 UtilCommand, parse_command, run)
 from gpu_assist.compare import Comparison
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.identity import SLACK, actor, slack_mention
@@ -31,16 +33,25 @@ from gpu_assist.records import RequestRecord
 from gpu_assist.render import blocks
 from gpu_assist.specs import ExtendSpec, launch_button_choice
 
+from .response_url import EncodedAnswers, ResponsePoster
 from .spend_watch import thread_of
-from .workers import Deliveries, WorkPool
+from .workers import Deliveries, WorkPool, claim_delivery
 
 log = logging.getLogger("gpu_assist.slack")
 LAZY_WORKERS = int(os.environ.get("GPU_ASSIST_SLACK_WORKERS", "8"))
 QUEUED_COMMANDS = int(os.environ.get("GPU_ASSIST_SLACK_QUEUE", "64"))
+# Pure answers computed at once per process (workers.py): two, so a slow plan does not hold up a quote.
+COMPUTING = int(os.environ.get("GPU_ASSIST_SLACK_COMPUTING", "2"))
 BUSY = "gpu-assist is busy, try again in a moment."
+FAILED = "Something went wrong on our side; the request was not carried out. Try again."
 # Answered in milliseconds: no "Working on…" message before the answer.
 _QUICK = (QuoteCommand, TcoCommand, RequestsCommand)
 _CARRYING_OUT = {"launch": "launching", "stop": "stopping", "extend": "extending"}  # the card while it happens
+# Commands that change nothing: a Slack retry of one is refused per process only (see workers.py); any other
+# command (launch, stop, whatever posts a card) is claimed in the database and runs once across replicas.
+_READS = (QuoteCommand, RecommendCommand, TcoCommand, UtilCommand, RequestsCommand, SpendCommand)
+# Pure answers the context remembers: their encoded message is kept too.
+_PURE = (QuoteCommand, RecommendCommand, TcoCommand)
 
 
 @dataclass(frozen=True)
@@ -67,8 +78,15 @@ class SlackSettings:
                    app_token=environ.get("SLACK_APP_TOKEN") or None)
 
 
-def create_app(settings: SlackSettings, context: Context | None = None) -> App:
-    """The Bolt app; `context` carries the catalog, store, policy and AWS (tests pass their own).
+def work_pool() -> WorkPool:
+    """The pool `/gpu` work runs on: `GPU_ASSIST_SLACK_WORKERS` threads, `GPU_ASSIST_SLACK_QUEUE` waiting places,
+    `GPU_ASSIST_SLACK_COMPUTING` of the threads computing at once."""
+    return WorkPool(LAZY_WORKERS, QUEUED_COMMANDS, computing=COMPUTING)
+
+
+def create_app(settings: SlackSettings, context: Context | None = None, pool: WorkPool | None = None) -> App:
+    """The Bolt app; `context` carries the catalog, store, policy and AWS (tests pass their own); `pool` is
+    where `/gpu` work runs (the server passes the one it sheds load by).
 
     Acks run in the request's own thread (`process_before_response=True`): with Bolt's default they are queued
     on the same executor as the slow work after the ack, and under load an ack can miss Slack's 3 seconds.
@@ -78,8 +96,9 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
     gpus = context.catalog.gpus  # load the catalog now, not on the first command
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
     workers = ThreadPoolExecutor(max_workers=LAZY_WORKERS, thread_name_prefix="gpu-assist-lazy")
-    pool = WorkPool(LAZY_WORKERS, QUEUED_COMMANDS)
+    pool = pool or work_pool()
     deliveries = Deliveries()
+    poster, encoded = ResponsePoster(connections=LAZY_WORKERS), EncodedAnswers()
     app = App(signing_secret=settings.signing_secret, client=client, process_before_response=True, logger=log,
               listener_executor=workers)
 
@@ -102,7 +121,15 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
             ack(response_type="ephemeral", text=HELP, blocks=blocks.text_blocks(parsed))
             return
         retry = (request.headers.get("x-slack-retry-num") or [None])[0]
-        if not deliveries.first(command.get("response_url") or command.get("trigger_id"), retry):
+        key = command.get("response_url") or command.get("trigger_id")
+        try:
+            first = deliveries.first(key, retry) if isinstance(parsed, _READS) else \
+                claim_delivery(context.approvals.store, key, context.now())
+        except Exception:  # noqa: BLE001 - the database is away: nothing can be requested, say so
+            log.exception("could not claim /gpu %s", text.split(" ")[0])
+            ack(response_type="ephemeral", text=FAILED)
+            return
+        if not first:
             ack()  # a retry of a command already taken: Slack stops retrying, nothing runs twice
             return
         place = pool.reserve()
@@ -114,22 +141,27 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
             ack()
         else:
             ack(response_type="ephemeral", text=f"Working on `/gpu {text}`…")
-        place.start(lambda: do_command(parsed, text, command, respond, replace=not quick))
+        reply = poster.responder(command["response_url"]) if command.get("response_url") else respond
+        place.start(lambda: do_command(parsed, text, command, reply, replace=not quick))
 
     def do_command(parsed, text, command, respond, *, replace: bool):
         user = actor(SLACK, command["user_id"])
+        pure = isinstance(parsed, _PURE) and bool(command.get("response_url"))
         try:
             if isinstance(parsed, UtilCommand) and not parsed.fleet:
                 parsed = UtilCommand(fleet=True)  # Slack's /gpu util is about the team's fleet, not the bot's host
-            result = run(parsed, context, actor=user)
+            with pool.computing() if pure else contextlib.nullcontext():
+                result = run(parsed, context, actor=user)
+                # A question asked again gets the same answer object, and its message as already rendered.
+                body = encoded.message(result, text, replace,
+                                       lambda: blocks.message(result, command=parsed)) if pure else None
         except GpuAssistError as error:
             respond(response_type="ephemeral", replace_original=replace, text=str(error),
                     blocks=blocks.error_blocks(str(error)))
             return
         except Exception:  # noqa: BLE001 - the user gets a line, the log gets the traceback
             log.exception("command failed: /gpu %s", text.split(" ")[0])
-            respond(response_type="ephemeral", replace_original=replace,
-                    text="Something went wrong on our side; the request was not carried out. Try again.")
+            respond(response_type="ephemeral", replace_original=replace, text=FAILED)
             return
         if isinstance(parsed, (LaunchCommand, StopCommand, ExtendCommand)):
             post_card(result, command["channel_id"])
@@ -137,6 +169,9 @@ def create_app(settings: SlackSettings, context: Context | None = None) -> App:
             where = f"<#{settings.approval_channel}>" if settings.approval_channel else "this channel"
             respond(response_type="ephemeral", replace_original=replace,
                     text=f"Request `{record.id}` is waiting for an approver in {where}.")
+            return
+        if body is not None:
+            poster.post(command["response_url"], body)
             return
         fallback, rendered = blocks.message(result, command=parsed)
         respond(response_type="ephemeral", replace_original=replace, text=fallback, blocks=rendered)

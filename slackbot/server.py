@@ -3,7 +3,9 @@
 `GET /healthz` answers 200 with the catalog size, `GET /readyz` once the catalog is loaded; both come from
 a process that built its app (and loaded the catalog) before it opened or accepted on its socket.
 Before serving, the store's schema is upgraded (Alembic, idempotent) and the shared objects are built.
-`POST /slack/events` is checked (method, content type, size, Slack's signature), then handed to Bolt.
+`POST /slack/events` is checked (method, content type, size, Slack's signature), then handed to Bolt, except
+a `/gpu` command that finds the work pool full: it is answered "busy" here, before Bolt parses it again, so an
+overloaded process spends next to nothing on the commands it refuses (`/healthz` counts them).
 Periodic jobs (expire, reap, reconcile) run in a background thread of every process; a lease in the database
 makes one of them the leader (`jobs.py`).
 """
@@ -19,7 +21,7 @@ import time
 
 from gpu_assist.commands import Context
 
-from .app import SlackSettings, create_app
+from .app import BUSY, SlackSettings, create_app, work_pool
 from .jobs import start_jobs
 
 log = logging.getLogger("gpu_assist.slack")
@@ -47,15 +49,16 @@ def _reply(start_response, status: str, payload: dict, headers: tuple = ()) -> l
     return [body]
 
 
-def _well_formed(body: bytes) -> bool:
-    """A form body Bolt can parse: UTF-8, and a `payload` field, when present, holding a JSON object."""
+def _form(body: bytes) -> dict[str, list[str]] | None:
+    """The form of a body Bolt can parse (UTF-8, and a `payload` field, when present, holding a JSON object),
+    or None."""
     from urllib.parse import parse_qs
 
     try:
         form = parse_qs(body.decode("utf-8"), errors="strict")
-        return "payload" not in form or isinstance(json.loads(form["payload"][0]), dict)
+        return form if "payload" not in form or isinstance(json.loads(form["payload"][0]), dict) else None
     except (UnicodeDecodeError, ValueError):
-        return False
+        return None
 
 
 def _slack_header(environ, name: str) -> str:
@@ -113,7 +116,8 @@ def wsgi_application(settings: SlackSettings, context: Context):
     from slack_bolt.adapter.wsgi import SlackRequestHandler
     from slack_sdk.signature import SignatureVerifier
 
-    bolt = SlackRequestHandler(create_app(settings, context), path=SLACK_PATH)
+    pool = work_pool()
+    bolt = SlackRequestHandler(create_app(settings, context, pool), path=SLACK_PATH)
     verifier = SignatureVerifier(settings.signing_secret)
 
     def application(environ, start_response):
@@ -123,7 +127,8 @@ def wsgi_application(settings: SlackSettings, context: Context):
                 return _reply(start_response, "405 Method Not Allowed", {"error": f"{method} is not allowed here"},
                               (("Allow", "GET, HEAD"),))
             if path == "/healthz":
-                return _reply(start_response, "200 OK", {"ok": True, "offers": len(context.catalog.offers)})
+                return _reply(start_response, "200 OK", {"ok": True, "offers": len(context.catalog.rows),
+                                                         "work": pool.taken, "busy": pool.refused})
             ready = context._catalog is not None
             return _reply(start_response, "200 OK" if ready else "503 Service Unavailable", {"ready": ready})
         if path != SLACK_PATH:
@@ -133,8 +138,12 @@ def wsgi_application(settings: SlackSettings, context: Context):
             verify_slack_signature(verifier, environ, body, time.time())
         except Refusal as refusal:
             return _reply(start_response, refusal.status, {"error": refusal.error}, refusal.headers)
-        if not _well_formed(body):
+        form = _form(body)
+        if form is None:
             return _reply(start_response, "400 Bad Request", {"error": "malformed request body"})
+        # A retry goes on to Bolt: the one it repeats may already be running, and then it is acked, not refused.
+        if "command" in form and not environ.get("HTTP_X_SLACK_RETRY_NUM") and pool.shed():
+            return _reply(start_response, "200 OK", {"response_type": "ephemeral", "text": BUSY})
         environ["wsgi.input"] = io.BytesIO(body)
         return bolt(environ, start_response)
 

@@ -23,6 +23,8 @@ class MockSlack:
         mock = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # connections kept open between calls, as Slack's are
+
             def log_message(self, *_):
                 pass
 
@@ -58,6 +60,7 @@ class MockSlack:
                 self.wfile.write(encoded)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True  # a connection kept open must not hold up stop()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 

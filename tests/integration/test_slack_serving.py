@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 
 import pytest
 
@@ -25,12 +26,29 @@ def small_pool(moto_server, mock_slack, tmp_path_factory):
     process.wait(timeout=10)
 
 
+def _wait_until_idle(server, timeout: float = 20.0) -> None:
+    """Until no place of the pool is taken (`/healthz` counts them): a test starts with the whole pool free,
+    not with the last test's answer still on its way out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _health(server)["work"] == 0:
+            return
+        time.sleep(0.02)
+    raise AssertionError("the pool did not empty")
+
+
 @pytest.fixture
 def slack(small_pool, mock_slack):
+    _wait_until_idle(small_pool)
     mock_slack.clear()
     mock_slack.slow.clear()
     yield small_pool
     mock_slack.slow.clear()
+
+
+def _health(server) -> dict:
+    with urllib.request.urlopen(server["base"] + "/healthz", timeout=5) as response:
+        return json.loads(response.read())
 
 
 def _path(mock, response_url: str) -> str:
@@ -83,6 +101,7 @@ def test_a_full_pool_answers_busy_and_recovers(slack, mock_slack):
     status, body, refused_url, ack_s = _send(slack, mock_slack, "quote 8xA100 72h")
     assert status == 200 and ack_s < 0.5
     assert json.loads(body) == {"response_type": "ephemeral", "text": "gpu-assist is busy, try again in a moment."}
+    assert _health(slack)["busy"] >= 1  # counted
     for url in held:
         _wait(mock_slack, url, SLOW_S + 10)
     status, body, later_url, _ = _send(slack, mock_slack, "quote 8xA100 72h")

@@ -55,8 +55,9 @@ def _reader_went_away() -> int:
 def main(argv: list[str] | None = None) -> int:
     from .parser import build_parser, parse_args
 
+    words = sys.argv[1:] if argv is None else argv
     try:
-        status = _dispatch(parse_args(build_parser(), argv))
+        status = _dispatch(parse_args(build_parser(words[0] if words else None), words))
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at interpreter exit
         return status
     except BrokenPipeError:

@@ -133,6 +133,8 @@ def _nothing_to_watch(result: object) -> bool:
 def _actor(args: argparse.Namespace) -> str | None:
     """Who submits, for the verbs that take `--as` (launch, stop, extend): a name the person chose, so recorded as
     unauthenticated and never an approver. The others record no one, and need not look up the login."""
+    if not hasattr(args, "actor"):
+        return None
     from ..identity import chosen_name
 
-    return chosen_name(args.actor) if hasattr(args, "actor") else None
+    return chosen_name(args.actor)

@@ -2,7 +2,9 @@
 
 `warm_*` times `pricing.quote` alone (top 15); `answer_*` the whole default answer a face gives (quote, refine,
 compare and the text table). Prints JSON; `bench/run.py` collects it. Figures are median and p99 over repeated
-runs on this machine; the cold figures come with `python -c pass` and `import pandas` timed in the same run.
+runs on this machine; the cold figures come with `python -c pass`, `import pandas` and `stdlib_floor` (importing
+the standard-library modules a cold quote imports, and nothing else) timed in the same run, and with instruction
+counts (`cold_instructions`, valgrind's callgrind), which a busy machine does not change.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,23 +49,67 @@ def _interleaved(commands: dict[str, tuple[list[str], dict | None]], runs: int) 
     return {name: _stats(seconds) for name, seconds in times.items()}
 
 
-def cold_cli(runs: int = 15) -> dict:
-    """A new process per run, as a user starts it; bytecode compiled as a wheel install would have it (this
-    environment sets PYTHONDONTWRITEBYTECODE, which would otherwise recompile gpu_assist on every start)."""
+QUOTE_ARGS = ["quote", "8xA100", "8h", "aws", "on-demand"]
+
+
+def _cli() -> list[str]:
+    """The console script as a user runs it, bytecode compiled as a wheel install would have it (this environment
+    sets PYTHONDONTWRITEBYTECODE, which would otherwise recompile gpu_assist on every start)."""
     import compileall
 
     compileall.compile_dir(str(REPO / "gpu_assist"), quiet=1)
     script = Path(sys.executable).parent / "gpu-assist"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "gpu_assist"]
-    quote_args = ["quote", "8xA100", "8h", "aws", "on-demand"]
+    return [sys.executable, str(script)] if script.exists() else [sys.executable, "-m", "gpu_assist"]
+
+
+def stdlib_of_quote() -> list[str]:
+    """The standard-library packages a cold quote imports beyond what `python -c pass` has: importing these alone
+    is the floor of a quote that keeps using them (dataclasses, argparse, pathlib, typing, decimal, …)."""
+    code = ("import contextlib, io, sys\nbefore = set(sys.modules)\nfrom gpu_assist.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    main(sys.argv[1:])\n"
+            "print(' '.join(sorted({name.split('.')[0] for name in set(sys.modules) - before})))")
+    done = subprocess.run([sys.executable, "-c", code, *QUOTE_ARGS], capture_output=True, text=True, check=True)
+    pass_modules = subprocess.run([sys.executable, "-c", "import sys; print(' '.join(sys.modules))"],
+                                  capture_output=True, text=True, check=True).stdout.split()
+    return [name for name in done.stdout.split()
+            if name in sys.stdlib_module_names and name not in pass_modules]
+
+
+def cold_cli(runs: int = 15) -> dict:
+    """A new process per run, as a user starts it, interleaved with the baselines."""
+    command = _cli()
+    stdlib = stdlib_of_quote()
     timed = _interleaved({
-        "quote": (command + quote_args, None),
+        "quote": (command + QUOTE_ARGS, None),
         "python_pass": ([sys.executable, "-c", "pass"], None),
+        "stdlib_floor": ([sys.executable, "-c", "import " + ", ".join(stdlib)], None),
         "import_numpy": ([sys.executable, "-c", "import numpy"], None),
         "import_pandas": ([sys.executable, "-c", "import pandas"], None),
-        "no_cache": (command + quote_args, {**os.environ, "GPU_ASSIST_CACHE_DIR": "off"}),
+        "no_cache": (command + QUOTE_ARGS, {**os.environ, "GPU_ASSIST_CACHE_DIR": "off"}),
     }, runs)
-    return {**timed.pop("quote"), **timed}
+    return {**timed.pop("quote"), **timed, "stdlib_modules": stdlib}
+
+
+def cold_instructions() -> dict:
+    """Instructions a fresh process executes (valgrind's callgrind, string hashing seeded), for the cached cold
+    quote, `python -c pass` and the standard-library floor: unlike wall time, not changed by a busy machine.
+    Valgrind does not emulate the CPU's SHA extensions, so the cache key's SHA-256 counts about 44M instructions
+    here for about 1 ms of real time."""
+    if shutil.which("valgrind") is None:
+        return {"skipped": "valgrind is not installed"}
+    command = _cli()
+    commands = {"quote": command + QUOTE_ARGS, "python_pass": [sys.executable, "-c", "pass"],
+                "stdlib_floor": [sys.executable, "-c", "import " + ", ".join(stdlib_of_quote())]}
+    subprocess.run(commands["quote"], capture_output=True, check=True)  # the compiled catalog cache, filled
+    counts = {}
+    for name, argv in commands.items():
+        done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+                              capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode != 0 or found is None:
+            return {"skipped": f"valgrind did not run {name} ({done.stderr.strip()[-200:]})"}
+        counts[name] = int(found.group(1))
+    return counts
 
 
 def replicated(catalog: Catalog, factor: int) -> Catalog:
@@ -106,6 +154,7 @@ def main() -> dict:
     ten, hundred = replicated(catalog, 10), replicated(catalog, 100)
     return {
         "cold_cli": cold_cli(),
+        "cold_instructions": cold_instructions(),
         "catalog_load_uncached_ms": load_uncached_ms,
         "warm_1x": warm(catalog, 200),
         "warm_10x": warm(ten, 100),

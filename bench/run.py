@@ -96,7 +96,20 @@ def comparison_lines(results: dict, previous: dict | None) -> list[str]:
     lines = [f"Cold CLI `gpu-assist quote 8xA100 8h aws on-demand`: median {cold['median_ms']:.0f} ms with the "
              f"compiled catalog cache, {cold['no_cache']['median_ms']:.0f} ms without it; `python -c pass` "
              f"{cold['python_pass']['median_ms']:.0f} ms, `import numpy` {cold['import_numpy']['median_ms']:.0f} ms, "
-             f"`import pandas` {cold['import_pandas']['median_ms']:.0f} ms in the same virtual environment."]
+             f"`import pandas` {cold['import_pandas']['median_ms']:.0f} ms in the same virtual environment.",
+             f"Ratio to `python -c pass`: {cold['median_ms'] / cold['python_pass']['median_ms']:.1f}×; importing only "
+             f"the standard-library modules a quote uses ({len(cold['stdlib_modules'])}: dataclasses, argparse, "
+             f"pathlib, typing, decimal, …) takes {cold['stdlib_floor']['median_ms']:.0f} ms, "
+             f"{cold['stdlib_floor']['median_ms'] / cold['python_pass']['median_ms']:.1f}× `pass`, the floor of "
+             "this design."]
+    counts = results["quote"]["cold_instructions"]
+    if "skipped" in counts:
+        lines.append(f"Instruction counts: skipped ({counts['skipped']}).")
+    else:
+        lines.append(f"Instructions (callgrind, one fresh process each): cold quote {counts['quote'] / 1e6:.0f}M, "
+                     f"`python -c pass` {counts['python_pass'] / 1e6:.0f}M "
+                     f"({counts['quote'] / counts['python_pass']:.1f}×), the standard-library floor "
+                     f"{counts['stdlib_floor'] / 1e6:.0f}M ({counts['stdlib_floor'] / counts['python_pass']:.1f}×).")
     if previous:
         before = previous["quote"]["cold_cli"]["median_ms"]
         lines.append(f"Previous run ({previous['when']}): cold CLI {before:.0f} ms → now {cold['median_ms']:.0f} ms "

@@ -13,7 +13,6 @@ other realm can submit, quote and list but never counts as an approver. A name m
 
 from __future__ import annotations
 
-import getpass
 import os
 
 from .errors import PolicyError
@@ -70,9 +69,16 @@ def approver_entry(entry: str) -> str:
 
 def chosen_name(flag: str | None = None) -> str:
     """The CLI's or a lone kernel's actor: `--as`, `GPU_ASSIST_USER` or the login, marked unauthenticated."""
-    return actor(UNAUTHENTICATED, flag or os.environ.get("GPU_ASSIST_USER") or getpass.getuser())
+    return actor(UNAUTHENTICATED, flag or os.environ.get("GPU_ASSIST_USER") or _login())
 
 
 def operator_override() -> str:
     """The break-glass actor: the shell's login (audited; it is the policy switch, not this name, that permits)."""
-    return actor(BREAK_GLASS, getpass.getuser())
+    return actor(BREAK_GLASS, _login())
+
+
+def _login() -> str:
+    """The shell's login; getpass (which imports termios) only when no name was given."""
+    import getpass
+
+    return getpass.getuser()

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 
 from ..errors import GpuAssistError
 
 EXIT_USER_ERROR = 2
-# Killed by SIGPIPE, as a shell reports it for `yes | head -1`.
-EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+# Killed by SIGPIPE (signal 13), as a shell reports it for `yes | head -1`; a number, as importing `signal` for
+# it would cost every start more than the rest of this module.
+EXIT_BROKEN_PIPE = 128 + 13
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -55,8 +55,9 @@ def _reader_went_away() -> int:
 def main(argv: list[str] | None = None) -> int:
     from .parser import build_parser, parse_args
 
+    words = sys.argv[1:] if argv is None else argv
     try:
-        status = _dispatch(parse_args(build_parser(), argv))
+        status = _dispatch(parse_args(build_parser(words[0] if words else None), words))
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at interpreter exit
         return status
     except BrokenPipeError:

@@ -5,6 +5,7 @@ back through text), then `commands.run`, then the renderer `--format` names."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 from dataclasses import replace
@@ -91,21 +92,23 @@ _BUILDERS: dict[str, Callable[[argparse.Namespace, GpuTable], Command]] = {
 def answer(args: argparse.Namespace) -> int:
     """Run the command and print its answer; `util --watch` redraws it until interrupted."""
     from ..commands import Context, RecommendCommand, run
-    from ..render import csv as render_csv, json as render_json, markdown as render_markdown, text as render_text
 
     context = Context()
     command = command_of(args, context.catalog.gpus)
     output = getattr(args, "format", "text")
     explain = isinstance(command, RecommendCommand) and command.explain
-    renderer: Any = {"json": render_json, "csv": render_csv, "markdown": render_markdown}.get(output, render_text)
-    options = {"color": sys.stdout.isatty()} if renderer is render_text else {}
+    renderer: Any = importlib.import_module(f".{output}", "gpu_assist.render")  # only the one --format names
+    options = {"color": sys.stdout.isatty()} if output == "text" else {}
+    actor = _actor(args)
     while True:
-        result = run(command, context, actor=_actor(args))
+        result = run(command, context, actor=actor)
         if not getattr(args, "watch", False):
             print(renderer.render(result, explain=explain, **options))
             _say_why_empty(result, output)
             return 0
         if _nothing_to_watch(result):
+            from ..render import text as render_text
+
             print(f"{render_text.render(result)}: nothing to watch", file=sys.stderr)
             return EXIT_NOTHING_TO_WATCH
         print("\x1b[H\x1b[2J" + renderer.render(result, **options), flush=True)  # clear the screen, redraw
@@ -127,8 +130,11 @@ def _nothing_to_watch(result: object) -> bool:
     return isinstance(result, Snapshot) and not result.gpus
 
 
-def _actor(args: argparse.Namespace) -> str:
-    """Who submits: a name the person chose, so recorded as unauthenticated and never an approver."""
+def _actor(args: argparse.Namespace) -> str | None:
+    """Who submits, for the verbs that take `--as` (launch, stop, extend): a name the person chose, so recorded as
+    unauthenticated and never an approver. The others record no one, and need not look up the login."""
+    if not hasattr(args, "actor"):
+        return None
     from ..identity import chosen_name
 
-    return chosen_name(getattr(args, "actor", None))
+    return chosen_name(args.actor)

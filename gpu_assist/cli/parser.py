@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 from ..errors import GpuAssistError
 
@@ -45,21 +45,22 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The argparse tree. Given the word a command line starts with, when it is a verb, only that verb's
+    subparser is built: a quote need not build the other 20 with their arguments and help texts (#17). Any
+    other start (none, an option such as --help, a typo) gets the whole tree, so help and error
+    messages list every verb as before."""
     parser = _Parser(prog="gpu-assist", description="GPU prices, plans and utilization across clouds.")
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _add_answers(commands)
-    _add_util(commands)
-    _add_requests(commands)
-    _add_operations(commands)
-    _add_catalog(commands)
+    for name, add in _VERBS.items():
+        if verb not in _VERBS or name == verb:
+            add(commands, name)
     return parser
 
 
-def _add_answers(commands: Any) -> None:
-    """quote, recommend, tco: the pure answers."""
-    q = commands.add_parser("quote", help="price a GPU job: gpu-assist quote 8xA100 72h")
+def _add_quote(commands: Any, verb: str) -> None:
+    q = commands.add_parser(verb, help="price a GPU job: gpu-assist quote 8xA100 72h")
     q.add_argument("words", nargs="+", help="the request, e.g. 8xA100 72h spot region=us-east-1")
     q.add_argument("--top", help="show the N cheapest offers, or all (default 15; JSON: all)")
     q.add_argument("--list", action="store_true", help="every option as a flat list, not the comparison")
@@ -77,21 +78,25 @@ def _add_answers(commands: Any) -> None:
     q.add_argument("--verified-only", action="store_true", help="leave out unverified list prices")
     q.add_argument("--format", choices=FORMATS, default="text")
 
-    r = commands.add_parser("recommend", help="plan a workload: gpu-assist recommend train 7B tokens=20B deadline=72h")
+
+def _add_recommend(commands: Any, verb: str) -> None:
+    r = commands.add_parser(verb, help="plan a workload: gpu-assist recommend train 7B tokens=20B deadline=72h")
     r.add_argument("words", nargs="+", help="the workload, e.g. finetune 70B lora budget=$2000")
     r.add_argument("--top", help="show the N cheapest feasible plans, or all (default 10)")
     r.add_argument("--explain", action="store_true", help="print every formula and assumption used")
     r.add_argument("--format", choices=FORMATS, default="text")
 
-    t = commands.add_parser("tco", help="buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY",
+
+def _add_tco(commands: Any, verb: str) -> None:
+    t = commands.add_parser(verb, help="buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY",
                             epilog=_tco_keys,  # called by format_help, only when help is shown
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=100k")
     t.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_util(commands: Any) -> None:
-    u = commands.add_parser("util", help="GPU utilization: this machine (NVML), or the fleet (--fleet, CloudWatch)")
+def _add_util(commands: Any, verb: str) -> None:
+    u = commands.add_parser(verb, help="GPU utilization: this machine (NVML), or the fleet (--fleet, CloudWatch)")
     u.add_argument("--fleet", action="store_true", help="gpu-assist's AWS instances, from CloudWatch")
     u.add_argument("--region", help="AWS region of the fleet")
     u.add_argument("--window", help="averaging window for idle detection (default 30m)")
@@ -102,44 +107,64 @@ def _add_util(commands: Any) -> None:
     u.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_requests(commands: Any) -> None:
-    """launch, stop, extend, spend, approve, reject, requests: the request lifecycle and what it cost."""
-    for verb, help_text in (("launch", "ask to launch: gpu-assist launch 8xA100 72h spot --as alice"),
-                            ("stop", "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice"),
-                            ("extend", "ask to move a running launch's time to live: gpu-assist extend r-… 24h")):
-        p = commands.add_parser(verb, help=help_text)
-        p.add_argument("words", nargs="+")
-        p.add_argument("--as", dest="actor", help="who asks (default GPU_ASSIST_USER, else your login); recorded as "
-                       "unauthenticated:NAME, which can never approve")
-        p.add_argument("--format", choices=("text", "json"), default="text")
-    s = commands.add_parser("spend", help="what gpu-assist's launches cost: gpu-assist spend 2026-11 by=project")
+_SUBMIT_HELP = {"launch": "ask to launch: gpu-assist launch 8xA100 72h spot --as alice",
+                "stop": "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice",
+                "extend": "ask to move a running launch's time to live: gpu-assist extend r-… 24h"}
+
+
+def _add_submit(commands: Any, verb: str) -> None:
+    """launch, stop, extend: requests an approver decides."""
+    p = commands.add_parser(verb, help=_SUBMIT_HELP[verb])
+    p.add_argument("words", nargs="+")
+    p.add_argument("--as", dest="actor", help="who asks (default GPU_ASSIST_USER, else your login); recorded as "
+                   "unauthenticated:NAME, which can never approve")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _add_spend(commands: Any, verb: str) -> None:
+    s = commands.add_parser(verb, help="what gpu-assist's launches cost: gpu-assist spend 2026-11 by=project")
     s.add_argument("words", nargs="*", help="a period (mtd, 2026-11, 7d, yesterday), by=requester|project|"
                    "instance-type|pricing, source=aws")
     s.add_argument("--format", choices=("text", "json"), default="text")
-    for verb in ("approve", "reject"):
-        p = commands.add_parser(verb, help=f"operators only: {verb} with --break-glass (approvers decide in Slack "
-                                "or Jupyter)")
-        p.add_argument("request_id")
-        p.add_argument("--break-glass", action="store_true",
-                       help="override as this shell's login, audited; needs break_glass = true in the policy")
-        p.add_argument("--reason", default="", help="why (required with --break-glass)")
-        p.add_argument("--format", choices=("text", "json"), default="text")
-    q = commands.add_parser("requests", help="recent requests, or one with its audit trail: requests show r-…")
+
+
+def _add_decision(commands: Any, verb: str) -> None:
+    """approve, reject: the operator's break-glass override."""
+    p = commands.add_parser(verb, help=f"operators only: {verb} with --break-glass (approvers decide in Slack "
+                            "or Jupyter)")
+    p.add_argument("request_id")
+    p.add_argument("--break-glass", action="store_true",
+                   help="override as this shell's login, audited; needs break_glass = true in the policy")
+    p.add_argument("--reason", default="", help="why (required with --break-glass)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _add_requests(commands: Any, verb: str) -> None:
+    q = commands.add_parser(verb, help="recent requests, or one with its audit trail: requests show r-…")
     q.add_argument("words", nargs="*", help="list | show ID")
     q.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_operations(commands: Any) -> None:
-    """db, reconcile, reap, expire, slack, help: what an operator runs."""
-    db = commands.add_parser("db", help="the request store's schema: db upgrade | db current")
+def _add_db(commands: Any, verb: str) -> None:
+    db = commands.add_parser(verb, help="the request store's schema: db upgrade | db current")
     db_commands = db.add_subparsers(dest="db_command", required=True, parser_class=_Parser)
     db_commands.add_parser("upgrade", help="create or upgrade the schema to the newest migration (idempotent)")
     db_commands.add_parser("current", help="the store's schema revision and the newest one known")
-    commands.add_parser("reconcile", help="finish requests a crash left half-done (no second launch)")
-    commands.add_parser("reap", help="stop launches whose approved duration is over")
-    commands.add_parser("expire", help="expire pending requests past their deadline")
 
-    sl = commands.add_parser("slack", help="run the Slack app")
+
+_PLAIN_HELP = {"reconcile": "finish requests a crash left half-done (no second launch)",
+               "reap": "stop launches whose approved duration is over",
+               "expire": "expire pending requests past their deadline",
+               "help": "examples of every command"}
+
+
+def _add_plain(commands: Any, verb: str) -> None:
+    """reconcile, reap, expire, help: a verb without arguments."""
+    commands.add_parser(verb, help=_PLAIN_HELP[verb])
+
+
+def _add_slack(commands: Any, verb: str) -> None:
+    sl = commands.add_parser(verb, help="run the Slack app")
     slack = sl.add_subparsers(dest="slack_command", required=True, parser_class=_Parser)
     sv = slack.add_parser("serve", help="HTTP server for Slack's events (waitress; gunicorn with --workers N)")
     sv.add_argument("--host", default="0.0.0.0")
@@ -150,11 +175,9 @@ def _add_operations(commands: Any) -> None:
     sv.add_argument("--no-jobs", action="store_true", help="do not run expire/reap/reconcile in this process")
     slack.add_parser("socket", help="connect over Socket Mode (SLACK_APP_TOKEN)")
 
-    commands.add_parser("help", help="examples of every command")
 
-
-def _add_catalog(commands: Any) -> None:
-    c = commands.add_parser("catalog", help="validate, list and import catalogs")
+def _add_catalog(commands: Any, verb: str) -> None:
+    c = commands.add_parser(verb, help="validate, list and import catalogs")
     cat = c.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
     v = cat.add_parser("validate", help="report every defect with file and line")
     v.add_argument("directory", nargs="?", type=Path)
@@ -178,6 +201,15 @@ def _add_catalog(commands: Any) -> None:
     rf.add_argument("--catalog-dir", type=Path)
     f = cat.add_parser("import-fx", help="write fx.csv from the ECB reference rates")
     f.add_argument("--catalog-dir", type=Path)
+
+
+# Every verb's subparser, in the order `gpu-assist --help` lists them.
+_VERBS: dict[str, Callable[[Any, str], None]] = {
+    "quote": _add_quote, "recommend": _add_recommend, "tco": _add_tco, "util": _add_util,
+    "launch": _add_submit, "stop": _add_submit, "extend": _add_submit, "spend": _add_spend,
+    "approve": _add_decision, "reject": _add_decision, "requests": _add_requests,
+    "db": _add_db, "reconcile": _add_plain, "reap": _add_plain, "expire": _add_plain, "slack": _add_slack,
+    "help": _add_plain, "catalog": _add_catalog}
 
 
 def _tco_keys() -> str:

@@ -1,23 +1,23 @@
 """`run`: one function per command type (`functools.singledispatch`), each calling the core with the Context's
-catalog, clock and clients."""
+catalog, clock and clients. Each imports the core it calls: a quote does not load recommend, tco or spend."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import replace
 from functools import singledispatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..catalog import Catalog
 from ..compare import Comparison, compare, refine
 from ..errors import ParseError
 from ..pricing import Quote, quote
-from ..recommend import recommend
-from ..spending import SpendReport
-from ..tco import total_cost_of_ownership
 from .context import Context
 from .objects import (Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
                       RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand, UtilCommand)
+
+if TYPE_CHECKING:
+    from ..catalog import Catalog
+    from ..spending import SpendReport
 
 
 def run(command: Command, context: Context, *, actor: str | None = None) -> Result:
@@ -113,6 +113,8 @@ def _quote(command: QuoteCommand, context: Context, today: dt.date) -> Result:
 
 @_answer.register(RecommendCommand)
 def _recommend(command: RecommendCommand, context: Context, today: dt.date) -> Result:
+    from ..recommend import recommend
+
     # top=None (`top=all`) keeps every plan: recommend slices with it, though its annotation says int (recommend.py
     # is being rewritten on another branch; once it says `int | None`, mypy flags this ignore as unused)
     return recommend(command.workload, context.catalog, today=today, currency=context.currency,
@@ -121,6 +123,8 @@ def _recommend(command: RecommendCommand, context: Context, today: dt.date) -> R
 
 @_answer.register(TcoCommand)
 def _tco(command: TcoCommand, context: Context, today: dt.date) -> Result:
+    from ..tco import total_cost_of_ownership
+
     return total_cost_of_ownership(command.inputs, context.catalog)
 
 

@@ -14,14 +14,10 @@ from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable
 
-from ..aws import INSTANCE_ID
 from ..compare import SORTS
 from ..errors import ParseError
 from ..gpus import GpuTable
-from ..records import REQUEST_ID
 from ..request import normalise, parse_duration, parse_request
-from ..tco import parse_tco
-from ..workload import parse_workload
 from .objects import (MAX_TOP, Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
                       RequestsCommand, SpendCommand, StopCommand, TcoCommand, UtilCommand)
 
@@ -70,6 +66,8 @@ def parse_quote(words: list[str], gpus: GpuTable, *, top: int | None = None) -> 
 
 
 def parse_recommend(words: list[str], gpus: GpuTable) -> RecommendCommand:
+    from ..workload import parse_workload  # each verb imports the core it parses for (a quote loads no workload)
+
     rest, options = _take_options(words)
     return RecommendCommand(workload=parse_workload(" ".join(rest), gpus), top=options.get("top", 10),
                             explain=options.get("explain", False))
@@ -143,6 +141,8 @@ _OPTION_PARSERS: dict[str, Callable[[str], Any]] = {
 
 
 def _parse_tco(words: list[str], gpus: GpuTable) -> TcoCommand:
+    from ..tco import parse_tco
+
     return TcoCommand(parse_tco(" ".join(words), gpus))
 
 
@@ -227,6 +227,8 @@ def _parse_launch(words: list[str], gpus: GpuTable) -> LaunchCommand:
 
 def _parse_extend(words: list[str], _gpus: GpuTable) -> ExtendCommand:
     """`extend r-… 24h`: which launch request, and how much longer (a duration of the grammar)."""
+    from ..records import REQUEST_ID
+
     example = "extend r-0123456789ab 24h"
     ids = [w.lower() for w in words if w.lower().startswith("r-")]
     others = [w for w in words if not w.lower().startswith("r-")]
@@ -241,6 +243,8 @@ def _parse_extend(words: list[str], _gpus: GpuTable) -> ExtendCommand:
 
 
 def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
+    from ..aws import INSTANCE_ID
+
     ids = tuple(w.lower() for w in rest if not w.lower().startswith("region="))
     region = next((w.split("=", 1)[1] for w in rest if w.lower().startswith("region=")), None)
     bad = [i for i in ids if not INSTANCE_ID.match(i)]
@@ -251,6 +255,8 @@ def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
 
 
 def _parse_requests(rest: list[str], _gpus: GpuTable) -> RequestsCommand:
+    from ..records import REQUEST_ID
+
     if len(rest) > 1 or (rest and not REQUEST_ID.match(rest[0].lower())):
         raise ParseError("requests takes nothing or one request id", example="requests r-0123456789ab")
     return RequestsCommand(rest[0].lower() if rest else None)

@@ -1,22 +1,30 @@
-"""The command objects every face builds (from `/gpu` text, argparse values or widgets) and `run` executes."""
+"""The command objects every face builds (from `/gpu` text, argparse values or widgets) and `run` executes.
+
+The types of their fields and results are imported for type checking only: a command object must not load the
+core of every other verb (a quote would import recommend, tco, the fleet, spend and the request store's records
+to build a `QuoteCommand`, #17). `tests/unit/test_cold_path.py` pins what a quote imports.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..compare import SORTS, Comparison
-from ..fleet import FleetReport
-from ..pricing import Quote
-from ..recommend import Recommendation
-from ..records import AuditEvent, RequestRecord
+from ..compare import SORTS
 from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request, format_duration
-from ..specs import OptionId
-from ..spending import SpendReport
-from ..tco import TcoInput, TcoResult
-from ..utilization import Snapshot
-from ..workload import Workload
+
+if TYPE_CHECKING:
+    from ..compare import Comparison
+    from ..fleet import FleetReport
+    from ..pricing import Quote
+    from ..recommend import Recommendation
+    from ..records import AuditEvent, RequestRecord
+    from ..specs import OptionId
+    from ..spending import SpendReport
+    from ..tco import TcoInput, TcoResult
+    from ..utilization import Snapshot
+    from ..workload import Workload
 
 HELP = """\
 gpu-assist — GPU prices across clouds, for the whole job.
@@ -168,6 +176,8 @@ class LaunchCommand:
 
     def words(self) -> str:
         """The command in the grammar's words, for the record (never parsed again)."""
+        from ..specs import OptionId
+
         if isinstance(self.what, OptionId):
             asked = f"{self.what} {format_duration(self.duration_s)}"
         else:
@@ -218,5 +228,6 @@ class HelpCommand:
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
     ExtendCommand | RequestsCommand | SpendCommand | HelpCommand
-Result = Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | RequestDetail | \
-    RequestRecord | tuple[RequestRecord, ...] | SpendReport
+# A string, so that naming the results imports none of their modules (mypy reads it as the union).
+Result: TypeAlias = "Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | " \
+    "RequestDetail | RequestRecord | tuple[RequestRecord, ...] | SpendReport"

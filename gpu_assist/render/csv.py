@@ -6,13 +6,16 @@ from __future__ import annotations
 import csv
 import io
 from functools import singledispatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
-from ..recommend import Recommendation
+from .dispatch import register_by_name, register_imported
 from .tabular import plan_table, quote_table
+
+if TYPE_CHECKING:
+    from ..recommend import Recommendation
 
 
 def _write(headers: list[str], rows: list[list[Any]]) -> str:
@@ -26,6 +29,8 @@ def _write(headers: list[str], rows: list[list[Any]]) -> str:
 @singledispatch
 def render(result: object, **_options: Any) -> str:
     """Quotes (comparison or list) and recommendations as CSV; anything else is refused."""
+    if register_imported(render):
+        return render(result, **_options)
     raise GpuAssistError("--format csv is for quote and recommend", example="quote 8xA100 72h --format csv")
 
 
@@ -48,6 +53,6 @@ def _quote(result: Quote, **_options: Any) -> str:
     return _write(*quote_table(result, plain=True))
 
 
-@render.register(Recommendation)
+@register_by_name(render, "gpu_assist.recommend.Recommendation")
 def _recommendation(result: Recommendation, **_options: Any) -> str:
     return _write(*plan_table(result, plain=True))

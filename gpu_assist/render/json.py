@@ -1,6 +1,7 @@
 """JSON for the CLI's `--format json` and the REST routes: plain numbers, rounded here.
 
-`render` picks the payload for the result's type (`functools.singledispatch` over `payload`).
+`render` picks the payload for the result's type (`functools.singledispatch` over `payload`); the types of other
+verbs than quote are registered by name (`dispatch.register_by_name`), so a quote does not import their modules.
 """
 
 from __future__ import annotations
@@ -10,18 +11,21 @@ import json
 from dataclasses import asdict
 from decimal import Decimal
 from functools import singledispatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..commands.objects import HelpCommand, RequestDetail
 from ..compare import Comparison, compare
-from ..fleet import FleetReport
 from ..pricing import Quote
-from ..recommend import Recommendation
-from ..records import RequestRecord
-from ..spending import SpendReport
-from ..tco import TcoResult
-from ..utilization import Snapshot
+from .dispatch import register_by_name, register_imported
 from .money import round_money
+
+if TYPE_CHECKING:
+    from ..fleet import FleetReport
+    from ..recommend import Recommendation
+    from ..records import RequestRecord
+    from ..spending import SpendReport
+    from ..tco import TcoResult
+    from ..utilization import Snapshot
 
 _PLACES = {"hourly": 6, "total": 2, "per_gpu_hour": 6, "billed_hours": 4, "savings_vs_on_demand": 4}
 
@@ -34,6 +38,8 @@ def render(result: object, **_options: Any) -> str:
 @singledispatch
 def payload(result: object) -> Any:
     """A command result as plain JSON values."""
+    if register_imported(payload):
+        return payload(result)
     raise TypeError(f"no JSON renderer for {type(result).__name__}")
 
 
@@ -87,7 +93,7 @@ def request(record: RequestRecord) -> dict[str, Any]:
     return {**_plain(_dates(asdict(record))), "spec": to_json(record.spec)}
 
 
-@payload.register(Recommendation)
+@register_by_name(payload, "gpu_assist.recommend.Recommendation")
 def recommendation(result: Recommendation) -> dict[str, Any]:
     assumptions = list(result.assumptions)
     plans = []
@@ -107,7 +113,7 @@ def recommendation(result: Recommendation) -> dict[str, Any]:
     }
 
 
-@payload.register(TcoResult)
+@register_by_name(payload, "gpu_assist.tco.TcoResult")
 def tco(result: TcoResult) -> dict[str, Any]:
     item = _plain(asdict(result))
     item["break_even_utilisation"] = round_money(result.break_even_utilisation, 4)
@@ -115,7 +121,7 @@ def tco(result: TcoResult) -> dict[str, Any]:
     return item
 
 
-@payload.register(SpendReport)
+@register_by_name(payload, "gpu_assist.spending.SpendReport")
 def spend(report: SpendReport) -> dict[str, Any]:
     """A spend report: money as numbers rounded to the cent, times as ISO 8601."""
     cents = lambda amount: round_money(amount, 2)  # noqa: E731
@@ -139,7 +145,7 @@ def spend(report: SpendReport) -> dict[str, Any]:
     }
 
 
-@payload.register(RequestRecord)
+@register_by_name(payload, "gpu_assist.records.RequestRecord")
 def _request(result: RequestRecord) -> Any:
     return request(result)
 
@@ -153,17 +159,19 @@ def _request_detail(result: RequestDetail) -> Any:
 
 @payload.register(tuple)
 def _requests(result: tuple[RequestRecord, ...]) -> Any:
+    from ..records import RequestRecord
+
     if not all(isinstance(r, RequestRecord) for r in result):
         raise TypeError("no JSON renderer for a tuple of anything but requests")
     return [request(r) for r in result]
 
 
-@payload.register(Snapshot)
+@register_by_name(payload, "gpu_assist.utilization.Snapshot")
 def _snapshot(result: Snapshot) -> Any:
     return _plain(result.to_dict())
 
 
-@payload.register(FleetReport)
+@register_by_name(payload, "gpu_assist.fleet.FleetReport")
 def _fleet(result: FleetReport) -> Any:
     report = _plain(asdict(result))
     report["idle"] = [i.instance_id for i in result.idle]

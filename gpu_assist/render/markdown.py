@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from functools import singledispatch
-from typing import Any, Collection, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Sequence
 
 from ..compare import Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
-from ..recommend import Recommendation
+from .dispatch import register_by_name, register_imported
 from .tabular import plan_table, quote_table
+
+if TYPE_CHECKING:
+    from ..recommend import Recommendation
 
 
 def _table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], right: Collection[int] = ()) -> list[str]:
@@ -24,6 +27,8 @@ def _table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], right: Collect
 @singledispatch
 def render(result: object, **_options: Any) -> str:
     """Quotes (comparison or list) and recommendations as Markdown; anything else is refused."""
+    if register_imported(render):
+        return render(result, **_options)
     raise GpuAssistError("--format markdown is for quote and recommend", example="quote 8xA100 72h --format markdown")
 
 
@@ -49,7 +54,7 @@ def _quote(result: Quote, **_options: Any) -> str:
     return "\n".join([*_table(headers, rows), "", *(f"- {n}" for n in result.notices)])
 
 
-@render.register(Recommendation)
+@register_by_name(render, "gpu_assist.recommend.Recommendation")
 def _recommendation(result: Recommendation, **_options: Any) -> str:
     headers, rows = plan_table(result)
     return "\n".join([*_table(headers, rows), "", *(f"- {n}" for n in result.assumptions)])

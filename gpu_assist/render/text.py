@@ -1,32 +1,38 @@
 """Text for the terminal: `rich` tables (100 columns, colour only on a terminal), plain tables elsewhere.
 
 `render` picks the function for the result's type (`functools.singledispatch`); each takes the options it uses
-(`explain`, `color`) and ignores the rest.
+(`explain`, `color`) and ignores the rest. The types of other verbs than quote are registered by name
+(`dispatch.register_by_name`), so that showing a quote does not import their modules.
 """
 
 from __future__ import annotations
 
 from functools import singledispatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..commands.objects import HelpCommand, RequestDetail
 from ..compare import Comparison
-from ..fleet import FleetReport
 from ..plural import plural
 from ..pricing import Quote
-from ..recommend import Recommendation
-from ..records import RequestRecord
 from ..request import format_duration
-from ..spending import SpendReport
-from ..tco import TcoResult
-from ..utilization import Snapshot
+from .dispatch import register_by_name, register_imported
 from .money import format_money, format_percent
 from .tables import rich_table, table
+
+if TYPE_CHECKING:
+    from ..fleet import FleetReport
+    from ..recommend import Recommendation
+    from ..records import RequestRecord
+    from ..spending import SpendReport
+    from ..tco import TcoResult
+    from ..utilization import Snapshot
 
 
 @singledispatch
 def render(result: object, *, explain: bool = False, color: bool = False) -> str:
     """Any command result as text; `color` when the output is a terminal, `explain` for a plan's formulas."""
+    if register_imported(render):
+        return render(result, explain=explain, color=color)
     raise TypeError(f"no text renderer for {type(result).__name__}")
 
 
@@ -87,7 +93,7 @@ def _yes_no(value: bool | None) -> str:
     return {True: "yes", False: "NO", None: "-"}[value]
 
 
-@render.register(Recommendation)
+@register_by_name(render, "gpu_assist.recommend.Recommendation")
 def render_recommendation(result: Recommendation, *, explain: bool = False, color: bool = False,
                           **_options: Any) -> str:
     """Plans as a 100-column table: durations as people read them, notes as footnote markers."""
@@ -159,7 +165,7 @@ def _reflowed(document: str) -> list[str]:
             for folded in wrap(paragraph, "  " if paragraph.startswith("- ") else "")]
 
 
-@render.register(TcoResult)
+@register_by_name(render, "gpu_assist.tco.TcoResult")
 def render_tco(result: TcoResult, **_options: Any) -> str:
     """The cost table, then its notes; the cloud offer's name goes below it, folded, as it can be any length."""
     from .comparison import wrap
@@ -195,7 +201,7 @@ def _number(value, unit: str = "", places: int = 0) -> str:
     return "n/a" if value is None else f"{value:,.{places}f}{unit}"
 
 
-@render.register(Snapshot)
+@register_by_name(render, "gpu_assist.utilization.Snapshot")
 def render_snapshot(snapshot: Snapshot, **_options: Any) -> str:
     if not snapshot.gpus:
         return f"no GPUs: {snapshot.reason}"
@@ -220,7 +226,7 @@ def render_snapshot(snapshot: Snapshot, **_options: Any) -> str:
     return "\n".join(lines)
 
 
-@render.register(FleetReport)
+@register_by_name(render, "gpu_assist.fleet.FleetReport")
 def render_fleet(report: FleetReport, **_options: Any) -> str:
     window = format_duration(report.window_s)
     if not report.instances:
@@ -275,7 +281,7 @@ def render_request(record, trail=()) -> str:
     return "\n".join(lines)
 
 
-@render.register(RequestRecord)
+@register_by_name(render, "gpu_assist.records.RequestRecord")
 def _request(result: RequestRecord, **_options: Any) -> str:
     return render_request(result)
 
@@ -288,14 +294,14 @@ def _request_detail(result: RequestDetail, **_options: Any) -> str:
 @render.register(tuple)
 def _requests(result: tuple[RequestRecord, ...], **_options: Any) -> str:
     """`requests`: recent requests, one line each."""
+    from ..records import RequestRecord, describe
+
     if not all(isinstance(r, RequestRecord) for r in result):
         raise TypeError("no text renderer for a tuple of anything but requests")
-    from ..records import describe
-
     return "\n".join(describe(r) for r in result) if result else "no requests"
 
 
-@render.register(SpendReport)
+@register_by_name(render, "gpu_assist.spending.SpendReport")
 def _spend(result: SpendReport, **_options: Any) -> str:
     from .spend import render_spend
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import shutil
@@ -98,6 +99,7 @@ def test_a_damaged_cache_file_is_rebuilt_never_an_error(make_catalog, tmp_path, 
     path.write_bytes(data)
     assert load_catalog(directory, cache_dir=cache).offers.on_demand_hourly.tolist() == [32.0]
     assert reads[0] == 2
+    assert gc.isenabled()  # the garbage collector, paused while unpickling, runs again even after a bad pickle
     load_catalog(directory, cache_dir=cache)
     assert reads[0] == 2  # rewritten whole: the next start is a hit again
 

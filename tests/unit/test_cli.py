@@ -87,6 +87,33 @@ def test_flags_build_the_command_their_words_would(catalog):
     assert built("8xA100", "72h", "top=5", "--top", "9").top == 9  # the flag, as the later word would
 
 
+@pytest.mark.parametrize("argv", [
+    ["quote", "8xA100", "72h", "--top", "5", "--provider", "aws", "--format", "json"], ["quote", "8xA100", "-5h"],
+    ["recommend", "train", "7B", "--explain"], ["tco", "1xA100", "hardware=100k"],
+    ["util", "--fleet", "--interval", "2"], ["launch", "8xA100", "72h", "--as", "alice"],
+    ["approve", "r-0123456789ab", "--break-glass", "--reason", "x"],
+    ["requests", "show", "r-0123456789ab"], ["spend"], ["db", "upgrade"], ["reap"], ["help"],
+    ["slack", "serve", "--workers", "2"], ["catalog", "refresh", "skypilot", "--providers", "aws"],
+])
+def test_a_verbs_own_subparser_reads_its_arguments_as_the_whole_tree_does(argv):
+    """A command line builds only its verb's subparser (#17): the same Namespace as the whole tree gives."""
+    from gpu_assist.cli.parser import build_parser, parse_args
+
+    alone = build_parser(argv[0])
+    assert list(alone._subparsers._group_actions[0].choices) == [argv[0]]  # noqa: SLF001 - what was built
+    assert parse_args(alone, argv) == parse_args(build_parser(), argv)
+
+
+def test_a_line_that_starts_with_no_verb_gets_the_whole_tree_and_its_messages(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = capsys.readouterr().out
+    assert all(verb in listed for verb in ("quote", "recommend", "spend", "catalog"))
+    assert main(["quot", "8xA100"]) == 2
+    error = capsys.readouterr().err
+    assert "invalid choice: 'quot'" in error and "'quote'" in error and "'catalog'" in error
+
+
 @pytest.mark.parametrize("flag, word", [
     (["--top", "0"], "top=0"), (["--sort", "cheap"], "sort=cheap"), (["--max-price", "abc"], "max-price=abc"),
     (["--min-gpu-memory", "lots"], "min-gpu-memory=lots"), (["--provider", "nowhere"], "provider=nowhere"),

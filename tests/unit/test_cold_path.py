@@ -1,5 +1,6 @@
-"""A quote from a cold process imports nothing heavy: the pricing core, the catalog loader and the text renderer
-are plain Python, so `gpu-assist quote` starts in about the time Python itself does (#17)."""
+"""A cold `gpu-assist quote` imports what it uses and nothing else: the pricing core, the catalog loader and the
+text renderer are plain Python, and no other verb's core comes along, so it starts in about the time Python
+itself does (#17). The modules are read from `sys.modules` of a fresh process at its exit."""
 
 from __future__ import annotations
 
@@ -15,15 +16,41 @@ from support import CATALOGS
 HEAVY = {"pandas", "numpy", "rich", "boto3", "botocore", "slack_bolt", "slack_sdk", "sqlalchemy", "jupyter_server",
          "ipywidgets", "IPython", "pynvml"}
 
+# Every gpu_assist module a cold quote may import (text output; JSON swaps the last four for render.json). A new
+# one fails the test below by name: import it where it is used (see commands/objects.py, render/dispatch.py), or
+# add it here when a quote truly needs it, and say what it costs.
+QUOTE_MODULES = {
+    "gpu_assist", "gpu_assist.errors", "gpu_assist.cli", "gpu_assist.cli.parser", "gpu_assist.cli.answers",
+    "gpu_assist.commands", "gpu_assist.commands.context", "gpu_assist.commands.execute",
+    "gpu_assist.commands.grammar", "gpu_assist.commands.objects",
+    "gpu_assist.catalog", "gpu_assist.catalog_cache", "gpu_assist.catalog_files", "gpu_assist.offers",
+    "gpu_assist.gpus", "gpu_assist.fx", "gpu_assist.regions", "gpu_assist.request",
+    "gpu_assist.pricing", "gpu_assist.price_table", "gpu_assist.compare", "gpu_assist.plural",
+    "gpu_assist.render", "gpu_assist.render.dispatch", "gpu_assist.render.money",
+    "gpu_assist.render.text", "gpu_assist.render.tables", "gpu_assist.render.comparison",
+}
+QUOTE_MODULES_JSON = QUOTE_MODULES - {"gpu_assist.render.text", "gpu_assist.render.tables",
+                                      "gpu_assist.render.comparison"} | {"gpu_assist.render.json"}
 
-def _imported(args: list[str], cache: str) -> set[str]:
-    """The top-level packages a `gpu-assist` process imported (from `python -X importtime`)."""
+# The console script's own entry point, then the names of every module the process imported.
+_DRIVER = """\
+import sys
+from gpu_assist.cli import main
+status = main(sys.argv[2:])
+with open(sys.argv[1], "w") as out:
+    out.write("\\n".join(sorted(sys.modules)))
+sys.exit(status)
+"""
+
+
+def _imported(args: list[str], tmp_path, cache: str) -> set[str]:
+    """The modules a fresh `gpu-assist …` process imported."""
+    listing = tmp_path / "modules.txt"
     env = {**os.environ, "GPU_ASSIST_CACHE_DIR": cache, "GPU_ASSIST_CATALOG_DIR": str(CATALOGS)}
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "gpu_assist", *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", _DRIVER, str(listing), *args], env=env, capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    return {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines()
-            if line.startswith("import time:")}
+    return set(listing.read_text().split())
 
 
 @pytest.mark.slow  # starts subprocesses
@@ -34,6 +61,21 @@ def _imported(args: list[str], cache: str) -> set[str]:
 def test_a_cold_answer_imports_nothing_heavy(tmp_path, args):
     cache = str(tmp_path / "cache")
     for attempt in ("without a cache", "from the compiled cache"):
-        heavy = _imported(args, cache) & HEAVY
+        heavy = {name.split(".")[0] for name in _imported(args, tmp_path, cache)} & HEAVY
         assert not heavy, f"{' '.join(args)} {attempt} imported {sorted(heavy)}"
     assert list((tmp_path / "cache").glob("catalog-*.bin"))
+
+
+@pytest.mark.slow  # starts subprocesses
+@pytest.mark.parametrize("args, allowed", [
+    (["quote", "8xA100", "8h", "aws", "on-demand"], QUOTE_MODULES),
+    (["quote", "8xA100", "72h", "--list"], QUOTE_MODULES),
+    (["quote", "8xA100", "72h", "--format", "json"], QUOTE_MODULES_JSON),
+])
+def test_a_cold_quote_imports_only_the_modules_it_uses(tmp_path, args, allowed):
+    """The import graph of a quote is pinned: recommend, sizing, workload, tco, fleet, utilization, spending,
+    records, budgets, specs, policy (and the other renderers) stay out unless a quote needs them."""
+    cache = str(tmp_path / "cache")
+    for attempt in ("without a cache", "from the compiled cache"):
+        ours = {name for name in _imported(args, tmp_path, cache) if name.split(".")[0] == "gpu_assist"}
+        assert not ours - allowed, f"{' '.join(args)} {attempt} now also imports {sorted(ours - allowed)}"

@@ -75,8 +75,10 @@ def once_per_click(deps: Deps, handle: Callable[[dict, dict, Any], None]) -> Cal
             log.exception("could not claim the click of %s", action.get("action_id"))
             respond(response_type="ephemeral", replace_original=False, text=blocks.FAILED)
             return
-        if first:
-            handle(body, action, respond)
+        if not first:
+            log.info("%s: a click already taken, not run again", action["action_id"])
+            return
+        handle(body, action, respond)
 
     return claimed
 

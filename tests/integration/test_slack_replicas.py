@@ -2,7 +2,8 @@
 
 Slack retries a request it got no answer to within 3 seconds, with the same body and `X-Slack-Retry-Num`,
 and behind a load balancer the retry may reach another replica than the first delivery did. A command that
-changes something (here a launch, which records a request and posts its approval card) must then run once.
+changes something (here a launch, which records a request and posts its approval card) must then run once,
+and so must the click of a button that makes a request (a quote card's Request launch, an idle alert's Extend TTL).
 """
 
 from __future__ import annotations
@@ -35,6 +36,21 @@ def _cards(mock_slack) -> list[dict]:
     return [c for c in mock_slack.calls("chat.postMessage") if c["params"].get("channel") == "C-APPROVALS"]
 
 
+def _deliver_to_both(replicas, body: str) -> list[tuple[int, str]]:
+    """One delivery to each replica at once, the second marked as Slack's retry: (status, body) of each ack."""
+    acks: list = [None, None]
+
+    def deliver(index: int, headers: dict | None) -> None:
+        acks[index] = signed_post(replicas[index]["url"], body, headers=headers)
+
+    senders = [threading.Thread(target=deliver, args=(0, None)), threading.Thread(target=deliver, args=(1, _retry(1)))]
+    for sender in senders:
+        sender.start()
+    for sender in senders:
+        sender.join(timeout=30)
+    return acks
+
+
 def test_a_launch_retried_on_the_other_replica_runs_once(replicas, mock_slack, pg_store):
     first, second = replicas
     response_url = mock_slack.response_url()
@@ -52,38 +68,13 @@ def test_a_launch_retried_on_the_other_replica_runs_once(replicas, mock_slack, p
 
 def test_a_launch_reaching_both_replicas_at_once_runs_once(replicas, mock_slack, pg_store):
     response_url = mock_slack.response_url()
-    body = command_body(LAUNCH, user="U-CAROL", response_url=response_url)
-    acks: list = [None, None]
-
-    def deliver(index: int, headers: dict | None) -> None:
-        acks[index] = signed_post(replicas[index]["url"], body, headers=headers)
-
-    senders = [threading.Thread(target=deliver, args=(0, None)), threading.Thread(target=deliver, args=(1, _retry(1)))]
-    for sender in senders:
-        sender.start()
-    for sender in senders:
-        sender.join(timeout=30)
+    acks = _deliver_to_both(replicas, command_body(LAUNCH, user="U-CAROL", response_url=response_url))
     assert [status for status, _ in acks] == [200, 200]
     assert sorted("Working on" in ack for _, ack in acks) == [False, True]  # one took it, the other only acked
     mock_slack.wait_for(response_url.split(mock_slack.url + "/", 1)[1])
     for replica in replicas:
         settle(replica["url"], mock_slack)
     assert len(_cards(mock_slack)) == 1 and len(pg_store.list()) == 1
-
-
-def _deliver_to_both(replicas, body: str) -> list[tuple[int, str]]:
-    """One delivery to each replica at once, the second marked as Slack's retry: (status, body) of each ack."""
-    acks: list = [None, None]
-
-    def deliver(index: int, headers: dict | None) -> None:
-        acks[index] = signed_post(replicas[index]["url"], body, headers=headers)
-
-    senders = [threading.Thread(target=deliver, args=(0, None)), threading.Thread(target=deliver, args=(1, _retry(1)))]
-    for sender in senders:
-        sender.start()
-    for sender in senders:
-        sender.join(timeout=30)
-    return acks
 
 
 def _wait_for_taken_clicks(replicas, count: int, timeout: float = 30.0) -> None:

@@ -89,7 +89,8 @@ def channel_of(body: dict) -> str:
 
 
 def register(app: App, deps: Deps) -> None:
-    from . import approvals, commands, idle_alerts, quote_buttons
+    """Every listener module's listeners on `app`."""
+    from . import approvals, commands, idle_alerts, quote_buttons  # here: they import Deps and the helpers above
 
     for listeners in (commands, approvals, quote_buttons, idle_alerts):
         listeners.register(app, deps)

@@ -11,6 +11,7 @@ app's work (`_drained`) before it asserts that nothing more happened.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import socket
 import time
@@ -44,9 +45,13 @@ def no_aws():
         yield f"http://127.0.0.1:{closed.getsockname()[1]}"
 
 
+@functools.cache
 def _aws_client(endpoint: str):
-    """boto3 clients for `endpoint`, one attempt each: a refused connection is an answer, not worth retrying."""
+    """boto3 clients for `endpoint`, one attempt each (a refused connection is an answer, not worth retrying),
+    made once per service and region for every test: a client costs a tenth of a second to build, and is safe
+    to share."""
 
+    @functools.cache
     def client(service: str, region: str | None = None):
         import boto3
         from botocore.config import Config

@@ -325,10 +325,12 @@ def submitted_line(record: RequestRecord) -> str:
 
 
 def not_done(error: Exception) -> str:
+    """Why a button did nothing (a refusal, a request that cannot be carried out), to the clicker alone."""
     return f"Not done: {error}"
 
 
 def not_requested(error: Exception) -> str:
+    """Why a Request launch or Request stop button made no request."""
     return f"Not requested: {error}"
 
 

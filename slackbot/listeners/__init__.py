@@ -56,12 +56,14 @@ def just_ack(ack) -> None:
     ack()
 
 
-def click_key(body: dict) -> str:
+def click_key(body: dict, action: dict) -> str | None:
     """What identifies one click, the same in every delivery of it: Slack's retry repeats the body, while another
-    click (even of the same button by the same person) has a new `trigger_id` and `action_ts`."""
-    (action,) = body["actions"]
-    return "|".join(("click", body.get("trigger_id") or "", body["user"]["id"], action["action_id"],
-                     action.get("action_ts") or ""))
+    click (even of the same button by the same person) has a new `trigger_id` and `action_ts`. None for a payload
+    with neither (Slack always sends both): nothing tells its clicks apart, so none is refused as a repeat."""
+    trigger, stamp = body.get("trigger_id") or "", action.get("action_ts") or ""
+    if not trigger and not stamp:
+        return None
+    return "|".join(("click", trigger, body["user"]["id"], action["action_id"], stamp))
 
 
 def once_per_click(deps: Deps, handle: Callable[[dict, dict, Any], None]) -> Callable[[dict, dict, Any], None]:
@@ -70,7 +72,7 @@ def once_per_click(deps: Deps, handle: Callable[[dict, dict, Any], None]) -> Cal
 
     def claimed(body: dict, action: dict, respond) -> None:
         try:
-            first = claim_delivery(deps.context.approvals.store, click_key(body), deps.context.now())
+            first = claim_delivery(deps.context.approvals.store, click_key(body, action), deps.context.now())
         except Exception:  # noqa: BLE001 - the database is away: nothing can be requested, say so
             log.exception("could not claim the click of %s", action.get("action_id"))
             respond(response_type="ephemeral", replace_original=False, text=blocks.FAILED)

@@ -62,7 +62,8 @@ test: lint
 	$(BIN)/python -m pytest -q -p no:randomly
 	$(BIN)/python -m pytest -q -m "not slow"
 
-# The in-process tests only (no servers, subprocesses, moto, PostgreSQL or browser), in a random order: under a minute.
+# The in-process tests only (no server processes or subprocesses, no moto, PostgreSQL or browser; the mock Slack
+# Web API as a thread), in a random order: under a minute.
 test-fast: install-test
 	$(BIN)/python -m pytest -q -m "not slow"
 

@@ -17,7 +17,8 @@ from .records import RequestRecord
 from .request import format_duration
 from .spending import bought, cost_between, parse_period, spend_report
 
-SNOOZE = dt.timedelta(hours=4)
+SNOOZE = dt.timedelta(hours=4)  # what an idle alert's Keep 4 h button gives
+EXTENSION_S = 24 * 3600  # what its Extend TTL button asks for; `/gpu extend r-… 48h` asks for any other
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ import sys
 import time
 
 from gpu_assist.commands import Context
+from gpu_assist.render.blocks import BUSY
 
-from .app import BUSY, SlackSettings, create_app, work_pool
+from .app import SlackSettings, create_app, work_pool
 from .jobs import start_jobs
 
 log = logging.getLogger("gpu_assist.slack")

@@ -159,8 +159,9 @@ def pytest_configure(config):
     config.gpu_assist_tree_before = _tree_status()
 
 
-# Folders whose tests start real servers, subprocesses, moto, PostgreSQL or Chromium: all `slow`, so
-# `make test-fast` (pytest -m "not slow") is the in-process suite. A slow test elsewhere says so itself.
+# Folders whose tests start server processes, subprocesses, moto, PostgreSQL or Chromium: all `slow`, so
+# `make test-fast` (pytest -m "not slow") is the in-process suite. Its one server is tests/mock_slack.py, a thread
+# of the test process (the Slack listeners' `app.dispatch` tests). A slow test elsewhere says so itself.
 _SLOW_FOLDERS = frozenset({"integration", "reliability", "e2e"})
 
 

@@ -36,6 +36,7 @@ REJECT = "reject_request"
 REQUEST_LAUNCH = "request_launch"
 REQUEST_STOP = "request_stop"
 QUOTE_MORE = "quote_more"
+IDLE_STOP, IDLE_KEEP, IDLE_EXTEND = "idle_stop", "idle_keep", "idle_extend"  # the idle alert's buttons
 CARD_ROWS = 8  # a card shows at most this many comparison rows; "More" shows the next ones
 MORE_VERSION = 1  # of the "More" button's value: a button another version wrote is out of date
 _SECTION_LIMIT = 2900  # Slack allows 3000 characters of text in a section
@@ -287,3 +288,91 @@ def outcome_line(record: RequestRecord) -> str:
 
 def error_blocks(message: str) -> list[dict]:
     return [_section(f":warning: {message}")]
+
+
+# ---- the Slack app's own lines: acks, answers to buttons, what a decision says ------------------------------
+BUSY = "gpu-assist is busy, try again in a moment."
+FAILED = "Something went wrong on our side; the request was not carried out. Try again."
+OUT_OF_DATE = "That button is out of date."
+KEPT = "Kept: no idle alert for 4 h."
+_CARRYING_OUT = {"launch": "launching", "stop": "stopping", "extend": "extending"}  # the card while it happens
+_REQUEST_NOUN = {"launch": "Launch request", "stop": "Stop request", "extend": "Extension request"}
+
+
+def working_line(text: str) -> str:
+    """The ack of a `/gpu` command that takes longer than about a second; its answer replaces it."""
+    return f"Working on `/gpu {text}`…"
+
+
+def card_notification(record: RequestRecord) -> str:
+    """The notification text of an approval card (what a phone or a screen reader shows)."""
+    return f"{record.kind} request {record.id} from {slack_mention(record.requester)} needs an approver"
+
+
+def channel_mention(channel: str | None) -> str:
+    """The approval channel as Slack links it; without one, cards go to the channel the command came from."""
+    return f"<#{channel}>" if channel else "this channel"
+
+
+def waiting_line(record: RequestRecord, where: str | None = None) -> str:
+    """The requester's answer once the card is posted; `where` (`channel_mention`) says which channel it is in."""
+    return f"Request `{record.id}` is waiting for an approver" + (f" in {where}." if where else ".")
+
+
+def submitted_line(record: RequestRecord) -> str:
+    """An idle alert button's answer: the request it made and its state (decided at once where the policy says)."""
+    return f"{_REQUEST_NOUN[record.kind]} `{record.id}`: {record.state}"
+
+
+def not_done(error: Exception) -> str:
+    """Why a button did nothing (a refusal, a request that cannot be carried out), to the clicker alone."""
+    return f"Not done: {error}"
+
+
+def not_requested(error: Exception) -> str:
+    """Why a Request launch or Request stop button made no request."""
+    return f"Not requested: {error}"
+
+
+def carrying_out_line(record: RequestRecord, decider_id: str) -> str:
+    """The card's line between the approval and its outcome (a launch takes a while)."""
+    return f"Approved by <@{decider_id}> — {_CARRYING_OUT[record.kind]}…"
+
+
+def decision_line(record: RequestRecord, decider_id: str, *, approved: bool) -> str:
+    """Who decided, and for an approval what came of it."""
+    if approved:
+        return f"Approved by <@{decider_id}> — {outcome_line(record)}"
+    return f"Rejected by <@{decider_id}>"
+
+
+def decided_card(record: RequestRecord, line: str, budgets: Sequence[BudgetStatus] = ()) -> tuple[str, list[dict]]:
+    """The approval card once decided (its buttons give way to `line`): (notification text, blocks)."""
+    return f"{record.id}: {line}", approval_card(record, decided=line, budgets=budgets)
+
+
+def decision_notice(record: RequestRecord, line: str) -> str:
+    """The decision in the card's thread, naming the requester so they hear of it."""
+    return f"{slack_mention(record.requester)} {record.id}: {line}"
+
+
+def more_message(result: Comparison, command: QuoteCommand, start: int) -> tuple[str, list[dict]]:
+    """The "More" button's answer: the comparison's rows from `start` on, with the next "More"."""
+    return (f"More offers for {result.request.describe()}",
+            comparison_blocks(result, command=command, start=start))
+
+
+def idle_alert_blocks(alert) -> list[dict]:
+    """The idle alert with its buttons: Stop (a stop request), Keep 4 h (`watch.SNOOZE`), Extend TTL (an extension
+    request of `watch.EXTENSION_S`)."""
+    from ..watch import EXTENSION_S
+    from .spend import idle_alert
+
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": idle_alert(alert)}},
+            {"type": "actions", "block_id": f"idle:{alert.instance_id}", "elements": [
+                {"type": "button", "action_id": IDLE_STOP, "style": "danger", "value": alert.instance_id,
+                 "text": {"type": "plain_text", "text": "Stop"}},
+                {"type": "button", "action_id": IDLE_KEEP, "value": alert.instance_id,
+                 "text": {"type": "plain_text", "text": "Keep 4 h"}},
+                {"type": "button", "action_id": IDLE_EXTEND, "value": alert.request_id,
+                 "text": {"type": "plain_text", "text": f"Extend TTL {EXTENSION_S // 3600} h"}}]}]

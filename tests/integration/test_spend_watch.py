@@ -18,9 +18,10 @@ from gpu_assist.identity import AUTO_APPROVE
 from gpu_assist.fleet import MEMORY_USED, NAMESPACE, UTILIZATION
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
+from gpu_assist.render.blocks import IDLE_EXTEND, IDLE_KEEP, IDLE_STOP
 from gpu_assist.store import Store
-from slackbot.spend_watch import (IDLE_EXTEND, IDLE_KEEP, IDLE_STOP, on_idle_extend, on_idle_keep, on_idle_stop,
-                                  watch_round)
+from slackbot.listeners.idle_alerts import on_idle_extend, on_idle_keep, on_idle_stop
+from slackbot.spend_watch import watch_round
 from support import Clock, submit_launch
 
 IMAGE = "ami-12c6146b"

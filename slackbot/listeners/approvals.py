@@ -1,0 +1,73 @@
+"""The Approve and Reject buttons of an approval card.
+
+The decider is the signed Slack user id of the click (never the display name); who may decide what is
+`gpu_assist.approvals`' business, which refuses and audits the rest (the clicker hears why, ephemerally). The
+state machine makes a decision once however often it is clicked or retried, and audits every attempt, so these
+buttons are not claimed per click as the ones that make a request are. The card shows the approval at once, then
+its outcome; the outcome also goes to the card's thread (an extension's to its launch's thread), naming the
+requester.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpu_assist.errors import GpuAssistError
+from gpu_assist.identity import SLACK, actor
+from gpu_assist.records import RequestRecord
+from gpu_assist.render import blocks
+from gpu_assist.specs import ExtendSpec
+
+from ..spend_watch import thread_of
+from . import just_ack
+
+if TYPE_CHECKING:
+    from slack_bolt import App
+
+    from . import Deps
+
+
+class Decisions:
+    """Approve and Reject, for one app."""
+
+    def __init__(self, deps: Deps):
+        self.deps = deps
+
+    def approve(self, body, action) -> None:
+        self.decide(body, action, approve=True)
+
+    def reject(self, body, action) -> None:
+        self.decide(body, action, approve=False)
+
+    def decide(self, body, action, *, approve: bool) -> None:
+        user = body["user"]["id"]
+        decider = actor(SLACK, user)  # the signed user id; the display name (body["user"]["username"]) is not used
+        channel, ts = body["container"]["channel_id"], body["container"]["message_ts"]
+        approvals = self.deps.context.approvals
+
+        def show(record: RequestRecord, line: str) -> None:
+            text, card = blocks.decided_card(record, line, approvals.budget_standing(record))
+            self.deps.client.chat_update(channel=channel, ts=ts, text=text, blocks=card)
+
+        try:
+            if approve:
+                record = approvals.approve(action["value"], decider,
+                                           on_approved=lambda r: show(r, blocks.carrying_out_line(r, user)))
+            else:
+                record = approvals.reject(action["value"], decider)
+        except GpuAssistError as error:
+            self.deps.client.chat_postEphemeral(channel=channel, user=user, text=blocks.not_done(error))
+            return
+        line = blocks.decision_line(record, user, approved=approve)
+        show(record, line)
+        where = {"channel": channel, "thread_ts": ts}
+        if isinstance(record.spec, ExtendSpec):  # its outcome belongs with the launch it extends
+            where = thread_of(approvals.store.get(record.spec.launch_request),
+                              self.deps.settings.approval_channel or channel)
+        self.deps.client.chat_postMessage(**where, text=blocks.decision_notice(record, line))
+
+
+def register(app: App, deps: Deps) -> None:
+    decisions = Decisions(deps)
+    app.action(blocks.APPROVE)(ack=just_ack, lazy=[decisions.approve])
+    app.action(blocks.REJECT)(ack=just_ack, lazy=[decisions.reject])

@@ -98,7 +98,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
                           **_options: Any) -> str:
     """Plans as a 100-column table: durations as people read them, notes as footnote markers."""
     from .comparison import format_total, wrap
-    from .money import format_hours
+    from .money import format_hours, format_plan_cost
 
     workload = result.workload
     timed = any(plan.hours is not None for plan in result.plans)
@@ -114,8 +114,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
         rows = []
         for rank, plan in enumerate(result.plans, 1):
             marks = ",".join(str(markers.setdefault(r, len(markers) + 1)) for r in plan.reasons)
-            total = format_total(plan.total, plan.currency) + ("/h" if plan.hours is None and
-                                                               workload.kind != "serve" else "")
+            total = format_plan_cost(plan, format_total)
             rows.append([f"{rank}{'*' if plan.pareto else ''}", f"{plan.gpu_count}×{plan.gpu}", plan.provider,
                          plan.zone or plan.region,
                          plan.instance_type if plan.instances == 1 else f"{plan.instances}× {plan.instance_type}",

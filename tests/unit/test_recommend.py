@@ -27,7 +27,7 @@ def test_7b_full_training_needs_112_gb_of_states_and_never_fits_one_80_gb_gpu(ca
     memory = memory_needed(workload)
     assert memory.parts["weights + gradients + optimizer state"] == 16 * 7e9 == 112e9
     assert memory.total_bytes > 80 * GIB
-    assert min_gpus(memory, catalog.gpus.specs["H100"], 0.9) >= 2
+    assert min_gpus(memory, catalog.gpus.specs["H100"].memory_gib, 0.9) >= 2
     result = _recommend(catalog, "train 7B tokens=20B", top=500)
     eighty = {s.name for s in catalog.gpus if s.memory_gib <= 80}
     assert result.plans and all(p.gpu_count >= 2 for p in result.plans if p.gpu in eighty)
@@ -36,7 +36,7 @@ def test_7b_full_training_needs_112_gb_of_states_and_never_fits_one_80_gb_gpu(ca
 def test_70b_bf16_serving_needs_at_least_two_80_gb_gpus(catalog):
     memory = memory_needed(parse_workload("serve 70B bf16", catalog.gpus))
     assert memory.parts["weights"] == 140e9
-    assert min_gpus(memory, catalog.gpus.specs["H100"], 0.9) >= 2
+    assert min_gpus(memory, catalog.gpus.specs["H100"].memory_gib, 0.9) >= 2
     result = _recommend(catalog, "serve 70B bf16", top=500)
     assert all(p.gpu_count >= 2 for p in result.plans if p.gpu in ("H100", "A100-80GB"))
 
@@ -82,6 +82,59 @@ def test_region_cn_returns_only_chinese_regions(catalog):
         assert location(plan.provider, plan.region)[0] == "CN"
 
 
+def test_a_plan_that_cannot_hold_the_job_under_the_instance_cap_is_not_listed(catalog):
+    """175B needs 3,360 GB: 145 A10s of 24 GiB. The cap of 128 instances used to cut a 1-GPU offer to 128 A10s
+    and list it as feasible; it is refused now, saying why, and listed again when the cap allows 145."""
+    result = _recommend(catalog, "train 175B bf16 deadline=2w region=cn", top=1000)
+    assert result.plans and not any(p.gpu == "A10" for p in result.plans)
+    assert any(line.startswith("A10 (24 GiB): 3,360 GB needs ≥ 145 GPUs") for line in result.reasoning)
+    a10 = next(p for p in result.rejected if p.gpu == "A10")
+    assert not a10.fits and a10.gpu_count == 145
+    assert a10.reasons[0] == "needs 145 instances of 1×A10 (145 GPUs) to hold 3,360 GB; max_instances is 128"
+    raised = _recommend(catalog, "train 175B bf16 deadline=2w region=cn max_instances=200", top=1000)
+    assert {p.gpu_count for p in raised.plans if p.gpu == "A10"} == {145}
+
+
+def test_an_offer_listing_less_memory_than_the_datasheet_is_sized_by_its_own(make_catalog):
+    """AWS lists an L40S at 44.7 GiB, not the datasheet's 48: a 7B training job (134 GB) takes 4 of them, not 3."""
+    catalog = make_catalog(offer(instance_type="g6e.xlarge", gpu="L40S", gpu_count="1", gpu_memory_gib="44.7",
+                                 on_demand_hourly="2"),
+                           offer(provider="lambda", instance_type="gpu_1x_l40s", gpu="L40S", gpu_count="1",
+                                 gpu_memory_gib="48", on_demand_hourly="2"))
+    result = _recommend(catalog, "train 7B tokens=1B interruptible=no", top=50)
+    assert {(p.provider, p.gpu_count, p.gpu_memory_gib) for p in result.plans} == {("aws", 4, 44.7),
+                                                                                   ("lambda", 3, 48.0)}
+    assert result.reasoning[0].startswith("L40S (44.7 GiB): 134 GB needs ≥ 4 GPUs (≥ 3 of the offers with 48 GiB)")
+
+
+def test_money_has_one_unit_per_figure_without_a_job_length(make_catalog, capsys):
+    """No tokens=: each plan has an hourly rate for all its instances (a monthly price per 730 h) and no total;
+    every face says so: text `/h`, JSON `total: null`, CSV and Markdown an `hourly` column apart from `total`."""
+    catalog = make_catalog(offer(provider="huawei", region="cn", instance_type="GPU-F16", gpu="A10", gpu_count="1",
+                                 gpu_memory_gib="24", on_demand_hourly="", monthly="730", source="seed-000",
+                                 verified="no"))
+    result = _recommend(catalog, "train 70B bf16 max_instances=200", top=10)
+    monthly = next(p for p in result.plans if p.pricing_model == "monthly")
+    assert monthly.hours is None and monthly.total is None
+    assert monthly.hourly == Decimal(1) * monthly.instances  # 730 a month is 1 an hour, per instance
+    from gpu_assist.render import csv as render_csv, json as render_json, markdown, text
+
+    assert f"${monthly.instances:,}.00/h" in text.render(result)
+    plan = json.loads(render_json.render(result))["plans"][0]
+    assert plan["total"] is None and plan["hourly"] == monthly.instances and plan["hours"] is None
+    header, row = render_csv.render(result).splitlines()[:2]
+    cells = dict(zip(header.split(","), row.split(",")))
+    assert cells["hourly"] == f"{monthly.instances}.0000" and cells["total"] == "" and cells["hours"] == ""
+    assert "| hourly | total |" in markdown.render(result)
+
+
+def test_a_timed_plan_has_a_total_for_the_job_and_its_hourly_rate(catalog):
+    result = _recommend(catalog, "train 7B tokens=20B interruptible=no provider=aws gpus=A100", top=50)
+    p4d = next(p for p in result.plans if p.instance_type == "p4d.24xlarge" and p.pricing_model == "on-demand")
+    assert p4d.hourly == Decimal("21.95764") * p4d.instances  # us-east-2, the cheapest region
+    assert p4d.total == p4d.hourly * Decimal(math.ceil(p4d.hours * 3600)) / 3600  # billed per second
+
+
 def test_spot_plans_carry_the_checkpoint_overhead(catalog):
     workload = parse_workload("train 7B tokens=20B", catalog.gpus)
     a = workload.assumptions
@@ -110,7 +163,9 @@ def test_own_hardware_is_a_plan_at_zero_marginal_cost(catalog):
     own = result.plans[0]
     assert own.provider == "own" and own.total == 0 and own.hours is not None
     too_small = _recommend(catalog, "train 7B tokens=20B own=2xRTX3090", top=5)
-    assert any(p.provider == "own" and "48 GB < 134 GB needed" in p.reasons[0] for p in too_small.rejected)
+    # 2 × 24 GiB × 90 % usable = 46.4 GB: GiB of GPU memory and GB of need in one unit
+    assert any(p.provider == "own" and not p.fits and p.reasons[0] == "2×RTX3090 hold 46 GB usable < 134 GB needed"
+               for p in too_small.rejected)
 
 
 def test_reference_gpu_hours_scale_by_the_tflops_ratio(catalog):
@@ -199,7 +254,8 @@ def test_finetune_without_tokens_ranks_the_smallest_configuration_by_its_hourly_
     result = _recommend(catalog, "finetune 7B lora")
     assert result.plans[0].gpu_count == 1
     ones = [p for p in result.plans if p.gpu_count == 1]
-    assert [float(p.total) for p in ones] == sorted(float(p.total) for p in ones)
+    assert [p.hourly for p in ones] == sorted(p.hourly for p in ones)
+    assert all(p.hours is None and p.total is None for p in result.plans)  # no job length: no total to show
 
 
 def test_unverified_plans_never_rank_above_verified_ones(catalog):

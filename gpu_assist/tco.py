@@ -28,10 +28,10 @@ from .workload import parse_amount
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
 # The keys `tco` reads (what `gpu-assist tco --help` lists and an unknown key's error names).
 OPTIONS = {
-    "hardware": "purchase price per GPU, e.g. 100k, $25000, ¥180000 (required)",
-    "facility": "rack, space and cooling per year, for the lot",
-    "power": "electricity per year",
-    "ops": "operations (people, support contracts) per year",
+    "hardware": "purchase price per GPU, e.g. 100k, 25000usd, ¥180000 (required)",
+    "facility": "rack, space and cooling per year, for the lot (leave it out for none)",
+    "power": "electricity per year (leave it out for none)",
+    "ops": "operations (people, support contracts) per year (leave it out for none)",
     "cloud": "cloud price per GPU-hour to compare with, above 0 (default: the catalog's cheapest verified "
              "on-demand)",
     "currency": "USD or CNY (default: the currency of the amounts, else USD)",
@@ -117,13 +117,14 @@ def parse_tco(text: str, gpus: GpuTable) -> TcoInput:
             gpu_words.append(word)
             continue
         key, _, value = word.lower().partition("=")
-        if not value:
+        amounts = ("hardware", "facility", "power", "ops", "cloud")
+        if not value and key not in amounts:  # an empty amount is explained by parse_amount (`hardware=$1`)
             raise ParseError(f"'{word}' has no value", example=EXAMPLE)
-        if key in ("hardware", "facility", "power", "ops", "cloud"):
-            amount, currency = parse_amount(value.removesuffix("/yr").removesuffix("/year"), example=EXAMPLE)
-            if key == "cloud" and not amount > 0:
-                raise ParseError(f"'{word}': the cloud price per GPU-hour must be above 0",
-                                 example=EXAMPLE + " cloud=12")
+        if key in amounts:
+            # Above 0, as every amount: a cost that is nil is left out (it defaults to 0).
+            amount, currency = parse_amount(value.removesuffix("/yr").removesuffix("/year"), example=EXAMPLE,
+                                            name=key, zero_hint=None if key in ("hardware", "cloud")
+                                            else f"leave {key}= out when there is none")
             values[key] = amount
             if currency:
                 values.setdefault("currency", currency)

@@ -181,7 +181,7 @@ class RecommendPanel(_Panel):
                                           description="precision")
         self.method = widgets.Dropdown(options=["full", "lora", "qlora"], value="full", description="method")
         self.options = widgets.Text(value="tokens=20B deadline=72h", description="options",
-                                    placeholder="tokens=20B deadline=72h budget=$5000 users=50 region=cn")
+                                    placeholder="tokens=20B deadline=72h budget=5000 users=50 region=cn")
         super().__init__(context, [self.kind, widgets.HBox([self.size, self.precision, self.method]), self.options],
                          "Recommend")
 

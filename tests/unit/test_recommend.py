@@ -224,6 +224,47 @@ def test_bad_workloads_are_parse_errors(catalog, text, message):
         parse_command(text, catalog.gpus)
 
 
+@pytest.mark.parametrize("typed, arrives", [
+    ("budget=$5000", "budget=000"), ("budget=$5k", "budget=k"), ("budget=$5", "budget="),
+    ("budget=$1.5k", "budget=.5k"), ("budget=$10k", "budget=0k"),
+])
+def test_a_budget_a_shell_ate_is_refused_and_explained(catalog, capsys, typed, arrives):
+    """Unquoted, bash reads `$5` as a positional parameter: `budget=$5000` arrives as `budget=000`, which was taken
+    as a budget of 0 (every plan "over budget", exit 0). Refused now, naming the shell's `$`, with an example that
+    a shell passes unchanged; Slack, which expands nothing, still reads `budget=$5000`."""
+    with pytest.raises(ParseError) as caught:
+        parse_command(f"recommend train 7B tokens=20B {arrives}", catalog.gpus)
+    message = str(caught.value)
+    assert "a shell reads $5 in budget=$5000 as a variable" in message and "write budget=5000 or budget=5k" in message
+    assert "$" not in message.partition("example: ")[2]
+    assert main(["recommend", "train", "7B", arrives]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert parse_command(f"recommend train 7B {typed}", catalog.gpus).workload.budget > 0
+
+
+@pytest.mark.parametrize("text, message", [
+    ("recommend train 7B budget=0", "budget must be above 0, not '0' — example:"),
+    ("recommend train 7B budget=0usd", "budget must be above 0, not '0usd' — a shell reads"),
+    ("recommend train 7B budget=cheap", "budget 'cheap' is not an amount — write it like 5000, 5k"),
+])
+def test_a_budget_must_be_above_zero(catalog, text, message):
+    with pytest.raises(ParseError, match=message):
+        parse_command(text, catalog.gpus)
+
+
+def test_examples_a_user_copies_pass_a_shell_unchanged(catalog):
+    """`help` and recommend's errors show examples without `$`, so pasting one into a shell runs it as shown."""
+    from gpu_assist.commands.objects import HELP
+
+    assert "$" not in HELP
+    for text in ("recommend", "recommend 7B", "recommend train 7B colour=blue", "recommend train 7B budget=x",
+                 "recommend train 7B budget=000", "recommend train 7B deadline=soon"):
+        with pytest.raises(ParseError) as caught:
+            parse_command(text, catalog.gpus)
+        example = str(caught.value).partition("example: ")[2]
+        assert example and "$" not in example, text
+
+
 def test_provider_words_and_provider_options_add_up(catalog):
     """`aws provider=gcp` asks for both, in either order, as a quote's words do (it used to fail on a tuple)."""
     for text in ("recommend train 7B aws provider=gcp,aws", "recommend train 7B provider=aws amazon gcp"):

@@ -70,6 +70,16 @@ class TcoResult:
         return self.break_even_hours_per_month / HOURS_PER_MONTH
 
     @property
+    def pays_back(self) -> bool:
+        """Whether owning pays back within a month's hours (break-even ≤ 730 h/month): above that, renting costs
+        less at any usage, even running day and night."""
+        return self.break_even_hours_per_month <= HOURS_PER_MONTH
+
+    @property
+    def pays_back_in_first_year(self) -> bool:
+        return self.break_even_hours_per_month_first_year <= HOURS_PER_MONTH
+
+    @property
     def cheaper(self) -> str:
         return "own" if self.own_per_year < self.cloud_per_year else "cloud"
 

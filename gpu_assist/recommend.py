@@ -21,8 +21,9 @@ Memory, in bytes (GB = 1e9 bytes; GPU memory is GiB, of which `usable_memory` is
 - serving: weights at the precision's bytes/param + KV cache = users × context × KV bytes per token, plus
   10 % runtime overhead. KV bytes/token = 2 (K and V) × layers × d_model × 2 bytes / `kv_group`, for a dense
   transformer with d_model = 128 × layers and params = 12 × layers × d_model².
-- minimum GPUs of a type = ceil(memory / (GPU memory × usable_memory)); serving uses a power-of-two
-  tensor-parallel group, kept inside one host where the host has enough GPUs.
+- minimum GPUs of an offer = ceil(memory / (memory per GPU × usable_memory)), the memory per GPU the offer
+  lists (a cloud may list less than the datasheet), else the datasheet's; serving uses a power-of-two
+  tensor-parallel group, kept inside one host (an offer whose hosts are too small for it is refused).
 
 Time:
 - training FLOPs = 6 × params × tokens (LoRA/QLoRA: 4 × params × tokens: no weight gradients), or the
@@ -30,7 +31,8 @@ Time:
 - throughput = GPUs × peak dense TFLOPS (gpus.csv, for the precision) × MFU × (`multi_host_efficiency` when
   the job spans more than one host, else 1); time = FLOPs / throughput;
 - the GPU count is the smallest multiple of the instance size that fits the memory and meets the deadline
-  (at most `max_instances` instances), even on spot with its checkpoint overhead when spot is allowed;
+  (at most `max_instances` instances), even on spot with its checkpoint overhead when spot is allowed; an offer
+  that needs more than `max_instances` instances just to hold the job is refused;
 - spot with checkpointing: time × (1 + write/interval + rate × (interval/2 + restart)), the expected
   cost of checkpoint writes and of the work lost and restarted after each interruption;
 - serving decode: each step reads the weights and the KV cache once: step = bytes / (GPUs × bandwidth ×
@@ -39,8 +41,10 @@ Time:
 
 Plans: each feasible (GPU type, count, offer, pricing model) — on-demand, spot with checkpoints, a mixed
 `spot_share` spot + on-demand fleet, reserved terms and monthly subscriptions where priced, and the
-user's own GPUs (`own=2xRTX3090`, marginal cost 0: see `tco` for what owning costs). Feasible = meets
-the deadline (30 days when none is given; `deadline=none` lifts it) and the budget. Ranked by total cost,
+user's own GPUs (`own=2xRTX3090`, marginal cost 0: see `tco` for what owning costs). A plan's hourly rate is
+for all its instances (monthly: per 730 h; reserved: the effective rate), its total for the whole job (reserved:
+the whole terms that cover it), none when the job has no length. Feasible = holds the job, meets the deadline
+(30 days when none is given; `deadline=none` lifts it) and the budget. Ranked by total cost,
 verified prices before unverified ones unless the search holds nothing verified or names those providers
 (`provider=`); without a job length, fewest GPUs first, then the cheapest hour. The fastest verified plan is
 always listed; the Pareto front of cost vs time is marked.

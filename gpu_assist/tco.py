@@ -40,6 +40,11 @@ OPTIONS = {
 }
 
 
+# What a plain 0 means for the keys that cannot be left out to mean none (facility, power, ops can).
+_ZERO_HINTS = {"hardware": None, "cloud": "cloud is the price per GPU-hour to compare with: leave it out for the "
+                                          "catalog's cheapest on-demand"}
+
+
 @dataclass(frozen=True)
 class TcoInput:
     gpu: str
@@ -132,9 +137,9 @@ def parse_tco(text: str, gpus: GpuTable) -> TcoInput:
             raise ParseError(f"'{word}' has no value", example=EXAMPLE)
         if key in amounts:
             # Above 0, as every amount: a cost that is nil is left out (it defaults to 0).
+            nil = _ZERO_HINTS.get(key, f"leave {key}= out when there is none")
             amount, currency = parse_amount(value.removesuffix("/yr").removesuffix("/year"), example=EXAMPLE,
-                                            name=key, zero_hint=None if key in ("hardware", "cloud")
-                                            else f"leave {key}= out when there is none")
+                                            name=key, zero_hint=nil)
             values[key] = amount
             if currency:
                 values.setdefault("currency", currency)

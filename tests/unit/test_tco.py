@@ -67,7 +67,7 @@ def test_cloud_rate_defaults_to_the_cheapest_verified_on_demand_gpu_hour(catalog
     ("tco 1xA100 hardware=00k", "hardware must be above 0, not '00k' — a shell reads \\$5 in hardware=\\$5000"),
     ("tco 1xA100 hardware=", "hardware= has no amount — a shell reads"),
     ("tco 1xA100 hardware=1k facility=0", "facility must be above 0, not '0' — leave facility= out when there is"),
-    ("tco 1xA100 hardware=1k cloud=0", "cloud must be above 0, not '0' — example"),
+    ("tco 1xA100 hardware=1k cloud=0", "cloud must be above 0, not '0' — cloud is the price per GPU-hour"),
 ])
 def test_bad_tco_input(catalog, text, message):
     with pytest.raises(ParseError, match=message):

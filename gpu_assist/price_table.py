@@ -88,8 +88,11 @@ def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s
     for model in models:
         price_of = attrgetter(PRICE_COLUMN[model])
         years = TERM_YEARS.get(model)
-        units = [float(term_hours(model, seconds)) for seconds in duration_s] if years else \
-            months if model == "monthly" else billed_hours
+        if years:
+            terms = {seconds: float(term_hours(model, seconds)) for seconds in set(duration_s)}  # few lengths
+            units = [terms[seconds] for seconds in duration_s]
+        else:
+            units = months if model == "monthly" else billed_hours
         cheaper_only = model == "monthly" and not explicit_monthly
         for position, offer in enumerate(offers):
             price = price_of(offer)

@@ -54,10 +54,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from .catalog import Catalog
 from .fx import FxRates
@@ -206,22 +206,34 @@ def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], siz
         position = priced.position
         gpus, base_hours, refusal = sizes.gpus[position], sizes.job_hours[position], sizes.refusals[position]
         option = to_option(priced, gpus, fx, currency, today, job_length_known=base_hours is not None)
-        candidates = [_plan_from_option(option, workload, base_hours, gpus)]
+        # What every plan on this offer shares; a refusal (the offer cannot run the job) leads its reasons.
+        sized = _Sized(gpus, _memory_gib(priced.offer, spec), None if workload.kind == "serve" else
+                       effective_tflops(spec, gpus, option.instances, workload), refusal)
+        plans.append(_plan_from_option(option, workload, base_hours, sized))
         on_demand = priced.offer.on_demand_hourly
         if workload.kind != "serve" and priced.pricing_model == "spot" and option.instances >= 2 \
                 and on_demand is not None:
-            candidates.append(_mixed_plan(option, fx.convert(on_demand, priced.offer.currency, currency), workload,
-                                          base_hours, gpus))
-        for plan in candidates:
-            plan = replace(plan, gpu_memory_gib=_memory_gib(priced.offer, spec), effective_tflops=None
-                           if workload.kind == "serve" else effective_tflops(spec, gpus, plan.instances, workload))
-            if refusal is not None:
-                plan = replace(plan, fits=False, reasons=(refusal, *plan.reasons))
-            plans.append(plan)
+            plans.append(_mixed_plan(option, fx.convert(on_demand, priced.offer.currency, currency), workload,
+                                     base_hours, sized))
     return plans
 
 
-def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float | None, gpu_total: int) -> Plan:
+class _Sized(NamedTuple):
+    """What sizing decided for one offer, the same for each way of buying it."""
+
+    gpu_count: int
+    gpu_memory_gib: float
+    effective_tflops: float | None
+    refusal: str | None  # why the offer cannot run the job; None when it can
+
+    def fields(self, reasons: Iterable[str]) -> dict[str, Any]:
+        """The Plan fields these give, with `reasons` behind the refusal."""
+        return {"gpu_count": self.gpu_count, "gpu_memory_gib": self.gpu_memory_gib, "fits": self.refusal is None,
+                "effective_tflops": self.effective_tflops,
+                "reasons": (self.refusal, *reasons) if self.refusal else tuple(reasons)}
+
+
+def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float | None, sized: _Sized) -> Plan:
     hours = base_hours
     # What the reader must weigh first: an unverified or stale price leads the plan's notes.
     reasons = sorted(option.notes, key=lambda n: not n.startswith(("unverified", "stale", "price date")))
@@ -233,16 +245,16 @@ def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float
         reasons = [r for r in reasons if not r.startswith("spot: may be interrupted")]
         reasons.insert(0, f"checkpoint every {workload.assumptions.checkpoint_interval_h * 60:g} min: "
                           f"+{overhead:.0%} expected time for writes and lost work")
-    return Plan(gpu=option.gpu, gpu_count=gpu_total, instances=option.instances, provider=option.provider,
+    return Plan(gpu=option.gpu, instances=option.instances, provider=option.provider,
                 region=option.region, zone=option.zone, instance_type=option.instance_type,
                 pricing_model=option.pricing_model, strategy=strategy, hours=hours,
                 hourly=option.hourly * option.instances, total=None if hours is None else option.total,
                 currency=option.currency, meets_deadline=None, within_budget=None, verified=option.verified,
-                gpus_per_instance=option.gpu_count, reasons=tuple(reasons))
+                gpus_per_instance=option.gpu_count, **sized.fields(reasons))
 
 
 def _mixed_plan(spot: QuoteOption, on_demand_hourly: Decimal, workload: Workload, base_hours: float | None,
-                gpu_total: int) -> Plan:
+                sized: _Sized) -> Plan:
     """`spot_share` of the instances on spot, the rest on demand (at `on_demand_hourly` in the spot option's
     currency): interruptions slow only the spot part."""
     a = workload.assumptions
@@ -252,12 +264,12 @@ def _mixed_plan(spot: QuoteOption, on_demand_hourly: Decimal, workload: Workload
     hourly = spot.hourly * spot_instances + on_demand_hourly * on_demand_instances
     reasons = (f"{spot_instances} spot + {on_demand_instances} on-demand instances: the on-demand part keeps "
                "the job alive through interruptions", *spot.notes)
-    return Plan(gpu=spot.gpu, gpu_count=gpu_total, instances=spot.instances, provider=spot.provider,
+    return Plan(gpu=spot.gpu, instances=spot.instances, provider=spot.provider,
                 region=spot.region, zone=spot.zone, instance_type=spot.instance_type, pricing_model="spot+on-demand",
                 strategy=f"{a.spot_share:.0%} spot + {1 - a.spot_share:.0%} on-demand", hours=hours, hourly=hourly,
                 total=None if hours is None else hourly * spot.billed_hours, currency=spot.currency,
                 meets_deadline=None, within_budget=None, verified=spot.verified, gpus_per_instance=spot.gpu_count,
-                reasons=reasons)
+                **sized.fields(reasons))
 
 
 def _own_plans(workload: Workload, gpus: GpuTable, memory: MemoryEstimate, flops: float | None,

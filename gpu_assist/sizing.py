@@ -267,8 +267,9 @@ def _training_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu
     a = workload.assumptions
     slowdown = 1 + spot_overhead(a) if workload.may_interrupt else 1
     sizes = OfferSizes([], [], [], [], [])
+    needs: dict[float, int] = {}  # GPUs needed per memory size: offers share a few
     for g, memory_gib in zip(host_gpus, gpu_memory_gib):
-        need = min_gpus(memory, memory_gib, a.usable_memory)
+        need = needs.get(memory_gib) or needs.setdefault(memory_gib, min_gpus(memory, memory_gib, a.usable_memory))
         holding = math.ceil(need / g)
         count = holding
         if per_gpu is not None and workload.deadline_s:

@@ -109,7 +109,8 @@ def test_an_offer_listing_less_memory_than_the_datasheet_is_sized_by_its_own(mak
 
 def test_money_has_one_unit_per_figure_without_a_job_length(make_catalog, capsys):
     """No tokens=: each plan has an hourly rate for all its instances (a monthly price per 730 h) and no total;
-    every face says so: text `/h`, JSON `total: null`, CSV and Markdown an `hourly` column apart from `total`."""
+    every face says so: text and Slack `/h`, JSON `total: null`, CSV and Markdown an `hourly` column apart from
+    `total`."""
     catalog = make_catalog(offer(provider="huawei", region="cn", instance_type="GPU-F16", gpu="A10", gpu_count="1",
                                  gpu_memory_gib="24", on_demand_hourly="", monthly="730", source="seed-000",
                                  verified="no"))
@@ -126,6 +127,9 @@ def test_money_has_one_unit_per_figure_without_a_job_length(make_catalog, capsys
     cells = dict(zip(header.split(","), row.split(",")))
     assert cells["hourly"] == f"{monthly.instances}.0000" and cells["total"] == "" and cells["hours"] == ""
     assert "| hourly | total |" in markdown.render(result)
+    from gpu_assist.render.blocks import recommendation_blocks
+
+    assert f"${monthly.instances:,}.00/h" in recommendation_blocks(result)[1]["text"]["text"]  # Slack's card
 
 
 def test_a_timed_plan_has_a_total_for_the_job_and_its_hourly_rate(catalog):

@@ -5,7 +5,8 @@ agree. For each offer and each pricing model with a known price (unflagged unles
 
 - on-demand, spot: billed_s = ceil(duration_s / billing_granularity_s) × billing_granularity_s,
   total = instances × hourly × billed_s / 3600;
-- reserved-1y/3y: the term is bought whole: total = instances × effective hourly × 8760 × years;
+- reserved-1y/3y: terms are bought whole, as many as the job needs (one for any job up to the term's length):
+  total = instances × effective hourly × 8760 × years × terms;
 - monthly: total = instances × monthly × ceil(duration / 730 h); kept only when it beats on-demand for the
   duration, the offer has no on-demand price, or monthly was asked for.
 
@@ -50,6 +51,12 @@ def billed_seconds(duration_s: int, granularity_s: int) -> int:
     return -(-duration_s // granularity_s) * granularity_s
 
 
+def term_hours(model: str, duration_s: int) -> int:
+    """The hours a reserved `model` bills for a job of `duration_s`: whole terms, as many as cover the job."""
+    term_s = HOURS_PER_YEAR * TERM_YEARS[model] * HOUR_S
+    return billed_seconds(max(duration_s, 1), term_s) // HOUR_S
+
+
 def select_offers(catalog: Catalog, gpu: str, *, providers: Sequence[str] = (), regions: Sequence[str] = (),
                   verified_only: bool = False) -> tuple[Offer, ...]:
     """The catalog's whole-GPU offers of `gpu` that pass the provider, region and verified filters."""
@@ -81,8 +88,11 @@ def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s
     for model in models:
         price_of = attrgetter(PRICE_COLUMN[model])
         years = TERM_YEARS.get(model)
-        units = [float(HOURS_PER_YEAR * years)] * len(offers) if years else months if model == "monthly" else \
-            billed_hours
+        if years:
+            terms = {seconds: float(term_hours(model, seconds)) for seconds in set(duration_s)}  # few lengths
+            units = [terms[seconds] for seconds in duration_s]
+        else:
+            units = months if model == "monthly" else billed_hours
         cheaper_only = model == "monthly" and not explicit_monthly
         for position, offer in enumerate(offers):
             price = price_of(offer)

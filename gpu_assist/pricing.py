@@ -27,8 +27,8 @@ from .catalog import Catalog, days_old
 from .fx import FxRates
 from .offers import Offer
 from .plural import plural
-from .price_table import (HOURS_PER_YEAR, TERM_YEARS, PricedOffer, billed_seconds,
-                          cheapest_per_gpu_hour, cheapest_per_offer, price_table, select_offers, whole_instances)
+from .price_table import (HOURS_PER_YEAR, TERM_YEARS, PricedOffer, billed_seconds, cheapest_per_gpu_hour,
+                          cheapest_per_offer, price_table, select_offers, term_hours, whole_instances)
 from .regions import check_selectors
 from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request
 
@@ -115,8 +115,10 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
                                                                      flagged_excluded), empty_reason=reason)
 
 
-def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: str, today: dt.date) -> QuoteOption:
-    """A price table row as an exact QuoteOption (Decimal money, notes for the reader)."""
+def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: str, today: dt.date, *,
+              job_length_known: bool = True) -> QuoteOption:
+    """A price table row as an exact QuoteOption (Decimal money, notes for the reader). Without a job length
+    (`recommend` pricing one hour of a job it cannot time) the notes do not name one."""
     row, model, instances, duration_s = priced.offer, priced.pricing_model, priced.instances, priced.duration_s
     price = fx.convert(priced.price, row.currency, currency)
     billed_s = billed_seconds(duration_s, row.billing_granularity_s)
@@ -126,7 +128,7 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
         total = price * instances * months
         hourly = price / HOURS_PER_MONTH
     else:
-        billed_hours = Decimal(HOURS_PER_YEAR * TERM_YEARS[model]) if model in TERM_YEARS else \
+        billed_hours = Decimal(term_hours(model, duration_s)) if model in TERM_YEARS else \
             Decimal(billed_s) / HOUR_S
         total = price * instances * billed_hours
         hourly = price
@@ -139,7 +141,8 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
         savings = (od_total - total) / od_total if od_total else None
     source, as_of = (row.reserved_source, row.reserved_as_of) if model in TERM_YEARS and row.reserved_source \
         else (row.source, row.as_of)
-    notes = _notes(row, gpus_requested, duration_s, model, instances, hourly, on_demand, today, fx, currency, as_of)
+    notes = _notes(row, gpus_requested, duration_s if job_length_known else None, model, instances, hourly,
+                   on_demand, today, fx, currency, as_of)
     return QuoteOption(
         provider=row.provider, region=row.region, zone=priced.zone if model == "spot" else "",
         instance_type=row.instance_type, instances=instances, gpu=row.gpu, gpu_count=int(row.gpu_count),
@@ -151,7 +154,7 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
     )
 
 
-def _notes(row: Offer, gpus_requested: int, duration_s: int, model: str, instances: int, hourly: Decimal,
+def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: str, instances: int, hourly: Decimal,
            on_demand: Decimal | None, today: dt.date, fx: FxRates, currency: str, as_of: str) -> list[str]:
     notes = []
     gpus = instances * int(row.gpu_count)
@@ -165,7 +168,13 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int, model: str, instanc
         notes.append("spot: may be interrupted; checkpoint your job")
     if model in TERM_YEARS:
         years = TERM_YEARS[model]
-        notes.append(f"commits to a {years}-year term ({HOURS_PER_YEAR * years} h) for a {duration_s / HOUR_S:g} h job")
+        if duration_s is None:
+            notes.append(f"commits to a {years}-year term ({HOURS_PER_YEAR * years} h)")
+        else:
+            terms = term_hours(model, duration_s) // (HOURS_PER_YEAR * years)
+            bought = f"a {years}-year term" if terms == 1 else f"{terms} consecutive {years}-year terms"
+            notes.append(f"commits to {bought} ({HOURS_PER_YEAR * years * terms} h) for a {duration_s / HOUR_S:g} h "
+                         "job")
         if on_demand:
             break_even = hourly * HOURS_PER_MONTH / on_demand
             notes.append(f"breaks even vs on-demand at {break_even:.0f} h/month of use")

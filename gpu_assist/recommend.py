@@ -21,8 +21,9 @@ Memory, in bytes (GB = 1e9 bytes; GPU memory is GiB, of which `usable_memory` is
 - serving: weights at the precision's bytes/param + KV cache = users × context × KV bytes per token, plus
   10 % runtime overhead. KV bytes/token = 2 (K and V) × layers × d_model × 2 bytes / `kv_group`, for a dense
   transformer with d_model = 128 × layers and params = 12 × layers × d_model².
-- minimum GPUs of a type = ceil(memory / (GPU memory × usable_memory)); serving uses a power-of-two
-  tensor-parallel group, kept inside one host where the host has enough GPUs.
+- minimum GPUs of an offer = ceil(memory / (memory per GPU × usable_memory)), the memory per GPU the offer
+  lists (a cloud may list less than the datasheet), else the datasheet's; serving uses a power-of-two
+  tensor-parallel group, kept inside one host (an offer whose hosts are too small for it is refused).
 
 Time:
 - training FLOPs = 6 × params × tokens (LoRA/QLoRA: 4 × params × tokens: no weight gradients), or the
@@ -30,7 +31,8 @@ Time:
 - throughput = GPUs × peak dense TFLOPS (gpus.csv, for the precision) × MFU × (`multi_host_efficiency` when
   the job spans more than one host, else 1); time = FLOPs / throughput;
 - the GPU count is the smallest multiple of the instance size that fits the memory and meets the deadline
-  (at most `max_instances` instances), even on spot with its checkpoint overhead when spot is allowed;
+  (at most `max_instances` instances), even on spot with its checkpoint overhead when spot is allowed; an offer
+  that needs more than `max_instances` instances just to hold the job is refused;
 - spot with checkpointing: time × (1 + write/interval + rate × (interval/2 + restart)), the expected
   cost of checkpoint writes and of the work lost and restarted after each interruption;
 - serving decode: each step reads the weights and the KV cache once: step = bytes / (GPUs × bandwidth ×
@@ -39,8 +41,10 @@ Time:
 
 Plans: each feasible (GPU type, count, offer, pricing model) — on-demand, spot with checkpoints, a mixed
 `spot_share` spot + on-demand fleet, reserved terms and monthly subscriptions where priced, and the
-user's own GPUs (`own=2xRTX3090`, marginal cost 0: see `tco` for what owning costs). Feasible = meets
-the deadline (30 days when none is given; `deadline=none` lifts it) and the budget. Ranked by total cost,
+user's own GPUs (`own=2xRTX3090`, marginal cost 0: see `tco` for what owning costs). A plan's hourly rate is
+for all its instances (monthly: per 730 h; reserved: the effective rate), its total for the whole job (reserved:
+the whole terms that cover it), none when the job has no length. Feasible = holds the job, meets the deadline
+(30 days when none is given; `deadline=none` lifts it) and the budget. Ranked by total cost,
 verified prices before unverified ones unless the search holds nothing verified or names those providers
 (`provider=`); without a job length, fewest GPUs first, then the cheapest hour. The fastest verified plan is
 always listed; the Pareto front of cost vs time is marked.
@@ -50,10 +54,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from .catalog import Catalog
 from .fx import FxRates
@@ -62,8 +66,8 @@ from .offers import Offer
 from .price_table import cheapest_per_offer, price_table, select_offers
 from .pricing import QuoteOption, to_option
 from .regions import check_selectors
-from .sizing import (GB, GIB, MemoryEstimate, OfferSizes, describe_assumptions, effective_tflops, memory_needed,
-                     size_offers, spot_overhead, training_flops, training_hours)
+from .sizing import (GB, MemoryEstimate, OfferSizes, describe_assumptions, effective_tflops, memory_needed,
+                     size_offers, spot_overhead, training_flops, training_hours, usable_gb)
 from .workload import Workload
 
 _NON_SPOT_MODELS = ("on-demand", "reserved-1y", "reserved-3y", "monthly")
@@ -82,29 +86,32 @@ class Plan:
     instance_type: str
     pricing_model: str
     strategy: str
-    hours: float | None
-    total: Decimal
+    hours: float | None  # the job's expected length; None when the compute is unknown (no tokens=, gpu_hours=)
+    hourly: Decimal  # for all the plan's instances, per hour (reserved: effective; monthly: per 730 h)
+    total: Decimal | None  # for the whole job (serving: its horizon, a month by default); None when `hours` is
     currency: str
     meets_deadline: bool | None
     within_budget: bool | None
     verified: bool
     gpus_per_instance: int = 1
+    gpu_memory_gib: float = 0.0  # per GPU, as the offer lists it (the GPU's datasheet when it does not)
     effective_tflops: float | None = None  # GPUs × peak × MFU × scaling: what the plan's money buys
     pareto: bool = False
+    fits: bool = True  # False: this configuration cannot run the job at all (the first reason says why)
     reasons: tuple[str, ...] = ()
 
     @property
     def rank_key(self) -> tuple[float, float]:
-        """Cheapest first. With no job length known a plan is priced for one hour of the smallest configuration
-        of its GPU that fits: fewest GPUs first (one GPU that holds the job beats eight faster ones, and two
-        hosts linked by a network), then the cheapest hour."""
-        if self.hours is None:
-            return (self.gpu_count, float(self.total))
+        """Cheapest first. With no job length known a plan is ranked by the smallest configuration of its GPU
+        that fits: fewest GPUs first (one GPU that holds the job beats eight faster ones, and two hosts linked by
+        a network), then the cheapest hour."""
+        if self.total is None or self.hours is None:
+            return (self.gpu_count, float(self.hourly))
         return (float(self.total), self.hours)
 
     @property
     def feasible(self) -> bool:
-        return self.meets_deadline is not False and self.within_budget is not False
+        return self.fits and self.meets_deadline is not False and self.within_budget is not False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -139,7 +146,8 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
         offers = select_offers(catalog, spec.name, providers=workload.providers, regions=workload.regions)
         if not offers:
             continue
-        line, sizes = size_offers(workload, spec, [int(o.gpu_count) for o in offers], memory, flops)
+        line, sizes = size_offers(workload, spec, [int(o.gpu_count) for o in offers],
+                                  [_memory_gib(o, spec) for o in offers], memory, flops)
         reasoning.append(line)
         if sizes is not None:
             plans += _offer_plans(workload, spec, offers, sizes, catalog.fx, currency, today)
@@ -153,6 +161,11 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     return Recommendation(workload=workload, memory=memory, plans=tuple(_with_fastest(feasible, top, ranked)),
                           rejected=tuple(_one_per_gpu(rejected)), reasoning=tuple(reasoning),
                           assumptions=tuple(describe_assumptions(workload, memory, flops)), currency=currency)
+
+
+def _memory_gib(offer: Offer, spec: GpuSpec) -> float:
+    """Memory per GPU as the offer lists it (a cloud may list less than the datasheet), else the datasheet's."""
+    return offer.gpu_memory_gib or spec.memory_gib
 
 
 def _trusted(plan: Plan, ranked: set[str]) -> bool:
@@ -172,7 +185,7 @@ def _with_fastest(feasible: list[Plan], top: int, ranked: set[str]) -> list[Plan
     shown = feasible[:top]
     timed = [p for p in feasible if p.hours is not None and _trusted(p, ranked)]
     if timed:
-        fastest = min(timed, key=lambda p: (p.hours, float(p.total)))
+        fastest = min(timed, key=lambda p: (p.hours, float(p.total or 0)))
         if fastest not in shown:
             shown.append(replace(fastest, reasons=("the fastest plan", *fastest.reasons)))
     return shown
@@ -190,32 +203,37 @@ def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], siz
                              duration_s=[math.ceil(seconds * slowdown) for seconds in sizes.duration_s])[0]
     plans = []
     for priced in cheapest_per_offer(table, all_regions=False):
-        gpus, base_hours = sizes.gpus[priced.position], sizes.job_hours[priced.position]
-        option = to_option(priced, gpus, fx, currency, today)
-        plan = _plan_from_option(option, workload, base_hours, gpus)
-        if workload.kind == "serve":
-            plans.append(_split_replica_refused(plan, sizes.tp_by_host))
-            continue
-        plans.append(replace(plan, effective_tflops=effective_tflops(spec, plan.gpu_count, plan.instances, workload)))
+        position = priced.position
+        gpus, base_hours, refusal = sizes.gpus[position], sizes.job_hours[position], sizes.refusals[position]
+        option = to_option(priced, gpus, fx, currency, today, job_length_known=base_hours is not None)
+        # What every plan on this offer shares; a refusal (the offer cannot run the job) leads its reasons.
+        sized = _Sized(gpus, _memory_gib(priced.offer, spec), None if workload.kind == "serve" else
+                       effective_tflops(spec, gpus, option.instances, workload), refusal)
+        plans.append(_plan_from_option(option, workload, base_hours, sized))
         on_demand = priced.offer.on_demand_hourly
-        if priced.pricing_model == "spot" and option.instances >= 2 and on_demand is not None:
-            mixed = _mixed_plan(option, fx.convert(on_demand, priced.offer.currency, currency), workload, base_hours,
-                                gpus)
-            plans.append(replace(mixed, effective_tflops=effective_tflops(spec, mixed.gpu_count, mixed.instances,
-                                                                          workload)))
+        if workload.kind != "serve" and priced.pricing_model == "spot" and option.instances >= 2 \
+                and on_demand is not None:
+            plans.append(_mixed_plan(option, fx.convert(on_demand, priced.offer.currency, currency), workload,
+                                     base_hours, sized))
     return plans
 
 
-def _split_replica_refused(plan: Plan, tp_by_host: dict[int, int]) -> Plan:
-    """Tensor parallelism across hosts is too slow to serve from: such a plan is shown as rejected."""
-    tp = tp_by_host.get(plan.gpus_per_instance, 1)
-    if tp <= plan.gpus_per_instance:
-        return plan
-    reason = f"a tensor-parallel group of {tp} GPUs would span hosts of {plan.gpus_per_instance}: choose a larger host"
-    return replace(plan, meets_deadline=False, reasons=(reason, *plan.reasons))
+class _Sized(NamedTuple):
+    """What sizing decided for one offer, the same for each way of buying it."""
+
+    gpu_count: int
+    gpu_memory_gib: float
+    effective_tflops: float | None
+    refusal: str | None  # why the offer cannot run the job; None when it can
+
+    def fields(self, reasons: Iterable[str]) -> dict[str, Any]:
+        """The Plan fields these give, with `reasons` behind the refusal."""
+        return {"gpu_count": self.gpu_count, "gpu_memory_gib": self.gpu_memory_gib, "fits": self.refusal is None,
+                "effective_tflops": self.effective_tflops,
+                "reasons": (self.refusal, *reasons) if self.refusal else tuple(reasons)}
 
 
-def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float | None, gpu_total: int) -> Plan:
+def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float | None, sized: _Sized) -> Plan:
     hours = base_hours
     # What the reader must weigh first: an unverified or stale price leads the plan's notes.
     reasons = sorted(option.notes, key=lambda n: not n.startswith(("unverified", "stale", "price date")))
@@ -227,30 +245,31 @@ def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float
         reasons = [r for r in reasons if not r.startswith("spot: may be interrupted")]
         reasons.insert(0, f"checkpoint every {workload.assumptions.checkpoint_interval_h * 60:g} min: "
                           f"+{overhead:.0%} expected time for writes and lost work")
-    return Plan(gpu=option.gpu, gpu_count=gpu_total, instances=option.instances, provider=option.provider,
+    return Plan(gpu=option.gpu, instances=option.instances, provider=option.provider,
                 region=option.region, zone=option.zone, instance_type=option.instance_type,
-                pricing_model=option.pricing_model, strategy=strategy, hours=hours, total=option.total,
+                pricing_model=option.pricing_model, strategy=strategy, hours=hours,
+                hourly=option.hourly * option.instances, total=None if hours is None else option.total,
                 currency=option.currency, meets_deadline=None, within_budget=None, verified=option.verified,
-                gpus_per_instance=option.gpu_count, reasons=tuple(reasons))
+                gpus_per_instance=option.gpu_count, **sized.fields(reasons))
 
 
 def _mixed_plan(spot: QuoteOption, on_demand_hourly: Decimal, workload: Workload, base_hours: float | None,
-                gpu_total: int) -> Plan:
+                sized: _Sized) -> Plan:
     """`spot_share` of the instances on spot, the rest on demand (at `on_demand_hourly` in the spot option's
     currency): interruptions slow only the spot part."""
     a = workload.assumptions
     on_demand_instances = max(1, round(spot.instances * (1 - a.spot_share)))
     spot_instances = spot.instances - on_demand_instances
     hours = None if base_hours is None else base_hours * (1 + spot_overhead(a) * spot_instances / spot.instances)
-    billed = spot.billed_hours
-    total = (spot.hourly * spot_instances + on_demand_hourly * on_demand_instances) * billed
+    hourly = spot.hourly * spot_instances + on_demand_hourly * on_demand_instances
     reasons = (f"{spot_instances} spot + {on_demand_instances} on-demand instances: the on-demand part keeps "
                "the job alive through interruptions", *spot.notes)
-    return Plan(gpu=spot.gpu, gpu_count=gpu_total, instances=spot.instances, provider=spot.provider,
+    return Plan(gpu=spot.gpu, instances=spot.instances, provider=spot.provider,
                 region=spot.region, zone=spot.zone, instance_type=spot.instance_type, pricing_model="spot+on-demand",
-                strategy=f"{a.spot_share:.0%} spot + {1 - a.spot_share:.0%} on-demand", hours=hours, total=total,
-                currency=spot.currency, meets_deadline=None, within_budget=None, verified=spot.verified,
-                gpus_per_instance=spot.gpu_count, reasons=reasons)
+                strategy=f"{a.spot_share:.0%} spot + {1 - a.spot_share:.0%} on-demand", hours=hours, hourly=hourly,
+                total=None if hours is None else hourly * spot.billed_hours, currency=spot.currency,
+                meets_deadline=None, within_budget=None, verified=spot.verified, gpus_per_instance=spot.gpu_count,
+                **sized.fields(reasons))
 
 
 def _own_plans(workload: Workload, gpus: GpuTable, memory: MemoryEstimate, flops: float | None,
@@ -258,22 +277,28 @@ def _own_plans(workload: Workload, gpus: GpuTable, memory: MemoryEstimate, flops
     plans = []
     for name, count in workload.own:
         spec = gpus.specs[name]
-        fits = count * spec.memory_gib * GIB * workload.assumptions.usable_memory >= memory.total_bytes
+        holds = usable_gb(count, spec.memory_gib, workload.assumptions.usable_memory)
+        fits = holds * GB >= memory.total_bytes
         hours = training_hours(flops, count, spec, workload, 1) if flops and workload.kind != "serve" else None
         reasons = ["own hardware: marginal cost 0 (power and operations not counted; see `tco`)",
                    "hybrid: develop here, burst to the cloud plans below for deadlines"]
         if not fits:
-            reasons.insert(0, f"{count}×{name}: {count * spec.memory_gib:g} GB < {memory.total_bytes / GB:,.0f} GB "
+            reasons.insert(0, f"{count}×{name} hold {holds:,.0f} GB usable < {memory.total_bytes / GB:,.0f} GB "
                               "needed")
         plans.append(Plan(gpu=name, gpu_count=count, instances=1, provider="own", region="", zone="",
                           instance_type=f"{count}x{name}", pricing_model="own", strategy="own GPUs",
-                          hours=hours if fits else None, total=Decimal(0), currency=currency,
-                          meets_deadline=None if fits else False, within_budget=None, verified=True,
-                          gpus_per_instance=count, reasons=tuple(reasons)))
+                          hours=hours if fits else None, hourly=Decimal(0),
+                          total=Decimal(0) if fits and hours is not None else None, currency=currency,
+                          meets_deadline=None, within_budget=None, verified=True, gpus_per_instance=count,
+                          gpu_memory_gib=spec.memory_gib, fits=fits, reasons=tuple(reasons)))
     return plans
 
 
 def _judge(plan: Plan, workload: Workload, budget: Decimal | None) -> Plan:
+    """The deadline and the budget, for a plan that can run the job; without a job length there is no total to
+    hold against a budget."""
+    if not plan.fits:
+        return plan
     reasons = list(plan.reasons)
     meets = plan.meets_deadline
     if meets is None and workload.deadline_s and plan.hours is not None and workload.kind != "serve":
@@ -282,8 +307,7 @@ def _judge(plan: Plan, workload: Workload, budget: Decimal | None) -> Plan:
         if not meets:
             reasons.insert(0, f"takes {plan.hours:,.0f} h > deadline {deadline_h:g} h")
     within = None
-    priced_per_hour = plan.hours is None and workload.kind != "serve" and plan.provider != "own"
-    if budget is not None and not priced_per_hour:
+    if budget is not None and plan.total is not None:
         within = plan.total <= budget
         if not within:
             reasons.insert(0, f"costs {plan.total:,.0f} {plan.currency} > budget {budget:,.0f} {plan.currency}")
@@ -292,12 +316,12 @@ def _judge(plan: Plan, workload: Workload, budget: Decimal | None) -> Plan:
 
 def _mark_pareto(plans: list[Plan]) -> list[Plan]:
     """A plan is on the front when no other plan is both cheaper-or-equal and faster-or-equal (one strictly)."""
-    timed = [(p, p.hours) for p in plans if p.hours is not None and p.meets_deadline is not False
-             and p.provider != "own"]
+    timed = [(p, p.total, p.hours) for p in plans if p.hours is not None and p.total is not None and p.fits
+             and p.meets_deadline is not False and p.provider != "own"]
     front: set[int] = set()
-    for p, hours in timed:
-        dominated = any((q.total <= p.total and q_hours <= hours) and (q.total < p.total or q_hours < hours)
-                        for q, q_hours in timed)
+    for p, total, hours in timed:
+        dominated = any((q_total <= total and q_hours <= hours) and (q_total < total or q_hours < hours)
+                        for q, q_total, q_hours in timed)
         if not dominated:
             front.add(id(p))
     return [replace(p, pareto=True) if id(p) in front else p for p in plans]

@@ -87,9 +87,9 @@ def location(provider: str, region: str) -> tuple[str, str]:
 def _country(provider: str, region: str) -> str:
     if provider in CHINA_PROVIDERS:
         return "CN" if region == "cn" or region.startswith(("cn-", *_TENCENT_MAINLAND)) else ""
-    if provider == "vast":  # "State, CC, Continent" (state may be blank)
-        parts = [p.strip() for p in region.split(",")]
-        return parts[1] if len(parts) == 3 and _COUNTRY_CODE.match(parts[1]) else ""
+    if provider == "vast":  # "State, CC, Continent", or "CC, Continent" where the state is not known
+        parts = [part for part in (p.strip() for p in region.split(",")) if part]
+        return parts[-2] if len(parts) >= 2 and _COUNTRY_CODE.match(parts[-2]) else ""
     if _COUNTRY_CODE.match(region):  # Prime Intellect, Lium: the region is a country code
         return region
     if provider == "oci":

@@ -95,8 +95,14 @@ def training_flops(workload: Workload, gpus: GpuTable) -> float | None:
     return None
 
 
-def min_gpus(memory: MemoryEstimate, spec: GpuSpec, usable: float) -> int:
-    return max(1, math.ceil(memory.total_bytes / (spec.memory_gib * GIB * usable)))
+def min_gpus(memory: MemoryEstimate, gpu_memory_gib: float, usable: float) -> int:
+    """The fewest GPUs of `gpu_memory_gib` each whose usable memory holds the job."""
+    return max(1, math.ceil(memory.total_bytes / (gpu_memory_gib * GIB * usable)))
+
+
+def usable_gb(gpus: int, gpu_memory_gib: float, usable: float) -> float:
+    """What `gpus` GPUs of `gpu_memory_gib` each hold for the job, in GB (the unit memory needs are given in)."""
+    return gpus * gpu_memory_gib * GIB * usable / GB
 
 
 def training_tflops(spec: GpuSpec, precision: str) -> float | None:
@@ -129,12 +135,12 @@ def spot_overhead(a: Assumptions) -> float:
         a.interruption_rate_per_h * (a.checkpoint_interval_h / 2 + a.restart_h)
 
 
-def _serving_layout(memory: MemoryEstimate, spec: GpuSpec, workload: Workload,
+def _serving_layout(memory: MemoryEstimate, spec: GpuSpec, gpu_memory_gib: float, workload: Workload,
                     host_gpus: int) -> tuple[int, int, list[str]]:
     """(GPUs per replica, replicas, reasons): a power-of-two TP group that fits, replicas for the users."""
     a = workload.assumptions
     weights, kv_per_user = memory.parts["weights"], memory.parts["KV cache"] / workload.users
-    usable = spec.memory_gib * GIB * a.usable_memory
+    usable = gpu_memory_gib * GIB * a.usable_memory
     for replicas in range(1, workload.users + 1):
         users = math.ceil(workload.users / replicas)
         need = (weights + kv_per_user * users) * (1 + SERVING_OVERHEAD)
@@ -196,28 +202,32 @@ class OfferSizes:
     gpus: list[int]  # GPUs the plan uses (serving: tensor-parallel group × replicas)
     duration_s: list[int]  # priced for
     job_hours: list[float | None]  # at full speed; None when the compute is unknown
-    tp_by_host: dict[int, int]  # serving: the tensor-parallel group for each host size
+    refusals: list[str | None]  # why a plan on this offer cannot run the job (None: it can)
 
 
-def size_offers(workload: Workload, spec: GpuSpec, host_gpus: list[int], memory: MemoryEstimate,
-                flops: float | None) -> tuple[str, OfferSizes | None]:
+def size_offers(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_memory_gib: list[float],
+                memory: MemoryEstimate, flops: float | None) -> tuple[str, OfferSizes | None]:
     """A reasoning line for one GPU type, and how many of each offer's instances a plan takes (None: this GPU
-    cannot be planned, the line says why)."""
+    cannot be planned, the line says why). `host_gpus` and `gpu_memory_gib` are each offer's GPUs per instance and
+    memory per GPU: an offer that lists less memory than the GPU's datasheet needs more of them."""
     a = workload.assumptions
-    need = min_gpus(memory, spec, a.usable_memory)
-    line = f"{spec.name} ({spec.memory_gib:g} GB): {memory.total_bytes / GB:,.0f} GB needs ≥ {need} " \
-           f"GPU{'s' if need > 1 else ''}"
+    smallest, largest = min(gpu_memory_gib), max(gpu_memory_gib)
+    need = min_gpus(memory, smallest, a.usable_memory)
+    needed_gb = memory.total_bytes / GB
+    line = f"{spec.name} ({smallest:g} GiB): {needed_gb:,.0f} GB needs ≥ {need} GPU{'s' if need > 1 else ''}"
+    if min_gpus(memory, largest, a.usable_memory) != need:
+        line += f" (≥ {min_gpus(memory, largest, a.usable_memory)} of the offers with {largest:g} GiB)"
     biggest = max(host_gpus)
     if need > biggest:
-        line += f"; one {biggest}×{spec.name} host holds {biggest * spec.memory_gib * a.usable_memory:,.0f} GB " \
-                f"usable < {memory.total_bytes / GB:,.0f} GB needed → {math.ceil(need / biggest)}+ hosts"
+        line += f"; one {biggest}×{spec.name} host holds {usable_gb(biggest, smallest, a.usable_memory):,.0f} GB " \
+                f"usable < {needed_gb:,.0f} GB needed → {math.ceil(need / biggest)}+ hosts"
     if workload.kind == "serve":
-        return _serving_sizes(workload, spec, host_gpus, memory, line)
+        return _serving_sizes(workload, spec, host_gpus, gpu_memory_gib, memory, line)
     tflops = training_tflops(spec, workload.precision)
     if tflops is None:
         return f"{spec.name}: no dense {workload.precision} TFLOPS known (gpus.csv): not planned for training", None
     per_gpu = training_hours(flops, 1, spec, workload, 1) if flops else None
-    sizes = _training_sizes(workload, spec, host_gpus, need, flops, per_gpu)
+    sizes = _training_sizes(workload, spec, host_gpus, gpu_memory_gib, memory, flops, per_gpu)
     if per_gpu is not None:
         line += f"; {per_gpu:,.0f} GPU-hours at {tflops:g} TFLOPS × MFU {a.mfu:g}"
     if spec.dense_tflops(workload.precision) is None:
@@ -225,40 +235,58 @@ def size_offers(workload: Workload, spec: GpuSpec, host_gpus: list[int], memory:
     return line, sizes
 
 
-def _serving_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], memory: MemoryEstimate,
-                   line: str) -> tuple[str, OfferSizes]:
-    instances, gpus, tp_by_host = [], [], {}
+def _serving_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_memory_gib: list[float],
+                   memory: MemoryEstimate, line: str) -> tuple[str, OfferSizes]:
+    """Each offer's instances for the serving layout; a tensor-parallel group wider than the offer's host is
+    refused (tensor parallelism across hosts is too slow to serve from)."""
+    layouts: dict[tuple[int, float], tuple[int, int, list[str]]] = {}
+    instances, gpus, refusals = [], [], []
     notes: list[str] = []
-    for g in host_gpus:
-        tp, replicas, notes = _serving_layout(memory, spec, workload, g)
+    for g, memory_gib in zip(host_gpus, gpu_memory_gib):
+        layout = layouts.get((g, memory_gib))
+        if layout is None:
+            layout = layouts[g, memory_gib] = _serving_layout(memory, spec, memory_gib, workload, g)
+        tp, replicas, notes = layout
         total_gpus = tp * replicas
         instances.append(math.ceil(total_gpus / g) if tp <= g else replicas * math.ceil(tp / g))
         gpus.append(total_gpus)
-        tp_by_host[g] = tp
+        refusals.append(None if tp <= g else f"a tensor-parallel group of {tp} GPUs would span hosts of {g}: "
+                                             "choose a larger host")
     count = len(host_gpus)
     sizes = OfferSizes(instances, gpus, [math.ceil(workload.serve_hours * 3600)] * count,
-                       [workload.serve_hours] * count, tp_by_host)
+                       [workload.serve_hours] * count, refusals)
     return line + "; " + notes[0], sizes
 
 
-def _training_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], need: int, flops: float | None,
-                    per_gpu: float | None) -> OfferSizes:
+def _training_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_memory_gib: list[float],
+                    memory: MemoryEstimate, flops: float | None, per_gpu: float | None) -> OfferSizes:
     """The smallest multiple of each instance that fits the memory and meets the deadline (`per_gpu`: the job's
-    GPU-hours), sized for the slowest strategy offered, so that spot with its checkpoint overhead meets it too."""
+    GPU-hours), sized for the slowest strategy offered, so that spot with its checkpoint overhead meets it too.
+    At most `max_instances` instances: more for the deadline are cut to it (the plan then says it is late); an
+    offer that needs more only to hold the job is refused, as fewer instances could not run it at all."""
     a = workload.assumptions
     slowdown = 1 + spot_overhead(a) if workload.may_interrupt else 1
-    sizes = OfferSizes([], [], [], [], {})
-    for g in host_gpus:
-        count = max(1, math.ceil(need / g))
+    sizes = OfferSizes([], [], [], [], [])
+    needs: dict[float, int] = {}  # GPUs needed per memory size: offers share a few
+    for g, memory_gib in zip(host_gpus, gpu_memory_gib):
+        need = needs.get(memory_gib) or needs.setdefault(memory_gib, min_gpus(memory, memory_gib, a.usable_memory))
+        holding = math.ceil(need / g)
+        count = holding
         if per_gpu is not None and workload.deadline_s:
             deadline_h = workload.deadline_s / 3600 / slowdown
             single = math.ceil(per_gpu / (deadline_h * g))
             count = max(count, single if single <= 1 else
                         math.ceil(per_gpu / (deadline_h * g * a.multi_host_efficiency)))
-        count = min(count, a.max_instances)
+        refusal = None
+        if holding > a.max_instances:
+            refusal = f"needs {holding} instances of {g}×{spec.name} ({need} GPUs) to hold " \
+                      f"{memory.total_bytes / GB:,.0f} GB; max_instances is {a.max_instances}"
+        else:
+            count = min(count, a.max_instances)
         hours = training_hours(flops, count * g, spec, workload, count) if flops else None
         sizes.instances.append(count)
         sizes.gpus.append(count * g)
         sizes.job_hours.append(hours)
         sizes.duration_s.append(math.ceil((hours if hours else 1) * 3600))
+        sizes.refusals.append(refusal)
     return sizes

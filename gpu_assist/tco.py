@@ -28,16 +28,21 @@ from .workload import parse_amount
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
 # The keys `tco` reads (what `gpu-assist tco --help` lists and an unknown key's error names).
 OPTIONS = {
-    "hardware": "purchase price per GPU, e.g. 100k, $25000, ¥180000 (required)",
-    "facility": "rack, space and cooling per year, for the lot",
-    "power": "electricity per year",
-    "ops": "operations (people, support contracts) per year",
+    "hardware": "purchase price per GPU, e.g. 100k, 25000usd, ¥180000 (required)",
+    "facility": "rack, space and cooling per year, for the lot (leave it out for none)",
+    "power": "electricity per year (leave it out for none)",
+    "ops": "operations (people, support contracts) per year (leave it out for none)",
     "cloud": "cloud price per GPU-hour to compare with, above 0 (default: the catalog's cheapest verified "
              "on-demand)",
     "currency": "USD or CNY (default: the currency of the amounts, else USD)",
     "years": "years the hardware is amortised over, 1 to 20 (default 3)",
     "usage": "hours of use per month, 0 to 730, e.g. 200h/mo (default 730)",
 }
+
+
+# What a plain 0 means for the keys that cannot be left out to mean none (facility, power, ops can).
+_ZERO_HINTS = {"hardware": None, "cloud": "cloud is the price per GPU-hour to compare with: leave it out for the "
+                                          "catalog's cheapest on-demand"}
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,16 @@ class TcoResult:
     @property
     def break_even_utilisation(self) -> Decimal:
         return self.break_even_hours_per_month / HOURS_PER_MONTH
+
+    @property
+    def pays_back(self) -> bool:
+        """Whether owning pays back within a month's hours (break-even ≤ 730 h/month): above that, renting costs
+        less at any usage, even running day and night."""
+        return self.break_even_hours_per_month <= HOURS_PER_MONTH
+
+    @property
+    def pays_back_in_first_year(self) -> bool:
+        return self.break_even_hours_per_month_first_year <= HOURS_PER_MONTH
 
     @property
     def cheaper(self) -> str:
@@ -117,13 +132,14 @@ def parse_tco(text: str, gpus: GpuTable) -> TcoInput:
             gpu_words.append(word)
             continue
         key, _, value = word.lower().partition("=")
-        if not value:
+        amounts = ("hardware", "facility", "power", "ops", "cloud")
+        if not value and key not in amounts:  # an empty amount is explained by parse_amount (`hardware=$1`)
             raise ParseError(f"'{word}' has no value", example=EXAMPLE)
-        if key in ("hardware", "facility", "power", "ops", "cloud"):
-            amount, currency = parse_amount(value.removesuffix("/yr").removesuffix("/year"), example=EXAMPLE)
-            if key == "cloud" and not amount > 0:
-                raise ParseError(f"'{word}': the cloud price per GPU-hour must be above 0",
-                                 example=EXAMPLE + " cloud=12")
+        if key in amounts:
+            # Above 0, as every amount: a cost that is nil is left out (it defaults to 0).
+            nil = _ZERO_HINTS.get(key, f"leave {key}= out when there is none")
+            amount, currency = parse_amount(value.removesuffix("/yr").removesuffix("/year"), example=EXAMPLE,
+                                            name=key, zero_hint=nil)
             values[key] = amount
             if currency:
                 values.setdefault("currency", currency)

@@ -1,13 +1,15 @@
 """Free text → `Workload`: what the recommender is asked to plan for.
 
-    recommend train 7B tokens=20B deadline=72h budget=$5000
+    recommend train 7B tokens=20B deadline=72h budget=5000
     recommend finetune 70B lora
     recommend serve 70B fp8 users=50 context=8k
     recommend train 175B bf16 deadline=2w region=cn
     recommend train 7B gpu_hours=576@A100 own=2xRTX3090 interruptible=no gpus=A100,H100 mfu=0.35
 
 Kinds: `train` (full), `finetune` (`full`, `lora`, `qlora`), `serve`. Sizes: `350M`, `7B`, `1.5T`.
-Precisions: fp32, bf16, fp16, fp8, int8, int4. Amounts: `$5000`, `5000usd`, `¥30000`, `30k元`, `30000cny`.
+Precisions: fp32, bf16, fp16, fp8, int8, int4. Amounts, above 0: `5000`, `5k`, `5000usd`, `¥30000`, `30k元`,
+`30000cny`, and `$5000` where no shell reads it first (Slack, the notebook): a shell takes `$5` for a variable
+and passes `budget=000`, which is refused with that explanation.
 Every assumption the estimates use (MFU, overheads, interruption rate…) can be set with `name=value`.
 """
 
@@ -25,7 +27,7 @@ from .request import PROVIDER_WORDS, normalise, parse_currency, parse_duration, 
 METHODS = ("full", "lora", "qlora")
 PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
 TRAINING_PRECISIONS = ("fp32", "bf16", "fp16", "fp8")
-EXAMPLE = "recommend train 7B tokens=20B deadline=72h budget=$5000"
+EXAMPLE = "recommend train 7B tokens=20B deadline=72h budget=5000"  # no `$`: a shell passes it unchanged
 DEFAULT_DEADLINE_S = 30 * 24 * 3600  # a month: what a team plans around when it names no deadline
 LORA_TARGETS = ("all", "attention", "qv")
 _KIND_WORDS = {"train": "train", "training": "train", "pretrain": "train", "训练": "train",
@@ -34,6 +36,9 @@ _KIND_WORDS = {"train": "train", "training": "train", "pretrain": "train", "训�
 _SCALE = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "万": 1e4, "亿": 1e8}
 _SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?)([kmbt])$")
 _AMOUNT_RE = re.compile(r"^([$¥])?(\d+(?:\.\d+)?)([km万]?)(usd|cny|rmb|元)?$")
+# What a shell leaves of an amount written with `$` (`$5000` → `000`, `$5k` → `k`, `$5` → nothing): `$` and the
+# digit after it are a positional parameter, usually empty.
+_EATEN_RE = re.compile(r"^(0(?=.)[\d.]*|\.\d+)?[km万]?(usd|cny|rmb|元)?$")  # a lone `0` may be meant
 
 
 @dataclass(frozen=True)
@@ -111,19 +116,33 @@ def parse_count(text: str, what: str, example: str = EXAMPLE) -> float:
 MAX_AMOUNT = Decimal(10) ** 12
 
 
-def parse_amount(text: str, example: str = EXAMPLE) -> tuple[Decimal, str | None]:
-    """`$5000`, `5k`, `¥30000`, `30000cny`, `3万元` → (amount, currency or None)."""
-    match = _AMOUNT_RE.match(text.strip().lower())
+def shell_hint(name: str) -> str:
+    """Why `name=$5000` typed in a shell arrives as `name=000`, and what to write instead."""
+    return f"a shell reads $5 in {name}=$5000 as a variable (leaving {name}=000): write {name}=5000 or {name}=5k"
+
+
+def parse_amount(text: str, example: str = EXAMPLE, name: str = "budget",
+                 zero_hint: str | None = None) -> tuple[Decimal, str | None]:
+    """`5000`, `5k`, `$5000`, `¥30000`, `30000cny`, `3万元` → (amount above 0, currency or None). `name` is the
+    option's key, for the messages; what looks like the rest of `$5000` after a shell (`000`, `k`, nothing) is
+    explained as such, a plain `0` with `zero_hint` when given."""
+    cleaned = text.strip().lower()
+    eaten = shell_hint(name) if _EATEN_RE.match(cleaned) else None
+    if not cleaned:
+        raise ParseError(f"{name}= has no amount", hint=eaten, example=example)
+    match = _AMOUNT_RE.match(cleaned)
     if not match:
-        raise ParseError(f"'{text}' is not an amount", hint="write it like $5000, 5k, ¥30000 or 30000cny",
-                         example=example)
+        raise ParseError(f"{name} '{text}' is not an amount",
+                         hint=eaten or "write it like 5000, 5k, 5000usd, ¥30000 or 30000cny", example=example)
     symbol, number, scale, code = match.groups()
     try:
         amount = Decimal(number) * Decimal(str(_SCALE[scale]))
     except InvalidOperation:
-        raise ParseError(f"'{text}' is not an amount", example=example) from None
+        raise ParseError(f"{name} '{text}' is not an amount", example=example) from None
+    if not amount > 0:
+        raise ParseError(f"{name} must be above 0, not '{text}'", hint=eaten or zero_hint, example=example)
     if amount > MAX_AMOUNT:  # beyond it, money no longer fits the decimal precision it is shown with
-        raise ParseError(f"'{text}' is more than {MAX_AMOUNT:,}", example=example)
+        raise ParseError(f"{name} '{text}' is more than {MAX_AMOUNT:,}", example=example)
     currency = {"$": "USD", "¥": "CNY"}.get(symbol or "") or {"usd": "USD", "cny": "CNY", "rmb": "CNY",
                                                                "元": "CNY"}.get(code or "")
     return amount.normalize(), currency
@@ -207,9 +226,9 @@ def _set_option(key: str, raw: str, original: str, values: dict[str, Any], overr
                 gpus: GpuTable) -> None:
     """One `key=value`; `raw` keeps the user's case for names and messages, `value` is lower-cased."""
     value = raw.lower()
-    if not value:
-        raise ParseError(f"'{original}' has no value", example=EXAMPLE)
     setter = _SETTERS.get(key)
+    if not value and setter is not _budget:  # an empty budget is explained by parse_amount (`budget=$5`)
+        raise ParseError(f"'{original}' has no value", example=EXAMPLE)
     if setter is not None:
         setter(values, value, raw, gpus)
     elif key in _ASSUMPTION_KEYS or key in _ASSUMPTION_ALIASES:

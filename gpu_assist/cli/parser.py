@@ -81,7 +81,7 @@ def _add_quote(commands: Any, verb: str) -> None:
 
 def _add_recommend(commands: Any, verb: str) -> None:
     r = commands.add_parser(verb, help="plan a workload: gpu-assist recommend train 7B tokens=20B deadline=72h")
-    r.add_argument("words", nargs="+", help="the workload, e.g. finetune 70B lora budget=$2000")
+    r.add_argument("words", nargs="+", help="the workload, e.g. finetune 70B lora budget=2000")
     r.add_argument("--top", help="show the N cheapest feasible plans, or all (default 10)")
     r.add_argument("--explain", action="store_true", help="print every formula and assumption used")
     r.add_argument("--format", choices=FORMATS, default="text")

@@ -39,7 +39,7 @@ gpu-assist — GPU prices across clouds, for the whole job.
   quote 8xA100 72h top=5                 the 5 cheapest (default, and top=all: every option)
   quote 8xH100 1mo pricing=reserved-1y,monthly top=5 all-regions include-flagged verified-only
 
-  recommend train 7B tokens=20B deadline=72h budget=$5000     cheapest plan that meets the deadline
+  recommend train 7B tokens=20B deadline=72h budget=5000      cheapest plan that meets the deadline
   recommend finetune 70B lora                                 which GPUs fit, priced per hour
   recommend serve 70B fp8 users=50                            serving for a month, tokens/s per user
   recommend train 175B bf16 deadline=2w region=cn             only Chinese regions

@@ -273,7 +273,7 @@ class SkyPilotSource:
             spec = self.gpus.variant(raw.spec, raw.memory_gib)
             flags = raw.flags + spot_flags(raw.on_demand, raw.spot)
             yield self._offer(
-                region=r["Region"], zone=r.get("AvailabilityZone", ""),
+                region=raw.region, zone=r.get("AvailabilityZone", ""),
                 instance_type=r["InstanceType"], gpu=spec.name, gpu_count=count,
                 gpu_memory_gib=str(raw.memory_gib), vcpus=raw.vcpus, memory_gib=raw.memory,
                 interconnect=_named_interconnect(r["InstanceType"], r["AcceleratorName"]),

@@ -29,6 +29,7 @@ class Listed:
 
     def __init__(self, row: dict, spec: GpuSpec, count: Decimal, on_demand: str, spot: str, memory_gib: float):
         self.row, self.spec, self.count = row, spec, count
+        self.region = row["Region"]
         self.on_demand, self.spot, self.memory_gib = on_demand, spot, memory_gib
         self.vcpus = number_text(row["vCPUs"]) if row.get("vCPUs") else ""
         self.memory = number_text(row["MemoryGiB"]) if row.get("MemoryGiB") else ""
@@ -48,7 +49,9 @@ MARKETPLACE = "all:marketplace offer, may be gone (a snapshot of hosts' asks, no
 def _vast(raw: Listed) -> None:
     """vast.ai: SpotPrice is 0.00 in every row (a placeholder: no spot); vCPUs/MemoryGiB are the request size
     of the InstanceType suffix, not the host; SizeInMiB is the total over the GPUs; merged models (A100 40/80 GB,
-    H100 SXM/NVL) are told apart by that memory (`GpuTable.variant`)."""
+    H100 SXM/NVL) are told apart by that memory (`GpuTable.variant`). The Region is "State, CC, Continent" with
+    the state sometimes blank (", US, NA"): only the parts it gives are kept ("US, NA")."""
+    raw.region = ", ".join(part for part in (p.strip() for p in raw.region.split(",")) if part)
     raw.spot = ""
     raw.vcpus = raw.memory = ""
     raw.memory_is_total()

@@ -34,8 +34,9 @@ def _show_error(label: widgets.HTML, message: str) -> None:
     label.value = f'<span style="color:#c62828">⚠ {html.escape(message)}</span>' if message else ""
 
 
-def cost_bars(labels: list[str], totals: list[float], currency: str) -> str:
-    """A horizontal bar chart as HTML: one bar per option, scaled to the most expensive shown."""
+def cost_bars(labels: list[str], totals: list[float], currency: str, unit: str = "") -> str:
+    """A horizontal bar chart as HTML: one bar per option, scaled to the most expensive shown; `unit` follows
+    each figure (`/h` for hourly rates)."""
     if not totals:
         return ""
     top = max(totals) or 1.0
@@ -45,7 +46,7 @@ def cost_bars(labels: list[str], totals: list[float], currency: str) -> str:
         rows.append(f'<div style="display:flex;align-items:center;gap:6px;font-size:12px">'
                     f'<span style="width:16em;overflow:hidden;white-space:nowrap">{html.escape(label)}</span>'
                     f'<span style="background:#1976d2;height:10px;width:{width:.1f}%"></span>'
-                    f'<span>{html.escape(format_money(Decimal(str(total)), currency))}</span></div>')
+                    f'<span>{html.escape(format_money(Decimal(str(total)), currency) + unit)}</span></div>')
     return '<div class="gpu-assist-bars">' + "".join(rows) + "</div>"
 
 
@@ -180,7 +181,7 @@ class RecommendPanel(_Panel):
                                           description="precision")
         self.method = widgets.Dropdown(options=["full", "lora", "qlora"], value="full", description="method")
         self.options = widgets.Text(value="tokens=20B deadline=72h", description="options",
-                                    placeholder="tokens=20B deadline=72h budget=$5000 users=50 region=cn")
+                                    placeholder="tokens=20B deadline=72h budget=5000 users=50 region=cn")
         super().__init__(context, [self.kind, widgets.HBox([self.size, self.precision, self.method]), self.options],
                          "Recommend")
 
@@ -199,7 +200,10 @@ class RecommendPanel(_Panel):
 
         plans = result.plans
         labels = [f"{p.gpu_count}x{p.gpu} {p.provider} {p.strategy}" for p in plans]
-        display(HTML(cost_bars(labels, [float(p.total) for p in plans], result.currency)))
+        # Totals for the job when every plan has one; hourly rates when the job's length is unknown.
+        timed = all(p.total is not None for p in plans)
+        figures = [float(p.total if timed and p.total is not None else p.hourly) for p in plans]
+        display(HTML(cost_bars(labels, figures, result.currency, "" if timed else "/h")))
         display(HTML(f"<pre>{html.escape(render(result))}</pre>"))
 
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from ..recommend import Plan
 
 _SYMBOL = {"USD": "$", "CNY": "¥"}
 
@@ -39,3 +43,11 @@ def format_hours(hours: float | None) -> str:
     if days < 365:
         return f"{days:,.1f} days"
     return f"{days / 365:,.1f} years"
+
+
+def format_plan_cost(plan: Plan, money: Callable[[Decimal, str], str] = format_money) -> str:
+    """A plan's total for the job, or its price per hour (`$3.42/h`) when the job's length is unknown: one unit
+    per figure, said in the figure."""
+    if plan.total is not None:
+        return money(plan.total, plan.currency)
+    return money(plan.hourly, plan.currency) + "/h"

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from .money import format_hours, format_money, format_percent
+
+
+def _money(amount: Decimal | None, currency: str, plain: bool, places: int = 2) -> str:
+    """A plain number for a spreadsheet, or money as people read it; blank when there is no amount."""
+    if amount is None:
+        return ""
+    return f"{amount:.{places}f}" if plain else format_money(amount, currency, places=places)
 
 
 def quote_table(result, *, plain: bool = False):
     headers = ["provider", "region", "zone", "instance_type", "instances", "pricing_model", "hourly", "total",
                "per_gpu_hour", "savings_vs_on_demand", "currency", "verified", "notes"]
-
-    def money(amount, places=2):
-        return f"{amount:.{places}f}" if plain else format_money(amount, result.currency, places=places)
-
-    rows = [[o.provider, o.region, o.zone, o.instance_type, o.instances, o.pricing_model, money(o.hourly, 4),
-             money(o.total), money(o.per_gpu_hour, 4),
+    currency = result.currency
+    rows = [[o.provider, o.region, o.zone, o.instance_type, o.instances, o.pricing_model,
+             _money(o.hourly, currency, plain, 4), _money(o.total, currency, plain),
+             _money(o.per_gpu_hour, currency, plain, 4),
              ("" if o.savings_vs_on_demand is None else f"{o.savings_vs_on_demand:.4f}") if plain
              else format_percent(o.savings_vs_on_demand), o.currency, "yes" if o.verified else "no",
              "; ".join(o.notes)] for o in result.options]
@@ -21,13 +28,15 @@ def quote_table(result, *, plain: bool = False):
 
 
 def plan_table(result, *, plain: bool = False):
+    """One row per plan; `hourly` (all the plan's instances, per hour) and `total` (the whole job, blank when its
+    length is unknown) in columns of their own, so a spreadsheet never mixes the two."""
     headers = ["gpus", "provider", "region", "instance_type", "instances", "strategy", "hours" if plain else "time",
-               "total", "currency", "meets_deadline", "within_budget", "verified", "notes"]
+               "hourly", "total", "currency", "meets_deadline", "within_budget", "verified", "notes"]
     rows = []
     for p in result.plans:
         hours = ("" if p.hours is None else f"{p.hours:.2f}") if plain else format_hours(p.hours)
-        total = f"{p.total:.2f}" if plain else format_money(p.total, p.currency)
         rows.append([f"{p.gpu_count}x{p.gpu}", p.provider, p.zone or p.region, p.instance_type, p.instances,
-                     p.strategy, hours, total, p.currency, p.meets_deadline, p.within_budget,
-                     "yes" if p.verified else "no", "; ".join(p.reasons)])
+                     p.strategy, hours, _money(p.hourly, p.currency, plain, 4), _money(p.total, p.currency, plain),
+                     p.currency, p.meets_deadline, p.within_budget, "yes" if p.verified else "no",
+                     "; ".join(p.reasons)])
     return headers, rows

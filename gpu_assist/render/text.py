@@ -98,7 +98,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
                           **_options: Any) -> str:
     """Plans as a 100-column table: durations as people read them, notes as footnote markers."""
     from .comparison import format_total, wrap
-    from .money import format_hours
+    from .money import format_hours, format_plan_cost
 
     workload = result.workload
     timed = any(plan.hours is not None for plan in result.plans)
@@ -114,8 +114,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
         rows = []
         for rank, plan in enumerate(result.plans, 1):
             marks = ",".join(str(markers.setdefault(r, len(markers) + 1)) for r in plan.reasons)
-            total = format_total(plan.total, plan.currency) + ("/h" if plan.hours is None and
-                                                               workload.kind != "serve" else "")
+            total = format_plan_cost(plan, format_total)
             rows.append([f"{rank}{'*' if plan.pareto else ''}", f"{plan.gpu_count}×{plan.gpu}", plan.provider,
                          plan.zone or plan.region,
                          plan.instance_type if plan.instances == 1 else f"{plan.instances}× {plan.instance_type}",
@@ -187,12 +186,16 @@ def render_tco(result: TcoResult, **_options: Any) -> str:
         [f"cloud / year at {i.hours_per_month:g} h/month", "", money(result.cloud_per_year)],
     ]
     lines = [f"buy {i.gpus}x{i.gpu} or rent? ({c})", table(["item", "basis", "amount"], rows, right={2})]
-    notes = [f"cloud rate: {result.cloud_rate_source}",
-             f"break-even: {result.break_even_hours_per_month:,.0f} h/month "
-             f"({result.break_even_utilisation:.0%} utilisation) over {i.years} years; "
-             f"{result.break_even_hours_per_month_first_year:,.0f} h/month to pay back in the first year"]
-    if result.break_even_hours_per_month > 730:
-        notes.append("owning never pays back here: even at 100% utilisation, renting costs less")
+    # A break-even beyond the month's 730 h is no usage anyone can reach: said in words, not as "1319%".
+    if result.pays_back:
+        first_year = f"{result.break_even_hours_per_month_first_year:,.0f} h/month to pay back in the first year" \
+            if result.pays_back_in_first_year else "no usage pays it back within the first year"
+        break_even = f"break-even: {result.break_even_hours_per_month:,.0f} h/month " \
+                     f"({result.break_even_utilisation:.0%} utilisation) over {i.years} years; {first_year}"
+    else:
+        break_even = f"break-even: none: over {i.years} years owning costs more than renting even at 730 h/month " \
+                     "(in use all the time), so renting wins at any usage"
+    notes = [f"cloud rate: {result.cloud_rate_source}", break_even]
     notes.append(f"at {i.hours_per_month:g} h/month, {result.cheaper} is cheaper")
     return "\n".join(lines + [line for note in notes for line in wrap(note)])
 

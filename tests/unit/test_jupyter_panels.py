@@ -95,6 +95,9 @@ def test_recommend_panel(context):
     panel.button.click()
     assert panel.error.value == "" and panel.result.plans
     assert all(p.meets_deadline for p in panel.result.plans)
+    panel.options.value = ""  # no job length: the bars show hourly rates (there is no total to draw)
+    panel.run()  # not through the button, whose dispatcher would swallow an exception
+    assert panel.error.value == "" and panel.result.plans and all(p.total is None for p in panel.result.plans)
 
 
 def test_utilization_panel_shows_live_gpus_and_stops():
@@ -122,4 +125,5 @@ def test_utilization_panel_without_a_gpu_says_so():
 def test_chart_and_sparkline_helpers():
     bars = cost_bars(["a", "b"], [100.0, 50.0], "USD")
     assert "width:100.0%" in bars and "width:50.0%" in bars and "$50.00" in bars
+    assert "$1.50/h" in cost_bars(["a"], [1.5], "USD", "/h")
     assert sparkline([0, 50, 100, None]) == "▁▅█ "

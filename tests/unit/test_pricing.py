@@ -148,6 +148,16 @@ def test_reserved_is_the_cost_of_the_whole_term_with_its_break_even(make_catalog
     assert result.cheapest(pricing_model="reserved-3y").total == Decimal(16) * 8760 * 3
 
 
+def test_a_job_longer_than_a_term_buys_as_many_terms_as_it_needs(make_catalog):
+    """A 1-year reservation covers 8,760 h: a 16,800 h job buys two of them, not one (its total is for the job)."""
+    catalog = make_catalog(offer(on_demand_hourly="40", reserved_1y_hourly="24", reserved_3y_hourly="16"))
+    result = _quote(catalog, "8xA100 100w reserved")
+    one_year = result.cheapest(pricing_model="reserved-1y")
+    assert one_year.total == Decimal(24) * 8760 * 2 and one_year.billed_hours == 8760 * 2
+    assert "commits to 2 consecutive 1-year terms (17520 h) for a 16800 h job" in one_year.notes
+    assert result.cheapest(pricing_model="reserved-3y").total == Decimal(16) * 8760 * 3  # one 3-year term
+
+
 def test_reserved_unknown_is_said_not_invented(catalog):
     """AWS has 3-year prices (one dataset, us-east-1) and no 1-year ones: said, not invented."""
     result = _quote(catalog, "8xA100 72h reserved aws")

@@ -44,6 +44,10 @@ def test_vast_has_no_spot_is_labelled_a_marketplace_and_splits_merged_models_by_
     assert by_type["2x-H100_SXM-32-65536"] == {("H100", "79.65")}
     assert by_type["1x-A100_PCIE-32-65536"] == {("A100-80GB", "80.0")}
     assert by_type["2x-H200-32-65536"] == {("H200", "140.4")}  # 287542 MiB over 2 GPUs
+    # ", US, NA" in the extract (no state): only the parts it gives, in every face that shows the region.
+    assert {r["region"] for r in rows.values() if r["instance_type"] == "4x-H200-32-65536"} >= {"US, NA"}
+    assert not any(r["region"].startswith((",", " ")) or ", ," in r["region"] for r in rows.values())
+    assert {(r["country"], r["continent"]) for r in rows.values() if r["region"] == "US, NA"} == {("US", "NA")}
 
 
 def test_primeintellect_memory_is_not_double_counted(gpus):
@@ -117,7 +121,7 @@ def test_spot_within_a_tenth_of_a_percent_of_on_demand_is_a_cap(catalog):
     ("lambda", "me-west-1", ("IL", "AS")), ("oci", "sa-saopaulo-1", ("BR", "SA")),
     ("nebius", "eu-north1", ("FI", "EU")),
     ("verda", "FIN-03", ("FI", "EU")), ("vast", "Hafnarfjarðarkaupstaður, IS, EU", ("IS", "EU")),
-    ("vast", ", CN, AS", ("CN", "AS")), ("cudo", "no-kristiansand-1", ("NO", "EU")),
+    ("vast", ", CN, AS", ("CN", "AS")), ("vast", "CN, AS", ("CN", "AS")), ("cudo", "no-kristiansand-1", ("NO", "EU")),
     ("shadeform", "bangalore-india-1", ("IN", "AS")), ("hyperstack", "CANADA-1", ("CA", "NA")),
     ("jarvislabs", "IN2", ("IN", "AS")), ("primeintellect", "AU", ("AU", "OC")), ("lium", "HK", ("HK", "AS")),
     ("mithril", "us-central2-a", ("US", "NA")), ("yotta", "us-east-2", ("US", "NA")), ("aliyun", "cn", ("CN", "AS")),

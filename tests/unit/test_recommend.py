@@ -27,7 +27,7 @@ def test_7b_full_training_needs_112_gb_of_states_and_never_fits_one_80_gb_gpu(ca
     memory = memory_needed(workload)
     assert memory.parts["weights + gradients + optimizer state"] == 16 * 7e9 == 112e9
     assert memory.total_bytes > 80 * GIB
-    assert min_gpus(memory, catalog.gpus.specs["H100"], 0.9) >= 2
+    assert min_gpus(memory, catalog.gpus.specs["H100"].memory_gib, 0.9) >= 2
     result = _recommend(catalog, "train 7B tokens=20B", top=500)
     eighty = {s.name for s in catalog.gpus if s.memory_gib <= 80}
     assert result.plans and all(p.gpu_count >= 2 for p in result.plans if p.gpu in eighty)
@@ -36,7 +36,7 @@ def test_7b_full_training_needs_112_gb_of_states_and_never_fits_one_80_gb_gpu(ca
 def test_70b_bf16_serving_needs_at_least_two_80_gb_gpus(catalog):
     memory = memory_needed(parse_workload("serve 70B bf16", catalog.gpus))
     assert memory.parts["weights"] == 140e9
-    assert min_gpus(memory, catalog.gpus.specs["H100"], 0.9) >= 2
+    assert min_gpus(memory, catalog.gpus.specs["H100"].memory_gib, 0.9) >= 2
     result = _recommend(catalog, "serve 70B bf16", top=500)
     assert all(p.gpu_count >= 2 for p in result.plans if p.gpu in ("H100", "A100-80GB"))
 
@@ -82,6 +82,63 @@ def test_region_cn_returns_only_chinese_regions(catalog):
         assert location(plan.provider, plan.region)[0] == "CN"
 
 
+def test_a_plan_that_cannot_hold_the_job_under_the_instance_cap_is_not_listed(catalog):
+    """175B needs 3,360 GB: 145 A10s of 24 GiB. The cap of 128 instances used to cut a 1-GPU offer to 128 A10s
+    and list it as feasible; it is refused now, saying why, and listed again when the cap allows 145."""
+    result = _recommend(catalog, "train 175B bf16 deadline=2w region=cn", top=1000)
+    assert result.plans and not any(p.gpu == "A10" for p in result.plans)
+    assert any(line.startswith("A10 (24 GiB): 3,360 GB needs ≥ 145 GPUs") for line in result.reasoning)
+    a10 = next(p for p in result.rejected if p.gpu == "A10")
+    assert not a10.fits and a10.gpu_count == 145
+    assert a10.reasons[0] == "needs 145 instances of 1×A10 (145 GPUs) to hold 3,360 GB; max_instances is 128"
+    raised = _recommend(catalog, "train 175B bf16 deadline=2w region=cn max_instances=200", top=1000)
+    assert {p.gpu_count for p in raised.plans if p.gpu == "A10"} == {145}
+
+
+def test_an_offer_listing_less_memory_than_the_datasheet_is_sized_by_its_own(make_catalog):
+    """AWS lists an L40S at 44.7 GiB, not the datasheet's 48: a 7B training job (134 GB) takes 4 of them, not 3."""
+    catalog = make_catalog(offer(instance_type="g6e.xlarge", gpu="L40S", gpu_count="1", gpu_memory_gib="44.7",
+                                 on_demand_hourly="2"),
+                           offer(provider="lambda", instance_type="gpu_1x_l40s", gpu="L40S", gpu_count="1",
+                                 gpu_memory_gib="48", on_demand_hourly="2"))
+    result = _recommend(catalog, "train 7B tokens=1B interruptible=no", top=50)
+    assert {(p.provider, p.gpu_count, p.gpu_memory_gib) for p in result.plans} == {("aws", 4, 44.7),
+                                                                                   ("lambda", 3, 48.0)}
+    assert result.reasoning[0].startswith("L40S (44.7 GiB): 134 GB needs ≥ 4 GPUs (≥ 3 of the offers with 48 GiB)")
+
+
+def test_money_has_one_unit_per_figure_without_a_job_length(make_catalog, capsys):
+    """No tokens=: each plan has an hourly rate for all its instances (a monthly price per 730 h) and no total;
+    every face says so: text and Slack `/h`, JSON `total: null`, CSV and Markdown an `hourly` column apart from
+    `total`."""
+    catalog = make_catalog(offer(provider="huawei", region="cn", instance_type="GPU-F16", gpu="A10", gpu_count="1",
+                                 gpu_memory_gib="24", on_demand_hourly="", monthly="730", source="seed-000",
+                                 verified="no"))
+    result = _recommend(catalog, "train 70B bf16 max_instances=200", top=10)
+    monthly = next(p for p in result.plans if p.pricing_model == "monthly")
+    assert monthly.hours is None and monthly.total is None
+    assert monthly.hourly == Decimal(1) * monthly.instances  # 730 a month is 1 an hour, per instance
+    from gpu_assist.render import csv as render_csv, json as render_json, markdown, text
+
+    assert f"${monthly.instances:,}.00/h" in text.render(result)
+    plan = json.loads(render_json.render(result))["plans"][0]
+    assert plan["total"] is None and plan["hourly"] == monthly.instances and plan["hours"] is None
+    header, row = render_csv.render(result).splitlines()[:2]
+    cells = dict(zip(header.split(","), row.split(",")))
+    assert cells["hourly"] == f"{monthly.instances}.0000" and cells["total"] == "" and cells["hours"] == ""
+    assert "| hourly | total |" in markdown.render(result)
+    from gpu_assist.render.blocks import recommendation_blocks
+
+    assert f"${monthly.instances:,}.00/h" in recommendation_blocks(result)[1]["text"]["text"]  # Slack's card
+
+
+def test_a_timed_plan_has_a_total_for_the_job_and_its_hourly_rate(catalog):
+    result = _recommend(catalog, "train 7B tokens=20B interruptible=no provider=aws gpus=A100", top=50)
+    p4d = next(p for p in result.plans if p.instance_type == "p4d.24xlarge" and p.pricing_model == "on-demand")
+    assert p4d.hourly == Decimal("21.95764") * p4d.instances  # us-east-2, the cheapest region
+    assert p4d.total == p4d.hourly * Decimal(math.ceil(p4d.hours * 3600)) / 3600  # billed per second
+
+
 def test_spot_plans_carry_the_checkpoint_overhead(catalog):
     workload = parse_workload("train 7B tokens=20B", catalog.gpus)
     a = workload.assumptions
@@ -110,7 +167,9 @@ def test_own_hardware_is_a_plan_at_zero_marginal_cost(catalog):
     own = result.plans[0]
     assert own.provider == "own" and own.total == 0 and own.hours is not None
     too_small = _recommend(catalog, "train 7B tokens=20B own=2xRTX3090", top=5)
-    assert any(p.provider == "own" and "48 GB < 134 GB needed" in p.reasons[0] for p in too_small.rejected)
+    # 2 × 24 GiB × 90 % usable = 46.4 GB: GiB of GPU memory and GB of need in one unit
+    assert any(p.provider == "own" and not p.fits and p.reasons[0] == "2×RTX3090 hold 46 GB usable < 134 GB needed"
+               for p in too_small.rejected)
 
 
 def test_reference_gpu_hours_scale_by_the_tflops_ratio(catalog):
@@ -158,7 +217,9 @@ def test_explain_prints_the_formulas(capsys):
     ("recommend train 7B tokens=lots", "tokens 'lots' is not a number"),
     ("recommend train 7B int4", "training in int4 is not supported"),
     ("recommend serve 7B lora", "lora applies to finetune"),
-    ("recommend train 7B budget=cheap", "'cheap' is not an amount"),
+    ("recommend train 7B budget=cheap", "budget 'cheap' is not an amount — write it like 5000, 5k"),
+    ("recommend train 7B budget=0", "budget must be above 0, not '0' — example:"),  # a budget is above 0
+    ("recommend train 7B budget=0usd", "budget must be above 0, not '0usd' — a shell reads"),
     ("recommend train 7B mfu=2", "mfu is a fraction"),
     ("recommend train 7B gpus=A1000", "unknown GPU 'A1000'"),
     ("recommend train 7B colour=blue", "unknown option 'colour'"),
@@ -167,6 +228,37 @@ def test_explain_prints_the_formulas(capsys):
 def test_bad_workloads_are_parse_errors(catalog, text, message):
     with pytest.raises(ParseError, match=message):
         parse_command(text, catalog.gpus)
+
+
+@pytest.mark.parametrize("typed, arrives", [
+    ("budget=$5000", "budget=000"), ("budget=$5k", "budget=k"), ("budget=$5", "budget="),
+    ("budget=$1.5k", "budget=.5k"), ("budget=$10k", "budget=0k"),
+])
+def test_a_budget_a_shell_ate_is_refused_and_explained(catalog, capsys, typed, arrives):
+    """Unquoted, bash reads `$5` as a positional parameter: `budget=$5000` arrives as `budget=000`, which was taken
+    as a budget of 0 (every plan "over budget", exit 0). Refused now, naming the shell's `$`, with an example that
+    a shell passes unchanged; Slack, which expands nothing, still reads `budget=$5000`."""
+    with pytest.raises(ParseError) as caught:
+        parse_command(f"recommend train 7B tokens=20B {arrives}", catalog.gpus)
+    message = str(caught.value)
+    assert "a shell reads $5 in budget=$5000 as a variable" in message and "write budget=5000 or budget=5k" in message
+    assert "$" not in message.partition("example: ")[2]
+    assert main(["recommend", "train", "7B", arrives]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert parse_command(f"recommend train 7B {typed}", catalog.gpus).workload.budget > 0
+
+
+def test_examples_a_user_copies_pass_a_shell_unchanged(catalog):
+    """`help` and recommend's errors show examples without `$`, so pasting one into a shell runs it as shown."""
+    from gpu_assist.commands.objects import HELP
+
+    assert "$" not in HELP
+    for text in ("recommend", "recommend 7B", "recommend train 7B colour=blue", "recommend train 7B budget=x",
+                 "recommend train 7B budget=000", "recommend train 7B deadline=soon"):
+        with pytest.raises(ParseError) as caught:
+            parse_command(text, catalog.gpus)
+        example = str(caught.value).partition("example: ")[2]
+        assert example and "$" not in example, text
 
 
 def test_provider_words_and_provider_options_add_up(catalog):
@@ -199,7 +291,8 @@ def test_finetune_without_tokens_ranks_the_smallest_configuration_by_its_hourly_
     result = _recommend(catalog, "finetune 7B lora")
     assert result.plans[0].gpu_count == 1
     ones = [p for p in result.plans if p.gpu_count == 1]
-    assert [float(p.total) for p in ones] == sorted(float(p.total) for p in ones)
+    assert [p.hourly for p in ones] == sorted(p.hourly for p in ones)
+    assert all(p.hours is None and p.total is None for p in result.plans)  # no job length: no total to show
 
 
 def test_unverified_plans_never_rank_above_verified_ones(catalog):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -24,6 +25,29 @@ def test_seed_example_first_year_is_185k_cny(catalog):
     assert result.cheaper == "cloud"
 
 
+@pytest.mark.parametrize("text, pays_back, says", [
+    # 100k / 3 + 50k a year against $0.72/GPU-h: 9,628 h a month to break even, 13 times the month's 730 h.
+    ("tco 1xA100 hardware=100k ops=50k usage=200h/mo cloud=0.72", False,
+     "break-even: none: over 3 years owning costs more than renting even at 730 h/month (in use all the time), "
+     "so renting wins at any usage"),
+    # 2 × 15k / 3 a year against 2 × ¥1.86 an hour: 224 h a month over 3 years, 672 in the first year.
+    ("tco 2xRTX4090 hardware=15000 cloud=1.86 currency=CNY", True,
+     "break-even: 224 h/month (31% utilisation) over 3 years; 672 h/month to pay back in the first year"),
+    # The first year alone costs more than 730 h of renting: no usage pays it back that year.
+    ("tco 2xRTX4090 hardware=15000 facility=9k cloud=1.86 currency=CNY", True,
+     "break-even: 426 h/month (58% utilisation) over 3 years; no usage pays it back within the first year"),
+])
+def test_a_break_even_beyond_the_month_is_said_in_words(catalog, text, pays_back, says):
+    """A break-even above 730 h/month is no usage a month has: "renting wins at any usage", never "1319%"."""
+    from gpu_assist.render.text import render
+
+    result = total_cost_of_ownership(parse_tco(text, catalog.gpus), catalog)
+    assert result.pays_back is pays_back
+    shown = " ".join(line.strip() for line in render(result).splitlines())
+    assert says in shown
+    assert not any(int(p) > 100 for p in re.findall(r"(\d+)% utilisation", shown))
+
+
 def test_cloud_rate_defaults_to_the_cheapest_verified_on_demand_gpu_hour(catalog):
     rate, where = cheapest_cloud_rate(catalog, "A100", "USD")
     offers = catalog.offers
@@ -40,6 +64,10 @@ def test_cloud_rate_defaults_to_the_cheapest_verified_on_demand_gpu_hour(catalog
     ("tco 1xA100 hardware=1k usage=900h/mo", "not hours per month"),
     ("tco 1xA100 hardware=1k years=0", "years must be 1 to 20"),
     ("tco 1xA100 hardware=1k rent=2", "unknown option 'rent'"),
+    ("tco 1xA100 hardware=00k", "hardware must be above 0, not '00k' — a shell reads \\$5 in hardware=\\$5000"),
+    ("tco 1xA100 hardware=", "hardware= has no amount — a shell reads"),
+    ("tco 1xA100 hardware=1k facility=0", "facility must be above 0, not '0' — leave facility= out when there is"),
+    ("tco 1xA100 hardware=1k cloud=0", "cloud must be above 0, not '0' — cloud is the price per GPU-hour"),
 ])
 def test_bad_tco_input(catalog, text, message):
     with pytest.raises(ParseError, match=message):

@@ -43,8 +43,13 @@ def _validate(directory: Path) -> int:
         return 1
     disagreements = source_disagreements(directory)
     if disagreements:
+        from ..render.comparison import wrap
+        from ..render.money import restate_money
+
         print(f"{plural(len(disagreements), 'offer')} where two sources disagree (kept, labelled in quotes):")
-        print("\n".join(f"  {line}" for line in disagreements))
+        # the committed-use datasets' figures are dollars (importers/committed.py), shown as quotes show them
+        print("\n".join(folded for line in disagreements
+                        for folded in wrap(f"  {restate_money(line, 'USD', 'USD')}", "    ")))
     return 0
 
 

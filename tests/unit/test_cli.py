@@ -145,8 +145,9 @@ def test_catalog_commands(capsys, tmp_path):
     assert main(["catalog", "validate"]) == 0
     out = capsys.readouterr().out
     assert ": OK\n" in out and "75 offers where two sources disagree" in out
-    assert "gcp a3-highgpu-8g us-central1: sources disagree on on-demand: skypilot-gcp $43.06615/h (2026-12-02) " \
-           "vs gcp-cud $88.4899999025753/h (2026-07-30)" in out
+    assert "  gcp a3-highgpu-8g us-central1: sources disagree on on-demand: skypilot-gcp $43.0662/h (2026-12-02)\n" \
+           "    vs gcp-cud $88.4900/h (2026-07-30)\n" in out  # money as quotes show it, folded to 100 columns
+    assert max(map(len, out.splitlines())) <= 100
     assert main(["catalog", "list-gpus", "--format", "json"]) == 0
     gpus = {g["gpu"]: g for g in json.loads(capsys.readouterr().out)}
     assert "aws" in gpus["A100"]["providers"] and gpus["A100"]["offers"] > 100

@@ -318,8 +318,11 @@ def render_fleet(report: FleetReport, **_options: Any) -> str:
 
 
 def render_request(record, trail=()) -> str:
+    """A request with its checks and audit trail, each line folded to 100 columns (a dry run's error names an
+    SSM parameter; an audit detail may be long)."""
     from ..records import describe
     from ..specs import Checks, ExtendSpec, LaunchSpec
+    from .comparison import wrap
 
     lines = [describe(record)]
     spec = record.spec
@@ -328,7 +331,7 @@ def render_request(record, trail=()) -> str:
                      f"price from {spec.price_source}")
         lines += [f"  project {spec.project}"] if spec.project else []
         checks = spec.checks or Checks("?", "?")
-        lines.append(f"  dry run: {checks.dry_run}; quota: {checks.quota}")
+        lines += [f"  dry run: {checks.dry_run}", f"  quota: {checks.quota}"]
     elif isinstance(spec, ExtendSpec):
         lines.append(f"  {spec.launch_request} was to stop {spec.launch_ends_at:%Y-%m-%d %H:%M} UTC; "
                      f"{spec.hourly} {record.currency}/h for all its instances")
@@ -347,7 +350,8 @@ def render_request(record, trail=()) -> str:
             detail = f": {event.detail}" if event.detail else ""
             lines.append(f"    {event.at:%Y-%m-%d %H:%M:%S} {event.actor} {event.action} {event.outcome}"
                          f"{change}{detail}")
-    return "\n".join(lines)
+    return "\n".join(folded for line in lines
+                     for folded in wrap(line, " " * (len(line) - len(line.lstrip()) + 2)))
 
 
 @register_by_name(render, "gpu_assist.records.RequestRecord")
@@ -362,12 +366,14 @@ def _request_detail(result: RequestDetail, **_options: Any) -> str:
 
 @render.register(tuple)
 def _requests(result: tuple[RequestRecord, ...], **_options: Any) -> str:
-    """`requests`: recent requests, one line each."""
+    """`requests`: recent requests, one each (folded to 100 columns)."""
     from ..records import RequestRecord, describe
 
     if not all(isinstance(r, RequestRecord) for r in result):
         raise TypeError("no text renderer for a tuple of anything but requests")
-    return "\n".join(describe(r) for r in result) if result else "no requests"
+    from .comparison import wrap
+
+    return "\n".join(line for r in result for line in wrap(describe(r))) if result else "no requests"
 
 
 @register_by_name(render, "gpu_assist.spending.SpendReport")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..compare import Comparison, ComparisonRow
+from ..pricing import QuoteOption
 from ..price_table import HOURS_PER_YEAR
 from ..plural import plural
 from ..request import Request, format_duration
@@ -83,11 +84,10 @@ def title(comparison: Comparison) -> str:
             f"the job ({comparison.currency})")
 
 
-def _cell(row: ComparisonRow, model: str, currency: str, unit: str) -> str:
-    option = row.cell(model)
+def _cell(option: QuoteOption | None, model: str, best: QuoteOption, currency: str, unit: str) -> str:
     if option is None:
         return "unknown" if model.startswith("reserved") else ""
-    return format_total(option.total, currency, unit) + (BEST if option is row.best else "")
+    return format_total(option.total, currency, unit) + (BEST if option is best else "")
 
 
 def shared_notes(comparison: Comparison) -> tuple[tuple[str, ...], bool]:
@@ -112,9 +112,9 @@ def layout(comparison: Comparison, *, unit: str = "") -> Layout:
         said = shared if row.ranked or everywhere else ()
         marks = [str(markers.setdefault(note, len(markers) + 1)) for note in row.notes if note not in said]
         instance = row.instance_type if row.instances == 1 else f"{row.instances}× {row.instance_type}"
-        best = row.best
+        best, cells = row.best, dict(row.cells)
         return (rank, row.provider, instance, best.zone or best.region,
-                *(_cell(row, model, currency, unit) for model in columns), ",".join(marks))
+                *(_cell(cells.get(model), model, best, currency, unit) for model in columns), ",".join(marks))
 
     rows = tuple(line(str(i), row) for i, row in enumerate(comparison.rows, 1))
     untrusted = tuple(line("-", row) for row in comparison.untrusted)

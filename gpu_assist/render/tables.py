@@ -12,17 +12,27 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
 
 WIDTH = 100
 # The escape codes rich printed for these styles on a standard-colour terminal (bold; bold green).
 _BOLD, _BEST, _RESET = "\x1b[1m", "\x1b[1;32m", "\x1b[0m"
 
 
+@lru_cache(maxsize=4096)  # a table measures its cells again for each layout it tries
 def display_width(text: str) -> int:
     """Terminal cells `text` takes: wide and full-width East Asian characters two, combining marks none."""
     if text.isascii():
         return len(text)
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    width = len(text)
+    for character in text:
+        if character >= "\u0300":  # no combining mark or wide character comes before (×, ¥, é are one cell)
+            if unicodedata.combining(character):
+                width -= 1
+            elif unicodedata.east_asian_width(character) in "WF":
+                width += 1
+    return width
 
 
 def fits(text: str, width: int = WIDTH) -> bool:
@@ -45,11 +55,9 @@ def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
-def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, right: Collection[int] = (),
-               color: bool = False, sections: Iterable[tuple[str, Sequence[Sequence[str]]]] = (),
-               highlight: str = "", whole: Collection[int] = (), clip: Mapping[int, int] | None = None,
-               narrow: Sequence[tuple[int, int]] = (), fold: Collection[int] = ()) -> str:
-    """Rows as a borderless table, one space between columns, within 100 columns where the caller allows it:
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], **layout: Any) -> str:
+    """Rows as a borderless table, one space between columns, within 100 columns where the caller allows it
+    (`layout`, the keywords of `fitting_table`):
 
     - `whole` columns (ranks, money, times) are never narrowed, cut or folded, and headers never are;
     - `clip` maps a column to the widest it may be: longer cells end in "…" (names a reader recognises by their
@@ -57,17 +65,32 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, right: 
     - `narrow` are the steps taken, in order, while the table is wider than 100 columns: (column, narrowest);
       a `fold` column folds its cells after a comma (note markers `1,2,10` break between markers, never in
       one), any other is cut with "…";
-    - `sections` are more row groups, each after a heading line and laid out on its own.
+    - `sections` are more row groups, each after a heading line and laid out on its own;
+    - `right` columns are aligned right; with `color`, headers are bold and cells ending in `highlight` bold
+      green.
 
-    A table still too wide after every step is printed wider (`fits` tells): nothing is cut that the caller
-    did not allow. On a colour terminal, headers are bold and cells ending in `highlight` bold green.
+    A table still too wide after every step is printed wider: nothing is cut that the caller did not allow.
     """
+    return fitting_table(headers, rows, or_wider=True, **layout) or ""
+
+
+def fitting_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, right: Collection[int] = (),
+                  color: bool = False, sections: Iterable[tuple[str, Sequence[Sequence[str]]]] = (),
+                  highlight: str = "", whole: Collection[int] = (), clip: Mapping[int, int] | None = None,
+                  narrow: Sequence[tuple[int, int]] = (), fold: Collection[int] = (),
+                  or_wider: bool = False) -> str | None:
+    """`text_table`, or None where it would be wider than 100 columns (unless `or_wider`), known from the
+    column widths before any line is laid out: a caller trying layouts in turn lays out only the one that fits."""
     clip = clip or {}
-    lines = _lines(headers, rows, right, color, highlight, whole, clip, narrow, fold)
-    for heading, body in sections:
-        if body:
-            lines += [f"{_BOLD}{heading}{_RESET}" if color else heading,
-                      *_lines(headers, body, right, color, highlight, whole, clip, narrow, fold)]
+    groups = [("", rows), *((heading, body) for heading, body in sections if body)]
+    widths = [_widths(headers, body, whole, clip, narrow, fold) for _, body in groups]
+    if not or_wider and any(sum(w) + len(w) - 1 > WIDTH for w in widths):
+        return None
+    lines: list[str] = []
+    for (heading, body), group_widths in zip(groups, widths):
+        if heading:
+            lines.append(f"{_BOLD}{heading}{_RESET}" if color else heading)
+        lines += _lines(headers, body, group_widths, right, color, highlight, fold)
     return "\n".join(lines)
 
 
@@ -76,9 +99,10 @@ def _pieces(cell: str, width: int, folds: bool) -> list[str]:
     if display_width(cell) <= width:
         return [cell]
     if not folds:
-        kept = ""
+        kept, room = "", width - 1
         for character in cell:
-            if display_width(kept + character) > width - 1:
+            room -= display_width(character)
+            if room < 0:
                 break
             kept += character
         return [kept + "…"]
@@ -92,7 +116,9 @@ def _pieces(cell: str, width: int, folds: bool) -> list[str]:
     return pieces
 
 
-def _lines(headers, body, right, color, highlight, whole, clip, narrow, fold) -> list[str]:
+def _widths(headers, body, whole, clip, narrow, fold) -> list[int]:
+    """Each column's width: its widest cell (clipped columns at most their limit, never below the header),
+    narrowed by the `narrow` steps while the table is wider than 100 columns."""
     widths = [display_width(h) for h in headers]
     for row in body:
         widths = [max(w, display_width(cell)) for w, cell in zip(widths, row)]
@@ -108,6 +134,10 @@ def _lines(headers, body, right, color, highlight, whole, clip, narrow, fold) ->
         cut = min(excess, max(0, widths[column] - floor))
         widths[column] -= cut
         excess -= cut
+    return widths
+
+
+def _lines(headers, body, widths, right, color, highlight, fold) -> list[str]:
     lines = []
     for number, row in enumerate([headers, *body]):
         cells = [_pieces(cell, width, i in fold) for i, (cell, width) in enumerate(zip(row, widths))]

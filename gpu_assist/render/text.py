@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from functools import singledispatch
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,7 +19,7 @@ from ..pricing import Quote
 from ..request import format_duration
 from .dispatch import register_by_name, register_imported
 from .money import format_money, format_percent
-from .tables import fits, table, text_table
+from .tables import fitting_table, table, text_table
 
 if TYPE_CHECKING:
     from ..fleet import FleetReport
@@ -59,15 +59,17 @@ def _ladder(totals: Iterable[Decimal]) -> list[tuple[str, tuple[tuple[int, int],
             ("k", _EASY), ("k", _HARD), ("M", _HARD)]
 
 
-def _first_fitting(candidates: Iterable[tuple[_Laid, str]]) -> tuple[_Laid, str]:
-    """The first (layout, table) whose table fits 100 columns, else the last: what no layout fits is printed
-    wider, never cut."""
-    chosen = None
-    for chosen in candidates:
-        if fits(chosen[1]):
-            break
-    assert chosen is not None
-    return chosen
+def _first_fitting(lay_out: Callable[[Any, Any, bool], tuple[_Laid, str | None]],
+                   ladder: Sequence[tuple[Any, Any]]) -> tuple[_Laid, str]:
+    """The first layout of `ladder` whose table fits 100 columns, else the last, printed wider: what no layout
+    fits is never cut. `lay_out(unit, widths, or_wider)` gives (layout, table or None when it does not fit)."""
+    for unit, widths in ladder[:-1]:
+        laid, table = lay_out(unit, widths, False)
+        if table is not None:
+            return laid, table
+    laid, table = lay_out(*ladder[-1], True)
+    assert table is not None
+    return laid, table
 
 
 def _narrowing(names: tuple[int, int, int], notes: int,
@@ -89,21 +91,26 @@ def render_comparison(result: Comparison, *, color: bool = False, **_options: An
     unit (`$130,734k`), said in the legend."""
     from .comparison import BEST, layout, wrap
 
-    def laid_out(unit: str, widths: tuple[tuple[int, int], int, int] | None):
-        view = layout(result, unit=unit)
+    views = {"": layout(result)}
+
+    def laid_out(unit: str, widths: tuple[tuple[int, int], int, int] | None, or_wider: bool):
+        if unit not in views:
+            views[unit] = layout(result, unit=unit)
+        view = views[unit]
         notes = len(view.headers) - 1
         sections = [("not ranked: unverified or stale prices (include-unverified ranks them)", view.untrusted)]
-        return view, text_table(view.headers, view.rows, right=set(view.money_columns), color=color,
-                                sections=sections, highlight=BEST, whole={0, *view.money_columns},
-                                clip={1: 14, 2: 22, 3: 12}, fold={notes}, narrow=_narrowing((2, 3, 1), notes, widths))
+        return view, fitting_table(view.headers, view.rows, right=set(view.money_columns), color=color,
+                                   sections=sections, highlight=BEST, whole={0, *view.money_columns},
+                                   clip={1: 14, 2: 22, 3: 12}, fold={notes},
+                                   narrow=_narrowing((2, 3, 1), notes, widths), or_wider=or_wider)
 
-    view = layout(result)
+    view = views[""]
     lines = [view.title]
     if not view.rows and not view.untrusted:
         lines += wrap(f"no options: {result.quote.empty_reason or 'no offer matches'}")
         return "\n".join(lines + [line for notice in view.notices for line in wrap(f"note: {notice}")])
     totals = [option.total for row in result.rows + result.untrusted for _, option in row.cells]
-    view, table = _first_fitting(laid_out(unit, widths) for unit, widths in _ladder(totals))
+    view, table = _first_fitting(laid_out, _ladder(totals))
     lines.append(table)
     if view.more:
         lines += wrap(f"{plural(view.more, 'more offer')}: top={len(view.rows) + view.more} shows them; `list` shows "
@@ -132,18 +139,18 @@ def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
     headers = ["#", "provider", "region/zone", "instance", "n", "pricing", "hourly", "total", "per GPU-h", "saves",
                "notes"]
 
-    def laid_out(unit: str | None, widths: tuple[tuple[int, int], int, int] | None):
+    def laid_out(unit: str | None, widths: tuple[tuple[int, int], int, int] | None, or_wider: bool):
         rows = [[str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances), o.pricing_model,
                  format_money(o.hourly, o.currency, places=4 if o.hourly < 1 else 2),
                  format_money(o.total, o.currency) if unit is None else format_total(o.total, o.currency, unit),
                  format_money(o.per_gpu_hour, o.currency, places=4), format_percent(o.savings_vs_on_demand), mark]
                 for rank, (o, mark) in enumerate(zip(options, marks), start=1)]
-        return unit, text_table(headers, rows, right={0, 4, 6, 7, 8, 9}, color=color, whole={0, 4, 6, 7, 8, 9},
-                                clip={1: 14, 2: 14, 3: 22}, fold={10}, narrow=_narrowing((3, 2, 1), 10, widths))
+        return unit, fitting_table(headers, rows, right={0, 4, 6, 7, 8, 9}, color=color,
+                                   whole={0, 4, 6, 7, 8, 9}, clip={1: 14, 2: 14, 3: 22}, fold={10},
+                                   narrow=_narrowing((3, 2, 1), 10, widths), or_wider=or_wider)
 
     if options:
-        ladder = [(None, None), *_ladder(o.total for o in options)]  # cents first
-        unit, table = _first_fitting(laid_out(unit, widths) for unit, widths in ladder)
+        unit, table = _first_fitting(laid_out, [(None, None), *_ladder(o.total for o in options)])  # cents first
         lines.append(table)
         if unit:
             lines += wrap(unit_legend(unit, result.currency))

@@ -357,8 +357,9 @@ def render_request(record, trail=()) -> str:
             detail = f": {event.detail}" if event.detail else ""
             lines.append(f"    {event.at:%Y-%m-%d %H:%M:%S} {event.actor} {event.action} {event.outcome}"
                          f"{change}{detail}")
+    # a folded line goes on indented under its own start; the headline's under the detail lines
     return "\n".join(folded for line in lines
-                     for folded in wrap(line, " " * (len(line) - len(line.lstrip()) + 2)))
+                     for folded in wrap(line, " " * ((len(line) - len(line.lstrip())) or 2) + "  "))
 
 
 @register_by_name(render, "gpu_assist.records.RequestRecord")
@@ -380,7 +381,7 @@ def _requests(result: tuple[RequestRecord, ...], **_options: Any) -> str:
         raise TypeError("no text renderer for a tuple of anything but requests")
     from .comparison import wrap
 
-    return "\n".join(line for r in result for line in wrap(describe(r))) if result else "no requests"
+    return "\n".join(line for r in result for line in wrap(describe(r), "    ")) if result else "no requests"
 
 
 @register_by_name(render, "gpu_assist.spending.SpendReport")

@@ -317,10 +317,12 @@ def render_fleet(report: FleetReport, **_options: Any) -> str:
              table(["instance", "type", "zone", "market", "GPUs", "avg util", "idle", "per hour", "request", "note"],
                    rows, right={4, 5, 7})]
     if report.idle:
+        from .comparison import wrap
+
         currency = report.idle[0].currency
-        lines.append(f"{len(report.idle)} idle (< {report.threshold_pct:g}% for {window}): "
-                     f"{format_money(report.wasted_per_hour, currency)}/hour wasted. Stop with: "
-                     + ", ".join(f"stop {i.instance_id}" for i in report.idle))
+        lines += wrap(f"{len(report.idle)} idle (< {report.threshold_pct:g}% for {window}): "
+                      f"{format_money(report.wasted_per_hour, currency)}/hour wasted. Stop with: "
+                      + ", ".join(f"stop {i.instance_id}" for i in report.idle))
     return "\n".join(lines)
 
 

@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-from functools import singledispatch
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
+from functools import singledispatch
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..commands.objects import HelpCommand, RequestDetail
@@ -196,7 +196,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
                          *([_yes_no(plan.within_budget)] if budget else []), marks])
         headers = ["#", "GPUs", "provider", "where", "instance", "pricing", "time", "total",
                    *(["budget"] if budget else []), "notes"]
-        notes = len(headers) - 1
+        notes = len(headers) - 1  # after the budget column, when there is one (8)
         lines.append(text_table(headers, rows, right={6, 7}, color=color, whole={0, 1, 6, 7, *range(8, notes)},
                                 clip={2: 14, 3: 10, 4: 24, 5: 9}, fold={notes},
                                 narrow=[*_narrowing((4, 3, 2), notes, _EASY),

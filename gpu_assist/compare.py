@@ -4,8 +4,9 @@ A `Quote` lists every way to buy a job (offer × pricing model, cheapest region 
 those options:
 
 - one row per provider × instance type, with the cheapest option of each pricing model as its cells;
-- fewest hosts wins a tie: a row of the same provider and GPU that needs more hosts and is no cheaper in any
-  pricing model it offers is folded into the row with fewer hosts ("also as 8× a2-highgpu-1g");
+- fewest hosts wins a tie: a row of the same provider and GPU that needs more hosts for the same GPUs at the
+  same per-GPU price in every pricing model it offers is folded into the row with fewer hosts ("also as 8×
+  a2-highgpu-1g"); a dearer one keeps its own row;
 - verified first: rows without a verified, current price (seed-article list prices, prices older than the
   staleness limit) go to a section of their own unless the user asked for them (`include-unverified`, or a
   `provider=` naming them), or unless nothing verified is left;
@@ -217,15 +218,17 @@ def _rows(options: Iterable[QuoteOption]) -> list[ComparisonRow]:
     return rows
 
 
-def _no_cheaper(many: ComparisonRow, few: ComparisonRow) -> bool:
-    """`many` buys the same GPUs as `few` over more hosts, at no better price in any model it offers."""
+def _same_purchase(many: ComparisonRow, few: ComparisonRow) -> bool:
+    """`many` buys the same GPUs as `few` over more hosts at the same per-GPU price (within `_TIE`) in every
+    model it offers: what "also as 8× …" says. A dearer one is a choice of its own (a row), never folded: with
+    the same GPUs and hours, the job's totals differ exactly as the per-GPU prices do."""
     if many.provider != few.provider or many.gpu != few.gpu or many.instances <= few.instances:
         return False
     if many.instances * many.gpu_count != few.instances * few.gpu_count:
         return False
     for model, option in many.cells:
         other = few.cell(model)
-        if other is None or other.total > option.total * (1 + _TIE):
+        if other is None or abs(other.total - option.total) > option.total * _TIE:
             return False
     return True
 
@@ -236,7 +239,7 @@ def _fold(rows: list[ComparisonRow]) -> tuple[list[ComparisonRow], dict[str, str
     kept: list[ComparisonRow] = []
     moved: dict[str, str] = {}
     for row in rows:
-        host = next((k for k in kept if _no_cheaper(row, k)), None)
+        host = next((k for k in kept if _same_purchase(row, k)), None)
         if host is None:
             kept.append(row)
             continue

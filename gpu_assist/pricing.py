@@ -30,6 +30,7 @@ from .plural import plural
 from .price_table import (HOURS_PER_YEAR, TERM_YEARS, PricedOffer, billed_seconds, cheapest_per_gpu_hour,
                           cheapest_per_offer, price_table, select_offers, term_hours, whole_instances)
 from .regions import check_selectors
+from .render.money import restate_money
 from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request
 
 STALE_AFTER_DAYS = 30
@@ -180,7 +181,8 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: str, 
             notes.append(f"breaks even vs on-demand at {break_even:.0f} h/month of use")
     if model == "monthly":
         notes.append("monthly subscription: billed per whole month (730 h)")
-    notes += row.notes_for(model)
+    notes += [restate_money(note, row.currency, currency, lambda amount: fx.convert(amount, row.currency, currency))
+              for note in row.notes_for(model)]
     if row.flags:
         notes.append(f"catalog flags: {row.flags} (included on request)")
     if not row.verified:

@@ -52,6 +52,28 @@ def _reader_went_away() -> int:
     return EXIT_BROKEN_PIPE
 
 
+def _error_text(error: Exception) -> str:
+    """`error: …` on one line when it fits 100 columns; else what was wrong, the hint and the example each start
+    a line of their own, folded between words, continuation lines indented. A word is never broken (an echo of
+    the user's words is cut to 80 characters, a path is copied whole)."""
+    from ..render.tables import fits
+
+    line = f"error: {error}"
+    if fits(line):
+        return line
+    import textwrap
+
+    from ..errors import shorten_echoes
+
+    parts = [error.message, error.hint, error.example and f"example: {error.example}"] \
+        if isinstance(error, GpuAssistError) else [str(error)]
+    lines: list[str] = []
+    for part in filter(None, parts):
+        lines += textwrap.wrap(shorten_echoes(part), 100, initial_indent="  " if lines else "error: ",
+                               subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     from .parser import build_parser, parse_args
 
@@ -62,11 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         return status
     except BrokenPipeError:
         return _reader_went_away()
-    except GpuAssistError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    except ValueError as error:  # e.g. a malformed --as-of date
-        print(f"error: {error}", file=sys.stderr)
+    except (GpuAssistError, ValueError) as error:  # ValueError: e.g. a malformed --as-of date
+        print(_error_text(error), file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         return 130

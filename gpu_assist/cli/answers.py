@@ -57,16 +57,20 @@ def _recommend(args: argparse.Namespace, gpus: GpuTable) -> RecommendCommand:
 
 
 def _util(args: argparse.Namespace, _gpus: GpuTable) -> UtilCommand:
-    from ..commands import UtilCommand, grammar
+    """The grammar's words (`util fleet region=us-east-1 window=30m`, as `help` and Slack say them), then the
+    flags, each through the grammar's parser for its value; a flag given too wins over its word."""
+    from ..commands import grammar
 
+    command = grammar.parse_util(grammar.words_of(" ".join(args.words)))
     values: dict[str, Any] = {}
     if args.window:
         values["window_s"] = grammar.parse_window(args.window)
     if args.threshold:
         values["threshold_pct"] = grammar.parse_threshold(args.threshold)
-    ids = tuple(grammar.parse_instance_id(value) for value in args.instance)
-    region = args.region.strip().lower() if args.region else None
-    return UtilCommand(fleet=args.fleet or bool(region) or bool(ids), region=region, instance_ids=ids, **values)
+    ids = command.instance_ids + tuple(grammar.parse_instance_id(value) for value in args.instance)
+    region = args.region.strip().lower() if args.region else command.region
+    return replace(command, fleet=command.fleet or args.fleet or bool(region) or bool(ids), region=region,
+                   instance_ids=ids, **values)
 
 
 def _words_only(args: argparse.Namespace, gpus: GpuTable) -> Command:

@@ -43,8 +43,13 @@ def _validate(directory: Path) -> int:
         return 1
     disagreements = source_disagreements(directory)
     if disagreements:
+        from ..render.comparison import wrap
+        from ..render.money import restate_money
+
         print(f"{plural(len(disagreements), 'offer')} where two sources disagree (kept, labelled in quotes):")
-        print("\n".join(f"  {line}" for line in disagreements))
+        # the committed-use datasets' figures are dollars (importers/committed.py), shown as quotes show them
+        print("\n".join(folded for line in disagreements
+                        for folded in wrap(f"  {restate_money(line, 'USD', 'USD')}", "    ")))
     return 0
 
 
@@ -96,6 +101,8 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
     frame = gpu_summary(catalog) if args.catalog_command == "list-gpus" else provider_status(catalog, dt.date.today())
     if args.format == "json":
         print(json.dumps(frame.to_dict(orient="records"), ensure_ascii=False, indent=2, default=str))
+    elif args.catalog_command == "list-gpus":
+        print(_gpu_table(frame))
     else:
         from ..render.comparison import wrap
         from ..render.tables import table
@@ -105,6 +112,24 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
         if "billing" in frame:
             print("\n".join(wrap(billing_footnote(frame))))
     return 0
+
+
+# `catalog list-gpus` in text: short headers for gpu_summary's columns (JSON keeps the long names).
+_GPU_HEADERS = {"gpu": "gpu", "memory_gib": "GiB", "architecture": "architecture", "bf16_tflops": "bf16 TFLOPS",
+                "offers": "offers", "providers": "providers",
+                "min_verified_on_demand_per_gpu_hour_usd": "from $/GPU-h"}
+
+
+def _gpu_table(frame) -> str:
+    """The GPUs within 100 columns: numbers whole, the providers folded after a comma."""
+    from ..render.tables import text_table
+
+    columns = list(_GPU_HEADERS)
+    rows = [[str(value) for value in row] for row in frame[columns].itertuples(index=False)]
+    providers = columns.index("providers")
+    return "\n".join([text_table(list(_GPU_HEADERS.values()), rows, right={1, 3, 4, 6}, fold={providers},
+                                 whole=set(range(len(columns))) - {providers}, narrow=[(providers, 0)]),
+                      "from $/GPU-h: the cheapest verified on-demand price of one GPU-hour, in USD"])
 
 
 def _refresh_public(args: argparse.Namespace, directory: Path) -> int:

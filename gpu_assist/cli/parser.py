@@ -15,8 +15,23 @@ _NEGATIVE_WORD_RE = re.compile(r"^-\d")
 FORMATS = ("text", "json", "csv", "markdown")
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help at the terminal's width, but never wider than 100 columns; descriptions and epilogs as
+    written (they are laid out already)."""
+
+    def __init__(self, prog: str, **kwargs: Any):
+        import shutil
+
+        super().__init__(prog, width=min(shutil.get_terminal_size().columns - 2, 100), **kwargs)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad arguments as one line, like every other user error."""
+    """argparse that reports bad arguments as one error, like every other user error, and writes help within
+    100 columns."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise GpuAssistError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
@@ -48,19 +63,68 @@ class _Version(argparse.Action):
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """The argparse tree. Given the word a command line starts with, when it is a verb, only that verb's
     subparser is built: a quote need not build the other 20 with their arguments and help texts (#17). Any
-    other start (none, an option such as --help, a typo) gets the whole tree, so help and error
-    messages list every verb as before."""
-    parser = _Parser(prog="gpu-assist", description="GPU prices, plans and utilization across clouds.")
+    other start (none, an option such as --help) gets the whole tree, so help lists every verb; a word that
+    is no verb is refused before (`parse_args`)."""
+    parser = _Parser(prog="gpu-assist", usage="%(prog)s [-h] [--version] COMMAND ...",
+                     description="GPU prices, plans and utilization across clouds.",
+                     epilog=_verbs_help)  # called by format_help, only when help is shown
     parser.add_argument("--version", action=_Version)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, prog="gpu-assist",
+                                     metavar="COMMAND", help=argparse.SUPPRESS)  # _verbs_help lists them
     for name, add in _VERBS.items():
         if verb not in _VERBS or name == verb:
             add(commands, name)
     return parser
 
 
+# Every verb in a few words, for `gpu-assist --help` and its own `--help`: first a user's, then an operator's or a
+# catalog maintainer's (OPERATOR_VERBS), listed apart.
+ABOUT = {
+    "quote": "price a GPU job: gpu-assist quote 8xA100 72h",
+    "recommend": "plan a workload: gpu-assist recommend train 7B tokens=20B deadline=72h",
+    "tco": "buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY",
+    "util": "GPU utilization: this machine (NVML), or the fleet: gpu-assist util fleet region=us-east-1",
+    "launch": "ask to launch: gpu-assist launch 8xA100 72h spot --as alice",
+    "stop": "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice",
+    "extend": "ask to move a running launch's time to live: gpu-assist extend r-… 24h",
+    "spend": "what gpu-assist's launches cost: gpu-assist spend 2026-11 by=project",
+    "requests": "recent requests, or one with its audit trail: requests show r-…",
+    "help": "examples of every command",
+    "approve": "operators only: approve with --break-glass (approvers decide in Slack or Jupyter)",
+    "reject": "operators only: reject with --break-glass (approvers decide in Slack or Jupyter)",
+    "reconcile": "finish requests a crash left half-done (no second launch)",
+    "reap": "stop launches whose approved duration is over",
+    "expire": "expire pending requests past their deadline",
+    "db": "the request store's schema: db upgrade | db current",
+    "slack": "run the Slack app: slack serve | slack socket",
+    "catalog": "validate, list, import and refresh the price catalogs",
+}
+OPERATOR_VERBS = ("approve", "reject", "reconcile", "reap", "expire", "db", "slack", "catalog")
+
+
+def _add_parser(commands: Any, verb: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """A verb's subparser, its `--help` saying what it does. `gpu-assist --help` lists the verbs itself
+    (`_verbs_help`): argparse lists one group of subcommands, and operators' verbs belong apart."""
+    return commands.add_parser(verb, description=ABOUT[verb], **kwargs)
+
+
+def _verbs_help() -> str:
+    """The verbs in two groups, a user's and an operator's, each with what it does, within 100 columns."""
+    import textwrap
+
+    width = max(map(len, ABOUT)) + 2
+    lines: list[str] = []
+    for title, verbs in (("commands:", [v for v in ABOUT if v not in OPERATOR_VERBS]),
+                         ("operator commands (approvers decide in Slack or Jupyter):", OPERATOR_VERBS)):
+        lines += ["", title] if lines else [title]
+        for verb in verbs:
+            lines += textwrap.wrap(ABOUT[verb], 100, initial_indent=f"  {verb:<{width}}",
+                                   subsequent_indent=" " * (width + 2), break_on_hyphens=False)
+    return "\n".join([*lines, "", "gpu-assist COMMAND --help: its options; gpu-assist help: examples"])
+
+
 def _add_quote(commands: Any, verb: str) -> None:
-    q = commands.add_parser(verb, help="price a GPU job: gpu-assist quote 8xA100 72h")
+    q = _add_parser(commands, verb)
     q.add_argument("words", nargs="+", help="the request, e.g. 8xA100 72h spot region=us-east-1")
     q.add_argument("--top", help="show the N cheapest offers, or all (default 15; JSON: all)")
     q.add_argument("--list", action="store_true", help="every option as a flat list, not the comparison")
@@ -80,7 +144,7 @@ def _add_quote(commands: Any, verb: str) -> None:
 
 
 def _add_recommend(commands: Any, verb: str) -> None:
-    r = commands.add_parser(verb, help="plan a workload: gpu-assist recommend train 7B tokens=20B deadline=72h")
+    r = _add_parser(commands, verb)
     r.add_argument("words", nargs="+", help="the workload, e.g. finetune 70B lora budget=2000")
     r.add_argument("--top", help="show the N cheapest feasible plans, or all (default 10)")
     r.add_argument("--explain", action="store_true", help="print every formula and assumption used")
@@ -88,15 +152,15 @@ def _add_recommend(commands: Any, verb: str) -> None:
 
 
 def _add_tco(commands: Any, verb: str) -> None:
-    t = commands.add_parser(verb, help="buy or rent: gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY",
-                            epilog=_tco_keys,  # called by format_help, only when help is shown
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    t = _add_parser(commands, verb, epilog=_tco_keys)  # called by format_help, only when help is shown
     t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=100k")
     t.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def _add_util(commands: Any, verb: str) -> None:
-    u = commands.add_parser(verb, help="GPU utilization: this machine (NVML), or the fleet (--fleet, CloudWatch)")
+    u = _add_parser(commands, verb)
+    u.add_argument("words", nargs="*", help="the grammar's words, e.g. fleet region=us-east-1 window=30m "
+                   "threshold=10 i-…")
     u.add_argument("--fleet", action="store_true", help="gpu-assist's AWS instances, from CloudWatch")
     u.add_argument("--region", help="AWS region of the fleet")
     u.add_argument("--window", help="averaging window for idle detection (default 30m)")
@@ -107,14 +171,9 @@ def _add_util(commands: Any, verb: str) -> None:
     u.add_argument("--format", choices=("text", "json"), default="text")
 
 
-_SUBMIT_HELP = {"launch": "ask to launch: gpu-assist launch 8xA100 72h spot --as alice",
-                "stop": "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice",
-                "extend": "ask to move a running launch's time to live: gpu-assist extend r-… 24h"}
-
-
 def _add_submit(commands: Any, verb: str) -> None:
     """launch, stop, extend: requests an approver decides."""
-    p = commands.add_parser(verb, help=_SUBMIT_HELP[verb])
+    p = _add_parser(commands, verb)
     p.add_argument("words", nargs="+")
     p.add_argument("--as", dest="actor", help="who asks (default GPU_ASSIST_USER, else your login); recorded as "
                    "unauthenticated:NAME, which can never approve")
@@ -122,7 +181,7 @@ def _add_submit(commands: Any, verb: str) -> None:
 
 
 def _add_spend(commands: Any, verb: str) -> None:
-    s = commands.add_parser(verb, help="what gpu-assist's launches cost: gpu-assist spend 2026-11 by=project")
+    s = _add_parser(commands, verb)
     s.add_argument("words", nargs="*", help="a period (mtd, 2026-11, 7d, yesterday), by=requester|project|"
                    "instance-type|pricing, source=aws")
     s.add_argument("--format", choices=("text", "json"), default="text")
@@ -130,8 +189,7 @@ def _add_spend(commands: Any, verb: str) -> None:
 
 def _add_decision(commands: Any, verb: str) -> None:
     """approve, reject: the operator's break-glass override."""
-    p = commands.add_parser(verb, help=f"operators only: {verb} with --break-glass (approvers decide in Slack "
-                            "or Jupyter)")
+    p = _add_parser(commands, verb)
     p.add_argument("request_id")
     p.add_argument("--break-glass", action="store_true",
                    help="override as this shell's login, audited; needs break_glass = true in the policy")
@@ -140,31 +198,25 @@ def _add_decision(commands: Any, verb: str) -> None:
 
 
 def _add_requests(commands: Any, verb: str) -> None:
-    q = commands.add_parser(verb, help="recent requests, or one with its audit trail: requests show r-…")
+    q = _add_parser(commands, verb)
     q.add_argument("words", nargs="*", help="list | show ID")
     q.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def _add_db(commands: Any, verb: str) -> None:
-    db = commands.add_parser(verb, help="the request store's schema: db upgrade | db current")
+    db = _add_parser(commands, verb)
     db_commands = db.add_subparsers(dest="db_command", required=True, parser_class=_Parser)
     db_commands.add_parser("upgrade", help="create or upgrade the schema to the newest migration (idempotent)")
     db_commands.add_parser("current", help="the store's schema revision and the newest one known")
 
 
-_PLAIN_HELP = {"reconcile": "finish requests a crash left half-done (no second launch)",
-               "reap": "stop launches whose approved duration is over",
-               "expire": "expire pending requests past their deadline",
-               "help": "examples of every command"}
-
-
 def _add_plain(commands: Any, verb: str) -> None:
     """reconcile, reap, expire, help: a verb without arguments."""
-    commands.add_parser(verb, help=_PLAIN_HELP[verb])
+    _add_parser(commands, verb)
 
 
 def _add_slack(commands: Any, verb: str) -> None:
-    sl = commands.add_parser(verb, help="run the Slack app")
+    sl = _add_parser(commands, verb)
     slack = sl.add_subparsers(dest="slack_command", required=True, parser_class=_Parser)
     sv = slack.add_parser("serve", help="HTTP server for Slack's events (waitress; gunicorn with --workers N)")
     sv.add_argument("--host", default="0.0.0.0")
@@ -177,7 +229,7 @@ def _add_slack(commands: Any, verb: str) -> None:
 
 
 def _add_catalog(commands: Any, verb: str) -> None:
-    c = commands.add_parser(verb, help="validate, list and import catalogs")
+    c = _add_parser(commands, verb)
     cat = c.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
     v = cat.add_parser("validate", help="report every defect with file and line")
     v.add_argument("directory", nargs="?", type=Path)
@@ -212,6 +264,16 @@ _VERBS: dict[str, Callable[[Any, str], None]] = {
     "help": _add_plain, "catalog": _add_catalog}
 
 
+def _unknown_verb(word: str) -> NoReturn:
+    import difflib
+
+    near = difflib.get_close_matches(word.lower(), _VERBS, n=1)
+    users = ", ".join(verb for verb in _VERBS if verb not in OPERATOR_VERBS)
+    raise GpuAssistError(f"unknown command '{word}'" + (f" — did you mean {near[0]}?" if near else ""),
+                         hint=f"commands: {users}",
+                         example="gpu-assist quote 8xA100 72h")
+
+
 def _tco_keys() -> str:
     """The keys `tco` reads, for `tco --help`, within 100 columns."""
     import textwrap
@@ -228,7 +290,10 @@ def _tco_keys() -> str:
 
 def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
     """argparse, except that `-5h` or `-8xA100` reach the command grammar (which says what is wrong with
-    them) instead of being refused as unknown options."""
+    them) instead of being refused as unknown options, and that an unknown verb gets the user's verbs and the
+    nearest one (argparse would list all 18, operators' included, on one line)."""
+    if argv and not argv[0].startswith("-") and argv[0] not in _VERBS:
+        _unknown_verb(argv[0])
     args, extra = parser.parse_known_args(argv)
     negative = [word for word in extra if _NEGATIVE_WORD_RE.match(word)]
     if negative and hasattr(args, "words") and len(negative) == len(extra):

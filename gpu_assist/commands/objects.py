@@ -26,16 +26,17 @@ if TYPE_CHECKING:
     from ..utilization import Snapshot
     from ..workload import Workload
 
+# Within 100 columns, the meanings of a group aligned by display width (a Chinese character takes two).
 HELP = """\
 gpu-assist — GPU prices across clouds, for the whole job.
 
-  quote 8xA100 72h                       8 A100s for 72 hours: providers side by side, cheapest first
+  quote 8xA100 72h                       8 A100s, 72 hours: providers side by side, cheapest first
   quote 8xA100 72h list                  every option (offer × pricing model) as a flat list
   quote 8xA100 72h sort=price max-price=30 min-gpu-memory=40 include-unverified top=20
   quote 4xA100-80GB 2d spot              spot only
   quote A100:8 3d region=us-east-1       one region (or a group: region=us, eu, asia, cn)
   quote 2×H100 1w provider=aws,gcp       some providers only
-  quote 8卡A100 72小时 currency=CNY         Chinese works too; prices in CNY
+  quote 8卡A100 72小时 currency=CNY      Chinese works too; prices in CNY
   quote 8xA100 72h top=5                 the 5 cheapest (default, and top=all: every option)
   quote 8xH100 1mo pricing=reserved-1y,monthly top=5 all-regions include-flagged verified-only
 
@@ -47,17 +48,18 @@ gpu-assist — GPU prices across clouds, for the whole job.
 
   tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo cloud=12
 
-  util                                   the GPUs on this machine (NVML)
-  util fleet region=us-east-1 window=30m threshold=10     gpu-assist's cloud instances; idle ones called out
+  util                                                   the GPUs on this machine (NVML)
+  util fleet region=us-east-1 window=30m threshold=10    AWS instances it launched; idle ones named
 
-  launch 8xA100 72h spot region=us-east-1    ask to launch the cheapest allowed AWS offer; an approver decides
+  launch 8xA100 72h spot region=us-east-1            ask to launch the cheapest allowed AWS offer
   launch aws:p4d.24xlarge:us-east-1:on-demand 72h    a quote row, by its option id
-  launch 8xA100 72h project=vision       charged to a project's budget, tagged on the instances
-  stop i-0123456789abcdef0               ask to stop an instance gpu-assist launched
-  extend r-0123456789ab 24h              ask to move a running launch's time to live; an approver decides
-  requests                               recent requests; `requests r-…` shows one with its audit trail
+  launch 8xA100 72h project=vision                   charged to a project's budget and tagged
+  stop i-0123456789abcdef0                           ask to stop an instance gpu-assist launched
+  extend r-0123456789ab 24h                          ask for more time for a running launch
+  requests                                           recent requests
+  requests r-0123456789ab                            one, with its audit trail
 
-  spend                                  what gpu-assist's launches cost this month, by requester, project, …
+  spend                                  what launches cost this month, by requester, project, …
   spend 2026-11 by=project               a month (or 7d, mtd, yesterday), one grouping
   spend 7d source=aws                    beside Cost Explorer's actual cost by gpu-assist's tag
 

@@ -25,7 +25,7 @@ from ..records import RequestRecord
 from ..request import format_duration
 from ..specs import Checks, ExtendSpec, LaunchSpec, OptionId, launch_button_value
 from .money import format_hours, format_money, format_percent, format_plan_cost
-from .tables import rich_table, table
+from .tables import table, text_table
 from .text import render as render_text
 
 if TYPE_CHECKING:
@@ -205,7 +205,7 @@ def recommendation_blocks(result, *, top: int = 5) -> list[dict]:
     if plans:
         rows = [[str(i), f"{p.gpu_count}x{p.gpu}", p.provider, p.instance_type, p.strategy, format_hours(p.hours),
                  format_plan_cost(p)] for i, p in enumerate(plans, 1)]
-        blocks.append(_section(_code(rich_table(["#", "GPUs", "provider", "instance", "strategy", "time", "total"],
+        blocks.append(_section(_code(text_table(["#", "GPUs", "provider", "instance", "strategy", "time", "total"],
                                                 rows, right={0, 5, 6}))))
     else:
         blocks.append(_section("No plan meets every constraint."))

@@ -1,7 +1,9 @@
 """The comparison as cells and a legend, shared by the text, Markdown, CSV and Slack renderers.
 
 Notes become footnote markers (1, 2, …) with one legend line each, so a row stays one line wide; what
-belongs to a pricing model (spot interruptions, reserved terms, monthly billing) is said once per column.
+belongs to a pricing model (spot interruptions, reserved terms, monthly billing) is said once per column, and
+a note every ranked row carries (a currency conversion) once at the head of the legend, not as a marker on
+every row.
 """
 
 from __future__ import annotations
@@ -11,22 +13,48 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..compare import Comparison, ComparisonRow
+from ..pricing import QuoteOption
 from ..price_table import HOURS_PER_YEAR
 from ..plural import plural
-from ..request import format_duration
+from ..request import Request, format_duration
 from .money import format_money
+from .tables import WIDTH
 
 HEADERS = {"on-demand": "on-demand", "spot": "spot", "reserved-1y": "res. 1y", "reserved-3y": "res. 3y",
            "monthly": "monthly"}
 BEST = "*"
-WIDTH = 100
 _SORTED = {"total": "cheapest first", "price": "lowest hourly price first", "per-gpu": "lowest per-GPU price first",
            "provider": "by provider"}
 
 
-def format_total(amount: Decimal, currency: str) -> str:
-    """Whole units from 1,000 up (a comparison reads the thousands), cents below."""
+# Units a text table may show totals in when whole figures would not fit 100 columns, smallest first.
+UNITS = {"k": (Decimal(1000), "thousands"), "M": (Decimal(1000000), "millions")}
+
+
+def scale_of(amount: Decimal, unit: str) -> tuple[str, Decimal]:
+    """The suffix and size `amount` is shown in when totals are in `unit` (of UNITS; "" for whole figures): the
+    unit for amounts of at least one, a smaller unit (or none, size 1) for smaller amounts."""
+    largest = UNITS[unit][0] if unit else Decimal(0)
+    return next(((suffix, size) for suffix, (size, _) in reversed(UNITS.items()) if size <= largest and amount >= size),
+                ("", Decimal(1)))
+
+
+def format_total(amount: Decimal, currency: str, unit: str = "") -> str:
+    """Whole units from 1,000 up (a comparison reads the thousands), cents below. With a `unit` of UNITS,
+    amounts of at least one unit are shown in it (`$130,734k`; one decimal below ten: `$2.7M`), smaller ones
+    in a smaller unit or whole: every figure says its own unit."""
+    suffix, size = scale_of(amount, unit)
+    if suffix:
+        scaled = amount / size
+        return format_money(scaled, currency, places=1 if scaled < 10 else 0) + suffix
     return format_money(amount, currency, places=0 if amount >= 1000 else 2)
+
+
+def unit_legend(unit: str, currency: str) -> str:
+    """What a table whose totals are in thousands (or millions) says about them."""
+    names = [f"{suffix}: {name}" for suffix, (size, name) in UNITS.items() if size <= UNITS[unit][0]]
+    return (f"{', '.join(names)} of {currency}, rounded to fit 100 columns (CSV and JSON give every total "
+            "exactly)")
 
 
 @dataclass(frozen=True)
@@ -43,36 +71,57 @@ class Layout:
     more: int
 
 
+def job(request: Request, gpu_memory_gib: float | None) -> str:
+    """What a quote prices, as its titles say it: `8×A100 40 GB for 72h`."""
+    memory = "" if gpu_memory_gib is None else f" {gpu_memory_gib:g} GB"
+    return f"{request.count}×{request.gpu}{memory} for {format_duration(request.duration_s)}"
+
+
 def title(comparison: Comparison) -> str:
-    request = comparison.request
-    memory = next((f" {r.gpu_memory_gib:g} GB" for r in comparison.rows + comparison.untrusted), "")
+    memory = next((r.gpu_memory_gib for r in comparison.rows + comparison.untrusted), None)
     count = len(comparison.rows) + comparison.more
-    return (f"{request.count}×{request.gpu}{memory} for {format_duration(request.duration_s)} — "
-            f"{plural(count, 'offer')}, {_SORTED[comparison.sort]}, totals for the job ({comparison.currency})")
+    return (f"{job(comparison.request, memory)} — {plural(count, 'offer')}, {_SORTED[comparison.sort]}, totals for "
+            f"the job ({comparison.currency})")
 
 
-def _cell(row: ComparisonRow, model: str, currency: str) -> str:
-    option = row.cell(model)
+def _cell(option: QuoteOption | None, model: str, best: QuoteOption, currency: str, unit: str) -> str:
     if option is None:
         return "unknown" if model.startswith("reserved") else ""
-    return format_total(option.total, currency) + (BEST if option is row.best else "")
+    return format_total(option.total, currency, unit) + (BEST if option is best else "")
 
 
-def layout(comparison: Comparison) -> Layout:
+def shared_notes(comparison: Comparison) -> tuple[tuple[str, ...], bool]:
+    """The notes every ranked row carries (with two rows or more), and whether every unranked row carries them
+    too: said once at the head of the legend instead of a marker on each row."""
+    ranked = comparison.rows
+    if len(ranked) < 2:
+        return (), True
+    shared = tuple(n for n in ranked[0].notes if all(n in row.notes for row in ranked[1:]))
+    return shared, all(n in row.notes for row in comparison.untrusted for n in shared)
+
+
+def layout(comparison: Comparison, *, unit: str = "") -> Layout:
+    """The comparison's cells and legend; `unit` ("k", "M") shows totals in thousands or millions (text only,
+    when whole figures would not fit)."""
     columns = comparison.columns
     currency = comparison.currency
     markers: dict[str, int] = {}
+    shared, everywhere = shared_notes(comparison)
 
     def line(rank: str, row: ComparisonRow) -> tuple[str, ...]:
-        marks = [str(markers.setdefault(note, len(markers) + 1)) for note in row.notes]
+        said = shared if row.ranked or everywhere else ()
+        marks = [str(markers.setdefault(note, len(markers) + 1)) for note in row.notes if note not in said]
         instance = row.instance_type if row.instances == 1 else f"{row.instances}× {row.instance_type}"
-        best = row.best
+        best, cells = row.best, dict(row.cells)
         return (rank, row.provider, instance, best.zone or best.region,
-                *(_cell(row, model, currency) for model in columns), ",".join(marks))
+                *(_cell(cells.get(model), model, best, currency, unit) for model in columns), ",".join(marks))
 
     rows = tuple(line(str(i), row) for i, row in enumerate(comparison.rows, 1))
     untrusted = tuple(line("-", row) for row in comparison.untrusted)
     legend = [f"{BEST} the cheapest way to buy each row; where: the region (or zone) of that price"]
+    if unit:
+        legend.append(unit_legend(unit, currency))
+    legend += [f"{'all rows' if everywhere else 'ranked rows'}: {note}" for note in shared]
     every = comparison.rows + comparison.untrusted
     if "spot" in columns and any(r.cell("spot") for r in every):
         legend.append("spot: may be interrupted; checkpoint your job")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Callable
 
@@ -16,6 +17,20 @@ def format_money(amount: Decimal, currency: str, *, places: int = 2) -> str:
     quantum = Decimal(1).scaleb(-places)
     rounded = amount.quantize(quantum, rounding=ROUND_HALF_EVEN)
     return f"{_SYMBOL.get(currency, currency + ' ')}{rounded:,.{places}f}"
+
+
+def restate_money(text: str, written_in: str, currency: str,
+                  convert: Callable[[Decimal], Decimal] = lambda amount: amount) -> str:
+    """The amounts `text` writes in `written_in` (`$214,419.99 upfront`, `$88.4899999025753/h`: a catalog note
+    quoting its source) shown in `currency` by the quote's rules: cents, four places for a rate per hour (two
+    sources' hourly prices that disagree stay apart). `convert` turns one amount into `currency`."""
+    symbol = re.escape(_SYMBOL.get(written_in, written_in + " "))
+
+    def restated(match: re.Match[str]) -> str:
+        amount = convert(Decimal(match[1].replace(",", "")))
+        return format_money(amount, currency, places=4 if match[2] else 2) + (match[2] or "")
+
+    return re.sub(symbol + r"(\d[\d,]*(?:\.\d+)?)(/h)?", restated, text)
 
 
 def format_percent(fraction: Decimal | None) -> str:

@@ -1,122 +1,154 @@
-"""Text tables for every text medium: `table` (aligned columns), `rich_table` (100 columns, folding, colour on a
-terminal), with a plain-Python path that prints what rich would for the common layouts at a fraction of the cost."""
+"""Text tables for every text medium: `table` (aligned columns) and `text_table` (100 columns, numbers whole,
+colour on a terminal).
+
+Widths are terminal cells (`display_width`: a CJK character takes two), so a Chinese request lines up too.
+`text_table` lays its columns out itself rather than through `rich`'s table: rich folds any column, a money
+figure or a footnote marker included, when a table is too wide, and a reader cannot tell `$130,733,55` from a
+price. Here what must stay whole is never narrowed (ranks, money, times), names are cut with "…" in the order
+the caller gives, and note markers fold only between markers.
+"""
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+WIDTH = 100
+# The escape codes rich printed for these styles on a standard-colour terminal (bold; bold green).
+_BOLD, _BEST, _RESET = "\x1b[1m", "\x1b[1;32m", "\x1b[0m"
+
+
+@lru_cache(maxsize=4096)  # a table measures its cells again for each layout it tries
+def display_width(text: str) -> int:
+    """Terminal cells `text` takes: wide and full-width East Asian characters two, combining marks none."""
+    if text.isascii():
+        return len(text)
+    width = len(text)
+    for character in text:
+        if character >= "\u0300":  # no combining mark or wide character comes before (×, ¥, é are one cell)
+            if unicodedata.combining(character):
+                width -= 1
+            elif unicodedata.east_asian_width(character) in "WF":
+                width += 1
+    return width
+
+
+def fits(text: str, width: int = WIDTH) -> bool:
+    """Whether every line of `text` fits `width` terminal cells."""
+    return all(display_width(line) <= width for line in text.splitlines())
+
+
+def _pad(text: str, width: int, right: bool) -> str:
+    space = " " * max(0, width - display_width(text))
+    return space + text if right else text + space
+
+
 def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset()) -> str:
     """Columns padded to their widest cell; columns in `right` aligned right."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
+    widths = [max(display_width(str(cell)) for cell in column) for column in zip(headers, *rows)]
 
     def line(cells):
-        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(_pad(str(c), w, i in right) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
-def rich_table(headers, rows, *, right=(), color: bool = False, sections=(), highlight: str = "",
-               whole=(), clip=None) -> str:
-    """Rows as a borderless `rich` table no wider than 100 columns; `sections` are more row groups, each
-    after a heading line. Cells ending in `highlight` are shown bold green on a colour terminal; columns in
-    `whole` are never folded (when space is short, the others fold first); `clip` maps a column to the widest
-    it may be, longer cells ending in "…" (names a reader recognises by their start; JSON has them whole)."""
-    if not color:
-        plain = _plain_table(headers, rows, right=right, clip=clip or {}, whole=whole, sections=sections)
-        if plain is not None:
-            return plain
-    import io
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], **layout: Any) -> str:
+    """Rows as a borderless table, one space between columns, within 100 columns where the caller allows it
+    (`layout`, the keywords of `fitting_table`):
 
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    - `whole` columns (ranks, money, times) are never narrowed, cut or folded, and headers never are;
+    - `clip` maps a column to the widest it may be: longer cells end in "…" (names a reader recognises by their
+      start; JSON has them whole);
+    - `narrow` are the steps taken, in order, while the table is wider than 100 columns: (column, narrowest);
+      a `fold` column folds its cells after a comma (note markers `1,2,10` break between markers, never in
+      one), any other is cut with "…";
+    - `sections` are more row groups, each after a heading line and laid out on its own;
+    - `right` columns are aligned right; with `color`, headers are bold and cells ending in `highlight` bold
+      green.
 
-    from .comparison import WIDTH
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=WIDTH, color_system="standard" if color else None, force_terminal=color,
-                      highlight=False, emoji=False, legacy_windows=False)
-
-    def build(body) -> Table:
-        table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold" if color
-                      else "", expand=False)
-        for index, header in enumerate(headers):
-            clipped = (clip or {}).get(index)
-            table.add_column(header, justify="right" if index in right else "left",
-                             overflow="ellipsis" if clipped else "fold", no_wrap=index in whole or bool(clipped),
-                             max_width=clipped)
-        for row in body:
-            table.add_row(*(Text(cell, style="bold green" if color and highlight and cell.endswith(highlight)
-                                 else "") for cell in row))
-        return table
-
-    console.print(build(rows))
-    for heading, body in sections:
-        if body:
-            console.print(Text(heading, style="bold" if color else ""))
-            console.print(build(body))
-    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+    A table still too wide after every step is printed wider: nothing is cut that the caller did not allow.
+    """
+    return fitting_table(headers, rows, or_wider=True, **layout) or ""
 
 
-# Characters one terminal cell wide, as `rich` measures them, besides printable ASCII (money, hosts, ellipsis).
-_NARROW = frozenset("×…¥€£")
-
-
-def _narrow(text: str) -> bool:
-    return (text.isascii() and text.isprintable()) or all(c in _NARROW or (c.isascii() and c.isprintable())
-                                                           for c in text)
-
-
-def _plain_table(headers, rows, *, right, clip, whole, sections) -> str | None:
-    """What `rich_table` prints without colour, in plain Python (a rich table costs milliseconds per quote):
-    each column as wide as its widest cell (clipped columns at most their limit, longer cells ending in "…"),
-    one space between columns; a table too wide for 100 columns narrows its one foldable column (the notes'
-    markers), folding its cells into pieces of that width, as rich does. None where rich's layout is not
-    this simple: more than one foldable column to narrow, a folded cell with spaces, a heading that would
-    wrap, wide characters, or a cell that starts or ends with spaces."""
-    from .comparison import WIDTH
-
-    cells = [headers, *rows, *(r for _, body in sections for r in body)]
-    if not all(_narrow(cell) and cell == cell.strip() for row in cells for cell in row):
+def fitting_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, right: Collection[int] = (),
+                  color: bool = False, sections: Iterable[tuple[str, Sequence[Sequence[str]]]] = (),
+                  highlight: str = "", whole: Collection[int] = (), clip: Mapping[int, int] | None = None,
+                  narrow: Sequence[tuple[int, int]] = (), fold: Collection[int] = (),
+                  or_wider: bool = False) -> str | None:
+    """`text_table`, or None where it would be wider than 100 columns (unless `or_wider`), known from the
+    column widths before any line is laid out: a caller trying layouts in turn lays out only the one that fits."""
+    clip = clip or {}
+    groups = [("", rows), *((heading, body) for heading, body in sections if body)]
+    widths = [_widths(headers, body, whole, clip, narrow, fold) for _, body in groups]
+    if not or_wider and any(sum(w) + len(w) - 1 > WIDTH for w in widths):
         return None
-    if any(len(h) > WIDTH for h, body in sections if body):
-        return None
-    foldable = [i for i in range(len(headers)) if i not in whole and i not in clip]
-    lines = _plain_lines(headers, rows, right, clip, foldable, WIDTH)
-    for heading, body in sections:
-        if body and lines is not None:
-            more = _plain_lines(headers, body, right, clip, foldable, WIDTH)
-            lines = None if more is None else [*lines, heading, *more]
-    return None if lines is None else "\n".join(lines)
+    lines: list[str] = []
+    for (heading, body), group_widths in zip(groups, widths):
+        if heading:
+            lines.append(f"{_BOLD}{heading}{_RESET}" if color else heading)
+        lines += _lines(headers, body, group_widths, right, color, highlight, fold)
+    return "\n".join(lines)
 
 
-def _plain_lines(headers, body, right, clip, foldable, limit: int) -> list[str] | None:
-    widths = [min(max(map(len, column)), clip[i]) if i in clip else max(map(len, column))
-              for i, column in enumerate(zip(headers, *body))]
-    excess = sum(widths) + len(widths) - 1 - limit
-    fold = None
-    if excess > 0:
-        if len(foldable) != 1 or widths[foldable[0]] - excess < 1:
-            return None
-        fold = foldable[0]
-        widths[fold] -= excess
-        if any(" " in row[fold] for row in body) or " " in headers[fold]:
-            return None
+def _pieces(cell: str, width: int, folds: bool) -> list[str]:
+    """A cell as the lines it takes in a column `width` cells wide."""
+    if display_width(cell) <= width:
+        return [cell]
+    if not folds:
+        kept, room = "", width - 1
+        for character in cell:
+            room -= display_width(character)
+            if room < 0:
+                break
+            kept += character
+        return [kept + "…"]
+    parts = cell.split(",")
+    pieces = [""]
+    for index, part in enumerate(parts):
+        token = part if index == len(parts) - 1 else part + ","
+        if pieces[-1] and display_width(pieces[-1] + token) > width:
+            pieces.append("")
+        pieces[-1] += token
+    return pieces
+
+
+def _widths(headers, body, whole, clip, narrow, fold) -> list[int]:
+    """Each column's width: its widest cell (clipped columns at most their limit, never below the header),
+    narrowed by the `narrow` steps while the table is wider than 100 columns."""
+    widths = [display_width(h) for h in headers]
+    for row in body:
+        widths = [max(w, display_width(cell)) for w, cell in zip(widths, row)]
+    widths = [min(w, max(clip[i], display_width(headers[i]))) if i in clip else w for i, w in enumerate(widths)]
+    excess = sum(widths) + len(widths) - 1 - WIDTH
+    for column, narrowest in narrow:
+        if excess <= 0:
+            break
+        assert column not in whole, f"column {column} is whole: it is never narrowed"
+        floor = max(narrowest, display_width(headers[column]))
+        if column in fold:  # no narrower than its widest marker with its comma
+            floor = max([floor, *(display_width(part) + 1 for row in body for part in row[column].split(","))])
+        cut = min(excess, max(0, widths[column] - floor))
+        widths[column] -= cut
+        excess -= cut
+    return widths
+
+
+def _lines(headers, body, widths, right, color, highlight, fold) -> list[str]:
     lines = []
-    for number, row in enumerate((headers, *body)):
-        pieces = [row[fold][at:at + widths[fold]] for at in range(0, len(row[fold]), widths[fold])] \
-            if fold is not None else []
-        depths = max(1, len(pieces))
-        for depth in range(depths):
-            # rich aligns the header row to its last line, body rows to their first
-            first = depth == (depths - 1 if number == 0 else 0)
+    for number, row in enumerate([headers, *body]):
+        cells = [_pieces(cell, width, i in fold) for i, (cell, width) in enumerate(zip(row, widths))]
+        for depth in range(max(map(len, cells))):
             parts = []
-            for index, (cell, width) in enumerate(zip(row, widths)):
-                if index == fold:
-                    cell = pieces[depth] if depth < len(pieces) else ""
-                elif not first:
-                    cell = ""
-                elif len(cell) > width:
-                    cell = cell[:width - 1] + "…"
-                parts.append(cell.rjust(width) if index in right else cell.ljust(width))
+            for index, (pieces, width) in enumerate(zip(cells, widths)):
+                cell = pieces[depth] if depth < len(pieces) else ""
+                padded = _pad(cell, width, index in right)
+                if color and cell and (number == 0 or (highlight and cell.endswith(highlight))):
+                    style = _BOLD if number == 0 else _BEST
+                    padded = padded.replace(cell, f"{style}{cell}{_RESET}", 1)
+                parts.append(padded)
             lines.append(" ".join(parts).rstrip())
     return lines

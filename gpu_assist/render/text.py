@@ -7,8 +7,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
 from functools import singledispatch
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..commands.objects import HelpCommand, RequestDetail
 from ..compare import Comparison
@@ -17,7 +19,7 @@ from ..pricing import Quote
 from ..request import format_duration
 from .dispatch import register_by_name, register_imported
 from .money import format_money, format_percent
-from .tables import rich_table, table
+from .tables import fitting_table, table, text_table
 
 if TYPE_CHECKING:
     from ..fleet import FleetReport
@@ -36,19 +38,80 @@ def render(result: object, *, explain: bool = False, color: bool = False) -> str
     raise TypeError(f"no text renderer for {type(result).__name__}")
 
 
+# How a table wider than 100 columns gives way (`_ladder`): the narrowest its (instance, where, provider) columns
+# may become, first to widths still easy to read (rows stay one line while the instance keeps 18 characters;
+# then the note markers fold between markers), then, once totals are in thousands, narrower still.
+_EASY, _HARD = ((18, 16), 10, 10), ((10, 10), 6, 6)
+_Laid = TypeVar("_Laid")
+
+
+def _ladder(totals: Iterable[Decimal]) -> list[tuple[str, tuple[tuple[int, int], int, int] | None]]:
+    """The layouts to try, in order, as (totals' unit, narrowest names or None for names at their usual width):
+    whole figures; thousands or millions where that rounds no figure it scales by more than half a percent
+    (every such figure is at least 100 of the unit), then with names narrower; whole figures with names
+    narrower; thousands; names narrower still; millions. Each figure says its unit (`$130,734k`)."""
+    from .comparison import UNITS, scale_of
+
+    amounts = list(totals)
+    cheap = [unit for unit in UNITS if any(scale_of(a, unit)[0] == unit for a in amounts)
+             and all(a >= 100 * size for a in amounts for suffix, size in [scale_of(a, unit)] if suffix)]
+    return [("", None), *((unit, None) for unit in cheap), *((unit, _EASY) for unit in cheap), ("", _EASY),
+            ("k", _EASY), ("k", _HARD), ("M", _HARD)]
+
+
+def _first_fitting(lay_out: Callable[[Any, Any, bool], tuple[_Laid, str | None]],
+                   ladder: Sequence[tuple[Any, Any]]) -> tuple[_Laid, str]:
+    """The first layout of `ladder` whose table fits 100 columns, else the last, printed wider: what no layout
+    fits is never cut. `lay_out(unit, widths, or_wider)` gives (layout, table or None when it does not fit)."""
+    for unit, widths in ladder[:-1]:
+        laid, table = lay_out(unit, widths, False)
+        if table is not None:
+            return laid, table
+    laid, table = lay_out(*ladder[-1], True)
+    assert table is not None
+    return laid, table
+
+
+def _narrowing(names: tuple[int, int, int], notes: int,
+               widths: tuple[tuple[int, int], int, int] | None) -> list[tuple[int, int]]:
+    """The `text_table` steps for the (instance, where, provider) columns and the note markers' column down to
+    `widths`; none for names at their usual width."""
+    if widths is None:
+        return []
+    instance, where, provider = names
+    (first, then), narrowest_where, narrowest_provider = widths
+    return [(where, narrowest_where), (instance, first), (provider, narrowest_provider), (notes, 8),
+            (instance, then), (notes, 0)]
+
+
 @render.register(Comparison)
 def render_comparison(result: Comparison, *, color: bool = False, **_options: Any) -> str:
+    """Totals, ranks and note markers whole, within 100 columns: when the figures are wide, names are cut (with
+    "…") and markers fold between markers, then totals go to thousands, then millions, each figure with its
+    unit (`$130,734k`), said in the legend."""
     from .comparison import BEST, layout, wrap
 
-    view = layout(result)
+    views = {"": layout(result)}
+
+    def laid_out(unit: str, widths: tuple[tuple[int, int], int, int] | None, or_wider: bool):
+        if unit not in views:
+            views[unit] = layout(result, unit=unit)
+        view = views[unit]
+        notes = len(view.headers) - 1
+        sections = [("not ranked: unverified or stale prices (include-unverified ranks them)", view.untrusted)]
+        return view, fitting_table(view.headers, view.rows, right=set(view.money_columns), color=color,
+                                   sections=sections, highlight=BEST, whole={0, *view.money_columns},
+                                   clip={1: 14, 2: 22, 3: 12}, fold={notes},
+                                   narrow=_narrowing((2, 3, 1), notes, widths), or_wider=or_wider)
+
+    view = views[""]
     lines = [view.title]
     if not view.rows and not view.untrusted:
         lines += wrap(f"no options: {result.quote.empty_reason or 'no offer matches'}")
         return "\n".join(lines + [line for notice in view.notices for line in wrap(f"note: {notice}")])
-    sections = [("not ranked: unverified or stale prices (include-unverified ranks them)", view.untrusted)]
-    lines.append(rich_table(view.headers, view.rows, right=set(view.money_columns), color=color,
-                            sections=sections, highlight=BEST, whole={0, *view.money_columns},
-                            clip={1: 14, 2: 22, 3: 12}))
+    totals = [option.total for row in result.rows + result.untrusted for _, option in row.cells]
+    view, table = _first_fitting(laid_out, _ladder(totals))
+    lines.append(table)
     if view.more:
         lines += wrap(f"{plural(view.more, 'more offer')}: top={len(view.rows) + view.more} shows them; `list` shows "
                       "every option with its region")
@@ -61,27 +124,37 @@ def render_comparison(result: Comparison, *, color: bool = False, **_options: An
 
 @render.register(Quote)
 def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
-    """The flat list (`list`): one row per option, notes as footnote markers under the table."""
-    from .comparison import wrap
+    """The flat list (`list`): one row per option, notes as footnote markers under the table (a note every
+    option carries: once, above them); totals with cents, or as the comparison gives way to fit 100 columns."""
+    from .comparison import format_total, job, unit_legend, wrap
 
-    request = result.request
-    count = len(result.options)
-    lines = [f"{request.count}x{request.gpu} for {format_duration(request.duration_s)} — "
-             f"{count} option{'' if count == 1 else 's'}, verified first, cheapest first ({result.currency})"]
+    options = result.options
+    memory = next((o.gpu_memory_gib for o in options), None)
+    lines = [f"{job(result.request, memory)} — {plural(len(options), 'option')}, verified first, cheapest first "
+             f"({result.currency})"]
+    shared = [n for n in options[0].notes if all(n in o.notes for o in options[1:])] if len(options) > 1 else []
     markers: dict[str, int] = {}
-    if result.options:
-        rows = []
-        for rank, o in enumerate(result.options, start=1):
-            marks = ",".join(str(markers.setdefault(n, len(markers) + 1)) for n in o.notes)
-            rows.append([
-                str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances), o.pricing_model,
-                format_money(o.hourly, o.currency, places=4 if o.hourly < 1 else 2),
-                format_money(o.total, o.currency), format_money(o.per_gpu_hour, o.currency, places=4),
-                format_percent(o.savings_vs_on_demand), marks,
-            ])
-        headers = ["#", "provider", "region/zone", "instance", "n", "pricing", "hourly", "total", "per GPU-h",
-                   "saves", "notes"]
-        lines.append(rich_table(headers, rows, right={0, 4, 6, 7, 8, 9}, color=color))
+    marks = [",".join(str(markers.setdefault(n, len(markers) + 1)) for n in o.notes if n not in shared)
+             for o in options]
+    headers = ["#", "provider", "region/zone", "instance", "n", "pricing", "hourly", "total", "per GPU-h", "saves",
+               "notes"]
+
+    def laid_out(unit: str | None, widths: tuple[tuple[int, int], int, int] | None, or_wider: bool):
+        rows = [[str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances), o.pricing_model,
+                 format_money(o.hourly, o.currency, places=4 if o.hourly < 1 else 2),
+                 format_money(o.total, o.currency) if unit is None else format_total(o.total, o.currency, unit),
+                 format_money(o.per_gpu_hour, o.currency, places=4), format_percent(o.savings_vs_on_demand), mark]
+                for rank, (o, mark) in enumerate(zip(options, marks), start=1)]
+        return unit, fitting_table(headers, rows, right={0, 4, 6, 7, 8, 9}, color=color,
+                                   whole={0, 4, 6, 7, 8, 9}, clip={1: 14, 2: 14, 3: 22}, fold={10},
+                                   narrow=_narrowing((3, 2, 1), 10, widths), or_wider=or_wider)
+
+    if options:
+        unit, table = _first_fitting(laid_out, [(None, None), *_ladder(o.total for o in options)])  # cents first
+        lines.append(table)
+        if unit:
+            lines += wrap(unit_legend(unit, result.currency))
+    lines += [folded for note in shared for folded in wrap(f"all rows: {note}")]
     for note, number in markers.items():
         lines += wrap(f"{number} {note}")
     for notice in result.notices:
@@ -122,8 +195,11 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
                          *([_yes_no(plan.within_budget)] if budget else []), marks])
         headers = ["#", "GPUs", "provider", "where", "instance", "pricing", "time", "total",
                    *(["budget"] if budget else []), "notes"]
-        lines.append(rich_table(headers, rows, right={6, 7}, color=color, whole={0, 1, 6, 7},
-                                clip={2: 14, 3: 10, 4: 24, 5: 9}))
+        notes = len(headers) - 1  # after the budget column, when there is one (8)
+        lines.append(text_table(headers, rows, right={6, 7}, color=color, whole={0, 1, 6, 7, *range(8, notes)},
+                                clip={2: 14, 3: 10, 4: 24, 5: 9}, fold={notes},
+                                narrow=[*_narrowing((4, 3, 2), notes, _EASY),
+                                        *_narrowing((4, 3, 2), notes, _HARD)]))
         if any(plan.pareto for plan in result.plans):
             lines.append("* on the Pareto front of cost and time (no plan is both cheaper and faster)")
     else:
@@ -244,16 +320,21 @@ def render_fleet(report: FleetReport, **_options: Any) -> str:
              table(["instance", "type", "zone", "market", "GPUs", "avg util", "idle", "per hour", "request", "note"],
                    rows, right={4, 5, 7})]
     if report.idle:
+        from .comparison import wrap
+
         currency = report.idle[0].currency
-        lines.append(f"{len(report.idle)} idle (< {report.threshold_pct:g}% for {window}): "
-                     f"{format_money(report.wasted_per_hour, currency)}/hour wasted. Stop with: "
-                     + ", ".join(f"stop {i.instance_id}" for i in report.idle))
+        lines += wrap(f"{len(report.idle)} idle (< {report.threshold_pct:g}% for {window}): "
+                      f"{format_money(report.wasted_per_hour, currency)}/hour wasted. Stop with: "
+                      + ", ".join(f"stop {i.instance_id}" for i in report.idle))
     return "\n".join(lines)
 
 
 def render_request(record, trail=()) -> str:
+    """A request with its checks and audit trail, each line folded to 100 columns (a dry run's error names an
+    SSM parameter; an audit detail may be long)."""
     from ..records import describe
     from ..specs import Checks, ExtendSpec, LaunchSpec
+    from .comparison import wrap
 
     lines = [describe(record)]
     spec = record.spec
@@ -262,7 +343,7 @@ def render_request(record, trail=()) -> str:
                      f"price from {spec.price_source}")
         lines += [f"  project {spec.project}"] if spec.project else []
         checks = spec.checks or Checks("?", "?")
-        lines.append(f"  dry run: {checks.dry_run}; quota: {checks.quota}")
+        lines += [f"  dry run: {checks.dry_run}", f"  quota: {checks.quota}"]
     elif isinstance(spec, ExtendSpec):
         lines.append(f"  {spec.launch_request} was to stop {spec.launch_ends_at:%Y-%m-%d %H:%M} UTC; "
                      f"{spec.hourly} {record.currency}/h for all its instances")
@@ -281,7 +362,9 @@ def render_request(record, trail=()) -> str:
             detail = f": {event.detail}" if event.detail else ""
             lines.append(f"    {event.at:%Y-%m-%d %H:%M:%S} {event.actor} {event.action} {event.outcome}"
                          f"{change}{detail}")
-    return "\n".join(lines)
+    # a folded line goes on indented under its own start; the headline's under the detail lines
+    return "\n".join(folded for line in lines
+                     for folded in wrap(line, " " * ((len(line) - len(line.lstrip())) or 2) + "  "))
 
 
 @register_by_name(render, "gpu_assist.records.RequestRecord")
@@ -296,12 +379,14 @@ def _request_detail(result: RequestDetail, **_options: Any) -> str:
 
 @render.register(tuple)
 def _requests(result: tuple[RequestRecord, ...], **_options: Any) -> str:
-    """`requests`: recent requests, one line each."""
+    """`requests`: recent requests, one each (folded to 100 columns)."""
     from ..records import RequestRecord, describe
 
     if not all(isinstance(r, RequestRecord) for r in result):
         raise TypeError("no text renderer for a tuple of anything but requests")
-    return "\n".join(describe(r) for r in result) if result else "no requests"
+    from .comparison import wrap
+
+    return "\n".join(line for r in result for line in wrap(describe(r), "    ")) if result else "no requests"
 
 
 @register_by_name(render, "gpu_assist.spending.SpendReport")

@@ -80,3 +80,10 @@ def test_pinned_text_fits_100_columns():
     wide = [f"{path.name}:{number}" for path in sorted(EXPECTED.glob("*.txt"))
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if len(line) > 100]
     assert wide == []
+
+
+def test_the_readmes_first_quote_is_the_pinned_answer():
+    """The README shows `gpu-assist quote 8xA100 72h` as the tool prints it (on the pinned date)."""
+    readme = (EXPECTED.parents[2] / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("```\n$ gpu-assist quote 8xA100 72h\n", 1)[1].split("```", 1)[0]
+    assert shown == (EXPECTED / "quote-8xA100-72h.txt").read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ import pytest
 
 from support import TODAY
 from gpu_assist.cli import main
-from gpu_assist.commands import Context, HelpCommand, QuoteCommand, parse_command, run
+from gpu_assist.commands import HELP, Context, HelpCommand, QuoteCommand, parse_command, run
 from gpu_assist.errors import ParseError
 from gpu_assist.pricing import quote
 from gpu_assist.request import parse_request
@@ -87,8 +87,30 @@ def test_flags_build_the_command_their_words_would(catalog):
     assert built("8xA100", "72h", "top=5", "--top", "9").top == 9  # the flag, as the later word would
 
 
+def test_util_takes_the_grammars_words_as_help_and_slack_say_them(catalog, capsys):
+    """`util fleet region=us-east-1 window=30m threshold=10`, the example `help` prints, exited 2 with
+    "unrecognized arguments": the CLI's util took only flags."""
+    from gpu_assist.cli.answers import command_of
+    from gpu_assist.cli.parser import build_parser, parse_args
+
+    def built(*argv):
+        return command_of(parse_args(build_parser("util"), ["util", *argv]), catalog.gpus)
+
+    words = "fleet region=us-east-1 window=30m threshold=10"
+    assert f"util {words}" in HELP
+    assert built(*words.split()) == parse_command(f"util {words}", catalog.gpus) == built(
+        "--fleet", "--region", "us-east-1", "--window", "30m", "--threshold", "10")
+    assert built("i-0123456789abcdef0", "--instance", "i-0fedcba987654321f").instance_ids == (
+        "i-0123456789abcdef0", "i-0fedcba987654321f")
+    assert built("region=eu-west-1", "--region", "us-east-1").region == "us-east-1"  # the flag wins
+    assert built() == parse_command("util", catalog.gpus)  # this machine's GPUs
+    assert main(["util", "fleet", "window=soon"]) == 2
+    assert "'soon' is not a duration" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv", [
     ["quote", "8xA100", "72h", "--top", "5", "--provider", "aws", "--format", "json"], ["quote", "8xA100", "-5h"],
+    ["util", "fleet", "region=us-east-1", "window=30m", "--threshold", "5"],
     ["recommend", "train", "7B", "--explain"], ["tco", "1xA100", "hardware=100k"],
     ["util", "--fleet", "--interval", "2"], ["launch", "8xA100", "72h", "--as", "alice"],
     ["approve", "r-0123456789ab", "--break-glass", "--reason", "x"],
@@ -111,7 +133,9 @@ def test_a_line_that_starts_with_no_verb_gets_the_whole_tree_and_its_messages(ca
     assert all(verb in listed for verb in ("quote", "recommend", "spend", "catalog"))
     assert main(["quot", "8xA100"]) == 2
     error = capsys.readouterr().err
-    assert "invalid choice: 'quot'" in error and "'quote'" in error and "'catalog'" in error
+    assert error.startswith("error: unknown command 'quot' — did you mean quote?\n") and "'catalog'" not in error
+    assert main(["catalgo", "validate"]) == 2  # an operator's verb is suggested too
+    assert "did you mean catalog?" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flag, word", [
@@ -130,23 +154,29 @@ def test_a_bad_flag_value_gets_the_message_its_word_gets(capsys, flag, word):
     (["quote", "8xA1000", "72h"], "error: unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h"),
     (["quote", "8xA100", "72h", "--currency", "EUR"], "error: unknown currency 'EUR'"),
     (["quote"], "error: gpu-assist quote: the following arguments are required: words"),
-    (["frobnicate"], "error: gpu-assist: argument command: invalid choice: 'frobnicate'"),
+    (["frobnicate"], "error: unknown command 'frobnicate'\n  commands: quote, recommend, tco, util, launch"),
     (["util", "--instance", "x-1"], "error: 'x-1' is not an instance id — example: util fleet i-0123456789abcdef0"),
     (["util", "--fleet", "--window", "soon"], "error: 'soon' is not a duration"),
 ])
-def test_bad_input_exits_2_with_one_line(capsys, argv, message):
+def test_bad_input_exits_2_with_one_error(capsys, argv, message):
+    """One line when it fits 100 columns; else the message, the hint and the example start lines of their own,
+    continuation lines indented."""
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(message)
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    first, *rest = err.strip().splitlines()
+    assert "Traceback" not in err and first.startswith("error: ") and all(line.startswith("  ") for line in rest)
+    assert all(len(line) <= 100 for line in err.splitlines())
+    assert rest or len(first) <= 100
 
 
 def test_catalog_commands(capsys, tmp_path):
     assert main(["catalog", "validate"]) == 0
     out = capsys.readouterr().out
     assert ": OK\n" in out and "75 offers where two sources disagree" in out
-    assert "gcp a3-highgpu-8g us-central1: sources disagree on on-demand: skypilot-gcp $43.06615/h (2026-12-02) " \
-           "vs gcp-cud $88.4899999025753/h (2026-07-30)" in out
+    assert "  gcp a3-highgpu-8g us-central1: sources disagree on on-demand: skypilot-gcp $43.0662/h (2026-12-02)\n" \
+           "    vs gcp-cud $88.4900/h (2026-07-30)\n" in out  # money as quotes show it, folded to 100 columns
+    assert max(map(len, out.splitlines())) <= 100
     assert main(["catalog", "list-gpus", "--format", "json"]) == 0
     gpus = {g["gpu"]: g for g in json.loads(capsys.readouterr().out)}
     assert "aws" in gpus["A100"]["providers"] and gpus["A100"]["offers"] > 100

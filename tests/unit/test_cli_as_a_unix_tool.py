@@ -25,12 +25,14 @@ def cli(*argv: str, env: dict | None = None, timeout: int = 60) -> subprocess.Co
 
 
 def user_error(done: subprocess.CompletedProcess) -> str:
-    """The one line of a user error (exit 2, no traceback, no 'internal error')."""
+    """The one error of a user error (exit 2, no traceback, no 'internal error'): one line, or, longer than 100
+    columns, its message, hint and example each starting an indented line; returned as one line."""
     assert done.returncode == 2, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
-    return lines[0]
+    first, *rest = done.stderr.strip().splitlines()
+    assert first.startswith("error: ") and all(line.startswith("  ") for line in rest), done.stderr
+    assert all(len(line) <= 100 for line in rest) and (rest or len(first) <= 100), done.stderr
+    return " ".join([first, *(line.strip() for line in rest)])
 
 
 # 3. Pipes: a reader that goes away ends the program quietly, as it ends `yes | head -1`.
@@ -119,14 +121,15 @@ def test_make_catalogs_with_a_missing_extract_says_so(tmp_path):
                            f"SKYPILOT_EXTRACT={tmp_path / 'nope'}", f"BIN={bin_dir}"], cwd=REPO, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode != 0 and "Traceback" not in done.stderr and "internal error" not in done.stderr
-    assert f"error: SkyPilot extract folder {tmp_path / 'nope'} not found" in done.stderr
+    said = " ".join(line.strip() for line in done.stderr.splitlines())  # folded to 100 columns
+    assert f"error: SkyPilot extract folder {tmp_path / 'nope'} not found" in said
 
 
 # 5. No silent empty answers.
 
 def test_an_unknown_region_is_an_error_with_suggestions():
     line = user_error(cli("quote", "8xA100", "region=mars"))
-    assert line.startswith("error: unknown region 'mars' — use a group (us, eu, asia, cn)")
+    assert line.startswith("error: unknown region 'mars' use a group (us, eu, asia, cn)")  # the hint's own line
     assert "did you mean us-east-1" in user_error(cli("quote", "8xA100", "region=us-east-1x"))
     assert "unknown region 'mars'" in user_error(cli("recommend", "train", "7B", "region=mars"))
 
@@ -176,7 +179,7 @@ def test_a_long_bad_input_is_cut_in_the_echo():
     word = "z" * 10_000
     for argv in (["quote", "8xA100", word], [word]):
         line = user_error(cli(*argv))
-        echoed = re.search(r"'(z+…?)'", line).group(1)
+        echoed = re.search(r"'(z+…?)'", line).group(1)  # on a line of its own, whole
         assert echoed == "z" * 79 + "…" and len(line) < 400
 
 

@@ -13,7 +13,7 @@ from gpu_assist.cli import main
 from gpu_assist.commands import Context, QuoteCommand, parse_command, run
 from gpu_assist.compare import Comparison, compare, job_hourly, refine, trusted
 from gpu_assist.errors import ParseError
-from gpu_assist.pricing import Quote, quote
+from gpu_assist.pricing import Quote, QuoteOption, quote
 from gpu_assist.render import csv as render_csv, markdown as render_markdown
 from gpu_assist.render.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks, read_more
 from gpu_assist.render.text import render
@@ -72,6 +72,42 @@ def test_fewest_hosts_win_only_a_tie(make_catalog):
     assert "gcp/small-1" in keys  # offers spot, which big-8 does not: not the same purchase
     assert any("spans 8 hosts" in n for n in keys["gcp/small-1"].notes)
     assert result.group_of(next(o for o in result.quote.options if o.instance_type == "mid-4")) == "gcp/big-8"
+
+
+def test_a_dearer_type_over_more_hosts_keeps_its_own_row(make_catalog):
+    """"also as 8× …" says "same per-GPU price": a type that buys the same GPUs over more hosts at a higher
+    per-GPU price is another choice, not the same purchase (the Huawei GPU-F32 case: $4.51 against $1.32)."""
+    catalog = make_catalog(
+        offer(provider="huawei", region="cn-north-4", instance_type="gpu-accel-a100", gpu_count=4,
+              on_demand_hourly="5.28", source="seed-002"),
+        offer(provider="huawei", region="cn-north-4", instance_type="GPU-F32", gpu_count=1, on_demand_hourly="4.51",
+              source="seed-000"),
+        offer(provider="huawei", region="cn-north-4", instance_type="twin", gpu_count=2, on_demand_hourly="2.64",
+              source="seed-000"))
+    result = compare(quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=TODAY))
+    keys = {r.key: r for r in result.rows}
+    assert keys["huawei/gpu-accel-a100"].folded == ("4× twin",)  # $1.32 per GPU-hour both: folded
+    assert "huawei/GPU-F32" in keys and not keys["huawei/GPU-F32"].folded
+    assert not any("GPU-F32" in note for row in result.rows for note in row.notes)
+
+
+@pytest.mark.parametrize("text", ["quote 8xA100 72h", "quote 8xA100 72h provider=huawei", "quote 16xH100 1w",
+                                  "quote 8xA100 1mo include-unverified", "quote 4xL4 10h all-regions"])
+def test_every_fold_is_at_the_same_per_gpu_price(context, text):
+    """What a folded row's note claims, checked on the bundled catalogs: each option of a folded type costs
+    the same per GPU-hour (within half a percent) as the row that shows it, in every pricing model."""
+    result = _run(context, text)
+    rows = {r.key: r for r in result.rows + result.untrusted}
+    cheapest: dict[tuple[str, str], QuoteOption] = {}  # a folded type's cell: its cheapest region per model
+    for o in result.quote.options:
+        key = (f"{o.provider}/{o.instance_type}", o.pricing_model)
+        if result.group_of(o) != key[0] and (key not in cheapest or o.total < cheapest[key].total):
+            cheapest[key] = o
+    for option in cheapest.values():
+        shown = rows[result.group_of(option)].cell(option.pricing_model)
+        assert shown is not None and option.instances * option.gpu_count == shown.instances * shown.gpu_count
+        per_gpu, shown_per_gpu = option.hourly / option.gpu_count, shown.hourly / shown.gpu_count
+        assert abs(per_gpu - shown_per_gpu) <= shown_per_gpu / 200, (option.instance_type, shown.instance_type)
 
 
 def test_unverified_rows_get_their_own_section_unless_asked_for(context):

@@ -4,6 +4,7 @@ acceptance checks as a user would run them."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
 
@@ -187,8 +188,19 @@ def test_8xh100_for_an_hour_is_offered_by_at_least_8_providers(capsys):
 def test_sources_disagree_is_shown_with_both_figures(catalog):
     option = _quote(catalog, "8xH100 1h provider=gcp region=us-central1 on-demand", all_regions=True).cheapest(
         instance_type="a3-highgpu-8g")
-    assert any("sources disagree on on-demand: skypilot-gcp $43.06615/h (2026-12-02) vs gcp-cud "
-               "$88.4899999025753/h (2026-07-30)" in n for n in option.notes)
+    # the sources' figures (`$88.4899999025753/h` in gcp_cud.csv) as quotes show rates: four places
+    assert any("sources disagree on on-demand: skypilot-gcp $43.0662/h (2026-12-02) vs gcp-cud "
+               "$88.4900/h (2026-07-30)" in n for n in option.notes)
+
+
+def test_a_notes_money_is_in_the_quotes_currency(catalog):
+    """A catalog note quoting dollars (an upfront payment, a source's rate) is converted with the quote."""
+    rate = catalog.fx.per_usd["CNY"]
+    p4d = _quote(catalog, "8xA100 72h provider=aws region=us-east-1 reserved-3y currency=CNY").cheapest(
+        instance_type="p4d.24xlarge")
+    upfront = f"{Decimal('214419.99') * rate:,.2f}"
+    assert any(f"about ¥{upfront} upfront per instance" in n for n in p4d.notes), p4d.notes
+    assert not any("$" in n for n in p4d.notes)
 
 
 def test_lambda_h100_pcie_is_the_pcie_card_not_the_sxm_part(gpus):

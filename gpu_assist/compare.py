@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from decimal import Decimal
 from typing import Any
 
@@ -44,15 +45,6 @@ def per_gpu_rate(option: QuoteOption) -> Decimal:
     return option.hourly / option.gpu_count
 
 
-def is_stale(option: QuoteOption) -> bool:
-    return any(note.startswith("stale") for note in option.notes)
-
-
-def trusted(option: QuoteOption) -> bool:
-    """A verified price from a dated source within the staleness limit."""
-    return option.verified and not is_stale(option)
-
-
 def _sort_key(sort: str, option: QuoteOption) -> tuple[Decimal | str, Decimal | int]:
     if sort == "price":
         return (job_hourly(option), option.total)
@@ -67,7 +59,7 @@ def asked_for_untrusted(quote: Quote, include_unverified: bool) -> set[str]:
     """Providers whose unverified or stale prices the user asked to see ranked: all of them with
     `include-unverified` or when nothing trusted is left, else those named with `provider=`."""
     providers = {o.provider for o in quote.options}
-    if include_unverified or not any(trusted(o) for o in quote.options):
+    if include_unverified or not any(o.trusted for o in quote.options):
         return providers
     return set(quote.request.providers) & providers
 
@@ -93,7 +85,7 @@ def refine(quote: Quote, *, sort: str = "total", max_price: Decimal | None = Non
                                         f" (the cheapest costs {cheapest:,.2f} {quote.currency}/h)"))
         options = kept
     ranked = asked_for_untrusted(quote, include_unverified)
-    options.sort(key=lambda o: (not (trusted(o) or o.provider in ranked), _sort_key(sort, o)))
+    options.sort(key=lambda o: (not (o.trusted or o.provider in ranked), _sort_key(sort, o)))
     return replace(quote, options=tuple(options), notices=tuple(notices))
 
 
@@ -113,16 +105,16 @@ class ComparisonRow:
     ranked: bool = True  # in the main table (False: the unverified/stale section)
 
     def cell(self, model: str) -> QuoteOption | None:
-        return dict(self.cells).get(model)
+        return next((option for cell_model, option in self.cells if cell_model == model), None)
 
-    @property
+    @cached_property
     def best(self) -> QuoteOption:
-        """The cheapest cell, trusted prices first."""
-        return min((o for _, o in self.cells), key=lambda o: (not trusted(o), o.total))
+        """The cheapest cell, trusted prices first (kept once known: sorting and folding ask it again)."""
+        return min((o for _, o in self.cells), key=lambda o: (not o.trusted, o.total))
 
     @property
     def trusted(self) -> bool:
-        return any(trusted(o) for _, o in self.cells)
+        return any(o.trusted for _, o in self.cells)
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -201,12 +193,13 @@ def _row_key(option: QuoteOption) -> str:
     return f"{option.provider}/{option.instance_type}"
 
 
-def _rows(options: Iterable[QuoteOption]) -> list[ComparisonRow]:
+def _rows(options: Iterable[QuoteOption], ranked_providers: set[str]) -> list[ComparisonRow]:
+    """One row per provider × instance type; ranked when it has a trusted price or its provider was asked for."""
     by_key: dict[tuple[str, str, int], dict[str, QuoteOption]] = {}
     for option in options:
         cells = by_key.setdefault((option.provider, option.instance_type, option.gpu_count), {})
         current = cells.get(option.pricing_model)
-        if current is None or (not trusted(current), current.total) > (not trusted(option), option.total):
+        if current is None or (not current.trusted, current.total) > (not option.trusted, option.total):
             cells[option.pricing_model] = option
     rows = []
     for (provider, instance_type, gpu_count), cells in by_key.items():
@@ -214,7 +207,8 @@ def _rows(options: Iterable[QuoteOption]) -> list[ComparisonRow]:
         rows.append(ComparisonRow(
             key=f"{provider}/{instance_type}", provider=provider, instance_type=instance_type,
             instances=first.instances, gpu=first.gpu, gpu_count=gpu_count, gpu_memory_gib=first.gpu_memory_gib,
-            cells=tuple((m, cells[m]) for m in COLUMNS if m in cells)))
+            cells=tuple((m, cells[m]) for m in COLUMNS if m in cells),
+            ranked=provider in ranked_providers or any(o.trusted for o in cells.values())))
     return rows
 
 
@@ -252,9 +246,7 @@ def _fold(rows: list[ComparisonRow]) -> tuple[list[ComparisonRow], dict[str, str
 def compare(quote: Quote, *, top: int | None = None, sort: str = "total",
             include_unverified: bool = False) -> Comparison:
     """Group `quote` (all its options, see `refine`) into comparison rows, ranked, `top` rows at most."""
-    rows, moved = _fold(_rows(quote.options))
-    ranked_providers = asked_for_untrusted(quote, include_unverified)
-    rows = [replace(r, ranked=r.trusted or r.provider in ranked_providers) for r in rows]
+    rows, moved = _fold(_rows(quote.options, asked_for_untrusted(quote, include_unverified)))
     rows.sort(key=lambda r: (_sort_key(sort, r.best), r.instances, r.provider, r.instance_type))
     main = [r for r in rows if r.ranked]
     shown = main if top is None else main[:top]

@@ -21,6 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from .catalog import Catalog, days_old
@@ -64,6 +65,12 @@ class QuoteOption:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @cached_property
+    def trusted(self) -> bool:
+        """A verified price from a dated source within the staleness limit (else a note says "stale").
+        Kept once known: ranking and grouping ask it of every option many times."""
+        return self.verified and not any(note.startswith("stale") for note in self.notes)
 
 
 @dataclass(frozen=True)

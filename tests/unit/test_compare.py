@@ -11,7 +11,7 @@ import pytest
 from support import TODAY, offer
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, QuoteCommand, parse_command, run
-from gpu_assist.compare import Comparison, compare, job_hourly, refine, trusted
+from gpu_assist.compare import Comparison, compare, job_hourly, refine
 from gpu_assist.errors import ParseError
 from gpu_assist.pricing import Quote, QuoteOption, quote
 from gpu_assist.render import csv as render_csv, markdown as render_markdown
@@ -188,7 +188,7 @@ def test_a_more_button_carries_every_field_of_its_command(context):
 
 def test_sort_and_filters_are_words_of_the_grammar(context):
     by_price = _run(context, "quote 8xA100 72h sort=price list")
-    prices = [job_hourly(o) for o in by_price.options if trusted(o)]
+    prices = [job_hourly(o) for o in by_price.options if o.trusted]
     assert prices == sorted(prices)
     capped = _run(context, "quote 8xA100 72h max-price=30 list")
     assert capped.options and all(job_hourly(o) <= 30 for o in capped.options)

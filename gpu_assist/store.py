@@ -289,6 +289,12 @@ class Store:
             connection.execute(notices_table.delete().where(and_(notices_table.c.key == key,
                                                                  notices_table.c.until.is_(None))))
 
+    def forget_before(self, kind: str, before: dt.datetime) -> int:
+        """Delete the notices of `kind` taken before `before` (ones no longer guarding anything); how many."""
+        with self.engine.begin() as connection:
+            return connection.execute(notices_table.delete().where(and_(
+                notices_table.c.kind == kind, notices_table.c.at < before))).rowcount
+
     def notice(self, key: str) -> dict[str, Any] | None:
         with self.engine.connect() as connection:
             row = connection.execute(select(notices_table).where(notices_table.c.key == key)).mappings().first()

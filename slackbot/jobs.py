@@ -21,6 +21,8 @@ import threading
 import time
 import uuid
 
+from .workers import prune_deliveries
+
 log = logging.getLogger("gpu_assist.slack")
 JOB_INTERVAL_S = float(os.environ.get("GPU_ASSIST_JOB_INTERVAL_S", "60"))
 _LEADER_KEY = int(uuid.uuid5(uuid.NAMESPACE_URL, "gpu-assist:job-leader").int % (2**63))
@@ -108,8 +110,9 @@ def lease_for(store):
 def run_round(approvals, number: int) -> None:
     jobs = approvals.orchestration
     expired, reaped, reconciled = jobs.expire_due(), jobs.reap(), jobs.reconcile()
-    log.info("jobs round %d on pid %d: %d expired, %d reaped, %d reconciled", number, os.getpid(), len(expired),
-             len(reaped), len(reconciled))
+    pruned = prune_deliveries(approvals.store, approvals.clock())
+    log.info("jobs round %d on pid %d: %d expired, %d reaped, %d reconciled, %d delivery claims pruned", number,
+             os.getpid(), len(expired), len(reaped), len(reconciled), pruned)
 
 
 def run_jobs_forever(context, stop: threading.Event, interval_s: float = JOB_INTERVAL_S, on_round=None) -> None:

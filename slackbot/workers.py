@@ -25,6 +25,7 @@ from typing import Callable, Iterator
 
 log = logging.getLogger("gpu_assist.slack")
 DELIVERY = "slack-delivery"
+DELIVERY_KEPT = dt.timedelta(days=1)
 
 
 class WorkPool:
@@ -136,3 +137,10 @@ def claim_delivery(store, key: str | None, now: dt.datetime) -> bool:
         return True
     digest = hashlib.sha256(key.encode()).hexdigest()
     return store.post_once(f"{DELIVERY}:{digest}", DELIVERY, now=now)
+
+
+def prune_deliveries(store, now: dt.datetime) -> int:
+    """Forget delivery claims older than `DELIVERY_KEPT`, so the table does not grow with every command ever
+    given; how many went. Slack retries within minutes and the server refuses a request signed more than five
+    minutes ago (`server.MAX_SKEW_S`), so no delivery that old can arrive again."""
+    return store.forget_before(DELIVERY, now - DELIVERY_KEPT)

@@ -16,7 +16,7 @@ from slack_bolt.context.respond.internals import _build_message
 from gpu_assist.store import Store
 from slackbot.jobs import FileLease
 from slackbot.response_url import EncodedAnswers, message
-from slackbot.workers import Deliveries, WorkPool, claim_delivery
+from slackbot.workers import DELIVERY_KEPT, Deliveries, WorkPool, claim_delivery, prune_deliveries
 
 NOW = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -96,6 +96,18 @@ def test_a_delivery_is_claimed_once_across_processes_sharing_the_database(tmp_pa
     assert not claim_delivery(other, key, NOW) and not claim_delivery(one, key, NOW)
     assert claim_delivery(other, key + "d", NOW)
     assert claim_delivery(one, None, NOW) and claim_delivery(one, None, NOW)  # nothing to claim by: it runs
+
+
+def test_delivery_claims_are_forgotten_a_day_on_and_no_other_notice_is(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'state.db'}")
+    assert claim_delivery(store, "https://hooks.slack.test/old", NOW)
+    assert store.post_once("budget:team:2026-12:80", "budget", now=NOW)  # guards a crossing all month: kept
+    later = NOW + DELIVERY_KEPT - dt.timedelta(minutes=1)
+    assert claim_delivery(store, "https://hooks.slack.test/recent", later)
+    assert prune_deliveries(store, NOW + DELIVERY_KEPT + dt.timedelta(minutes=1)) == 1
+    assert claim_delivery(store, "https://hooks.slack.test/old", NOW + DELIVERY_KEPT)  # gone: claimable again
+    assert not claim_delivery(store, "https://hooks.slack.test/recent", later)
+    assert not store.post_once("budget:team:2026-12:80", "budget", now=NOW + DELIVERY_KEPT)
 
 
 def test_the_message_is_what_bolts_respond_sends():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 _RETRY_INIT_AFTER_S = 60.0
@@ -261,6 +262,23 @@ class Poller:
             newest = snapshots[-1].taken_at
             snapshots = [s for s in snapshots if newest - s.taken_at <= window_s]
         return average_utilization(snapshots)
+
+
+IDLE_BELOW_PCT = 10.0  # the fleet's default idle threshold too (`fleet.fleet_report`)
+
+
+def idle_gpus(snapshots: Sequence[Snapshot], threshold_pct: float = IDLE_BELOW_PCT) -> tuple[int, ...]:
+    """The GPUs (indexes) idle through `snapshots`: every sample's utilisation known and below `threshold_pct`,
+    and no process holding memory on them in the last. One snapshot says "idle now"; a poller's window says
+    idle for that long. A GPU whose utilisation NVML cannot read is never called idle."""
+    if not snapshots:
+        return ()
+    last = snapshots[-1]
+    candidates = {gpu.index for gpu in last.gpus if not gpu.processes}
+    for snapshot in snapshots:
+        candidates &= {gpu.index for gpu in snapshot.gpus
+                       if gpu.utilization_gpu_pct is not None and gpu.utilization_gpu_pct < threshold_pct}
+    return tuple(sorted(candidates))
 
 
 def average_utilization(snapshots: list[Snapshot]) -> dict[int, dict[str, float]]:

@@ -8,6 +8,7 @@ import threading
 import ipywidgets as widgets
 
 from ..plural import plural
+from ..utilization import IDLE_BELOW_PCT, idle_gpus
 
 
 class UtilizationPanel(widgets.VBox):
@@ -54,8 +55,13 @@ class UtilizationPanel(widgets.VBox):
             self.bars.children = ()
             return
         history = self.poller.history()
+        window = history[-60:]  # what the sparklines show
+        idle = idle_gpus(window)
+        idle_line = "" if not idle else \
+            f"<br><b>idle</b> for the last {window[-1].taken_at - window[0].taken_at:.0f} s: " \
+            f"GPU {', '.join(map(str, idle))} (below {IDLE_BELOW_PCT:g}% use, no process)"
         self.status.value = f"{plural(len(snapshot.gpus), 'GPU')} · " \
-            f"driver {html.escape(snapshot.driver_version or '?')}" + \
+            f"driver {html.escape(snapshot.driver_version or '?')}" + idle_line + \
             "".join(f"<br><span style='color:#c62828'>{html.escape(e)}</span>" for e in snapshot.errors)
         rows = []
         for gpu in snapshot.gpus:

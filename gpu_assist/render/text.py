@@ -282,6 +282,8 @@ def _number(value, unit: str = "", places: int = 0) -> str:
 
 @register_by_name(render, "gpu_assist.utilization.Snapshot")
 def render_snapshot(snapshot: Snapshot, **_options: Any) -> str:
+    from ..utilization import IDLE_BELOW_PCT, idle_gpus
+
     if not snapshot.gpus:
         return f"no GPUs: {snapshot.reason}"
     rows, processes = [], []
@@ -301,6 +303,11 @@ def render_snapshot(snapshot: Snapshot, **_options: Any) -> str:
                    right={0, 2, 4, 6, 7})]
     if processes:
         lines.append(table(["GPU", "pid", "process", "GPU memory"], processes, right={1, 3}))
+    idle = idle_gpus([snapshot])
+    if idle:
+        which = f"GPU {idle[0]}" if len(idle) == 1 else f"GPUs {', '.join(map(str, idle))}"
+        lines.append(f"idle now: {which} (below {IDLE_BELOW_PCT:g}% use, no process on "
+                     f"{'it' if len(idle) == 1 else 'them'})")
     lines += [f"error: {e}" for e in snapshot.errors]
     return "\n".join(lines)
 

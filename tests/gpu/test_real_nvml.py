@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_assist.utilization import NvmlSampler, Poller
+from gpu_assist.utilization import NvmlSampler, Poller, idle_gpus
 
 _FIRST = NvmlSampler().sample()
 pytestmark = pytest.mark.skipif(not _FIRST.gpus, reason=f"no NVIDIA GPU here: {_FIRST.reason}")
@@ -32,6 +32,14 @@ def test_every_gpu_reports_its_identity_memory_and_load_in_their_units():
         assert gpu.temperature_c is None or 0 < gpu.temperature_c < 120
         assert gpu.power_w is None or 0 < gpu.power_w <= (gpu.power_limit_w or 2000)  # W, not mW
     assert (snapshot.sample_cost_s or 0) < 0.5
+
+
+def test_an_unused_gpu_is_called_idle():
+    deadline = time.monotonic() + 15  # a load of an earlier run may still be winding down
+    while time.monotonic() < deadline and 0 not in idle_gpus([NvmlSampler().sample()]):
+        time.sleep(0.5)
+    snapshot = NvmlSampler().sample()
+    assert 0 in idle_gpus([snapshot]), snapshot.gpus[0]
 
 
 @pytest.fixture
@@ -61,6 +69,7 @@ def test_a_busy_gpu_and_the_process_holding_it_are_seen(load):
     finally:
         poller.stop()
     assert (gpu.utilization_gpu_pct or 0) >= 50, gpu
+    assert 0 not in idle_gpus(poller.history()[-4:])
     assert averages["utilization_gpu_pct"] > 0 and averages["memory_used_mib"] >= 128
     held = [p for p in gpu.processes if (p.used_memory_mib or 0) >= 128]
     assert held, gpu.processes  # the load's 128 MiB matrix, whatever pid namespace NVML reports from
@@ -72,3 +81,4 @@ def test_util_prints_the_gpus_within_100_columns(load):
     assert done.returncode == 0, done.stderr
     assert _FIRST.gpus[0].name in done.stdout and "driver" in done.stdout
     assert max(len(line) for line in done.stdout.splitlines()) <= 100, done.stdout
+    assert "idle now" not in done.stdout  # GPU 0 runs the load

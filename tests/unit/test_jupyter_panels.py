@@ -111,6 +111,19 @@ def test_utilization_panel_shows_live_gpus_and_stops():
     assert gpu3[1].value == 30 and "GPU 3" in gpu3[0].value
     assert "pid 1003 python" in panel.processes.value
     assert not panel._thread.is_alive()
+    assert "idle" not in panel.status.value  # every GPU runs a process
+
+
+def test_utilization_panel_calls_out_a_gpu_idle_through_its_window():
+    gpus = eight_gpus()
+    gpus[0].processes = []
+    panel = UtilizationPanel(NvmlSampler(FakeNvml(gpus)), interval_s=0.02)
+    deadline = time.monotonic() + 5
+    while "idle" not in panel.status.value and time.monotonic() < deadline:
+        time.sleep(0.02)
+    panel.stop()
+    assert "<b>idle</b> for the last" in panel.status.value and "GPU 0 (below 10% use, no process)" in \
+        panel.status.value
 
 
 def test_utilization_panel_without_a_gpu_says_so():

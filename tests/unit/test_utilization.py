@@ -7,7 +7,8 @@ import sys
 import time
 
 from fake_nvml import NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_GPU_IS_LOST, FakeGpu, FakeNvml, eight_gpus
-from gpu_assist.utilization import NvmlSampler, Poller, average_utilization
+from gpu_assist.render.text import render
+from gpu_assist.utilization import NvmlSampler, Poller, average_utilization, idle_gpus
 
 
 def test_importing_gpu_assist_touches_no_driver_and_no_heavy_module():
@@ -96,3 +97,30 @@ def test_average_utilization_skips_missing_values():
     gpus[0].unsupported = {"utilization"}
     second = NvmlSampler(FakeNvml(gpus)).sample()
     assert average_utilization([first, second])[0]["utilization_gpu_pct"] == 20
+
+
+def test_a_gpu_is_idle_only_below_the_threshold_in_every_sample_and_with_no_process():
+    quiet, busy_once, unreadable, held = (FakeGpu(gpu_pct=2), FakeGpu(gpu_pct=2), FakeGpu(gpu_pct=0),
+                                          FakeGpu(gpu_pct=0, processes=[(7, 2**30, "python")]))
+    unreadable.unsupported = {"utilization"}
+    fake = FakeNvml([quiet, busy_once, unreadable, held])
+    sampler = NvmlSampler(fake)
+    window = [sampler.sample()]
+    busy_once.gpu_pct = 60
+    window.append(sampler.sample())
+    busy_once.gpu_pct = 2
+    window.append(sampler.sample())
+    assert idle_gpus(window) == (0,)  # 1 was busy in the window, 2 cannot be read, 3 holds a process
+    assert idle_gpus(window[-1:]) == (0, 1) and idle_gpus([]) == ()
+    assert idle_gpus(window[-1:], threshold_pct=2) == ()
+
+
+def test_util_calls_idle_gpus_out_in_one_line_and_says_nothing_when_all_work():
+    gpus = eight_gpus()
+    assert "idle" not in render(NvmlSampler(FakeNvml(gpus)).sample())  # GPU 0 is at 0 % but runs a process
+    gpus[0].processes, gpus[1].processes = [], []
+    text = render(NvmlSampler(FakeNvml(gpus)).sample())
+    assert text.splitlines()[-1] == "idle now: GPU 0 (below 10% use, no process on it)"
+    gpus[1].gpu_pct = 0
+    text = render(NvmlSampler(FakeNvml(gpus)).sample())
+    assert text.endswith("idle now: GPUs 0, 1 (below 10% use, no process on them)")

@@ -7,7 +7,7 @@ export PYTHONPATH="$PWD" PYTHONUNBUFFERED=1
 out="${OUT:-bench/results/gpu}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,driver_version,power.limit --format=csv | tee "$out/nvidia-smi.csv"
-python3 -c 'import pynvml, torch; print("nvidia-ml-py", pynvml.__version__ if hasattr(pynvml, "__version__") else "?", "torch", torch.__version__)' | tee "$out/versions.txt"
+python3 -c 'import pynvml, torch; print("nvidia-ml-py", pynvml.__version__ if hasattr(pynvml, "__version__") else "?", "torch", torch.__version__)'
 python3 -m pytest --noconftest -p no:cacheprovider -v tests/gpu 2>&1 | tee "$out/pytest.txt"
 python3 -m gpu_assist util | tee "$out/util-idle.txt"
 python3 bench/gpu_check.py "$out/gpu_check-idle.json" --seconds 10 >/dev/null

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from slack_bolt import App
+from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 
 from gpu_assist.commands import Context
@@ -24,10 +25,23 @@ from .response_url import ResponsePoster
 from .workers import WorkPool
 
 log = logging.getLogger("gpu_assist.slack")
-LAZY_WORKERS = int(os.environ.get("GPU_ASSIST_SLACK_WORKERS", "8"))
-QUEUED_COMMANDS = int(os.environ.get("GPU_ASSIST_SLACK_QUEUE", "64"))
+# Bolt reads SLACK_BOT_TOKEN itself and warns that the client's token wins; it is the same token, so the warning
+# would only puzzle whoever reads the log at every start.
+log.addFilter(lambda record: record.getMessage() != "As you gave `client` as well, `token` will be unused.")
+
+
+def _env_count(name: str, default: int) -> int:
+    """A positive whole number from the environment, or one clear error naming the variable."""
+    value = os.environ.get(name, str(default)).strip()
+    if not value.isdigit() or int(value) < 1:
+        raise GpuAssistError(f"{name}={value!r} is not a positive whole number", example=f"{name}={default}")
+    return int(value)
+
+
+LAZY_WORKERS = _env_count("GPU_ASSIST_SLACK_WORKERS", 8)
+QUEUED_COMMANDS = _env_count("GPU_ASSIST_SLACK_QUEUE", 64)
 # Pure answers computed at once per process (workers.py): two, so a slow plan does not hold up a quote.
-COMPUTING = int(os.environ.get("GPU_ASSIST_SLACK_COMPUTING", "2"))
+COMPUTING = _env_count("GPU_ASSIST_SLACK_COMPUTING", 2)
 
 
 @dataclass(frozen=True)
@@ -71,8 +85,17 @@ def create_app(settings: SlackSettings, context: Context | None = None, pool: Wo
     context = context or Context()
     context.catalog  # noqa: B018 - loaded now, not on the first command
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
-    app = App(signing_secret=settings.signing_secret, client=client, process_before_response=True, logger=log,
-              listener_executor=ThreadPoolExecutor(max_workers=LAZY_WORKERS, thread_name_prefix="gpu-assist-lazy"))
+    try:  # Bolt checks the token with auth.test before it serves anything
+        app = App(signing_secret=settings.signing_secret, client=client, process_before_response=True, logger=log,
+                  listener_executor=ThreadPoolExecutor(max_workers=LAZY_WORKERS,
+                                                       thread_name_prefix="gpu-assist-lazy"))
+    except BoltError as error:
+        raise GpuAssistError(f"Slack refused the bot token: {error}",
+                             hint="export the app's Bot User OAuth Token (xoxb-…) as SLACK_BOT_TOKEN") from None
+    except OSError as error:  # URLError, timeouts, refused connections
+        raise GpuAssistError(f"could not reach Slack's Web API at {settings.api_url} to check the bot token "
+                             f"({getattr(error, 'reason', error)})",
+                             hint="check the network, or GPU_ASSIST_SLACK_API_URL") from None
     listeners.register(app, listeners.Deps(settings, context, client, pool or work_pool(),
                                            ResponsePoster(connections=LAZY_WORKERS)))
     return app

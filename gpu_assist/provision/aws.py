@@ -64,9 +64,10 @@ class AwsProvisioner:
         client = quotas_client or self.client("service-quotas", spec.region)
         try:
             value = client.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
-        except (ClientError, BotoCoreError) as error:
-            reason = _code(error) or type(error).__name__
-            return f"quota unknown ({code}: {reason})"
+        except ClientError as error:
+            return f"quota unknown ({code}: {_code(error)})"
+        except BotoCoreError as error:  # no credentials, no network: say which, as the dry run does
+            return f"quota unknown ({code}): {aws.explain(error, 'reading the vCPU quota').message}"
         if needed > value:
             return f"quota too low: {needed} vCPUs needed, limit {value:g} ({code}); ask AWS to raise it"
         return f"ok: {needed} vCPUs of {value:g} ({code})"

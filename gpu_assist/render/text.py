@@ -346,14 +346,15 @@ def render_request(record, trail=()) -> str:
     lines = [describe(record)]
     spec = record.spec
     if isinstance(spec, LaunchSpec):
-        lines.append(f"  hourly {spec.hourly} {record.currency} per instance (ceiling {spec.ceiling_hourly}), "
-                     f"price from {spec.price_source}")
+        lines.append(f"  {format_money(spec.hourly, record.currency, places=4 if spec.hourly < 1 else 2)}/h per "
+                     f"instance (ceiling {format_money(spec.ceiling_hourly, record.currency)}/h), price from "
+                     f"{spec.price_source}")
         lines += [f"  project {spec.project}"] if spec.project else []
         checks = spec.checks or Checks("?", "?")
         lines += [f"  dry run: {checks.dry_run}", f"  quota: {checks.quota}"]
     elif isinstance(spec, ExtendSpec):
         lines.append(f"  {spec.launch_request} was to stop {spec.launch_ends_at:%Y-%m-%d %H:%M} UTC; "
-                     f"{spec.hourly} {record.currency}/h for all its instances")
+                     f"{format_money(spec.hourly, record.currency)}/h for all its instances")
     lines.append(f"  created {record.created_at:%Y-%m-%d %H:%M} UTC, expires {record.expires_at:%Y-%m-%d %H:%M} UTC")
     if record.approver:
         lines.append(f"  decided by {record.approver} at {record.decided_at:%Y-%m-%d %H:%M} UTC")

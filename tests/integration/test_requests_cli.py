@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import re
 
 import pytest
 
@@ -65,7 +66,10 @@ def test_break_glass_is_an_audited_override_when_the_policy_allows_it(cli_env, c
     override = next(e for e in shown["audit"] if e["action"] == "approve (override)")
     assert override["actor"] == operator and override["detail"] == "break-glass override: Slack outage, INC-42"
     assert main(["requests", "show", record["id"]]) == 0
-    assert f"decided by {operator}" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert f"decided by {operator}" in shown
+    per_instance = r"^  \$[0-9,]+\.\d\d/h per instance \(ceiling \$[0-9,]+\.\d\d/h\), price from "
+    assert re.search(per_instance, shown, re.M), shown
     stop = _json(capsys, ["stop", approved["instance_ids"][0], "--as", "carol", "--format", "json"])
     stopped = _json(capsys, ["approve", stop["id"], "--break-glass", "--reason", "INC-42", "--format", "json"])
     assert stopped["state"] == "stopped"
@@ -84,6 +88,7 @@ def test_an_extension_from_the_cli_is_recorded_and_decided_like_a_launch(cli_env
     assert main(["requests", "show", extension["id"]]) == 0
     shown = capsys.readouterr().out
     assert shown.startswith(f"{extension['id']} [pending] extend {record['id']} by 24h, est. ") and "audit:" in shown
+    assert re.search(r"was to stop \S+ \S+ UTC; \$[0-9,]+\.\d\d/h for all its instances", shown), shown
     done = _json(capsys, ["approve", extension["id"], "--break-glass", "--reason", "INC-7", "--format", "json"])
     assert done["state"] == "extended"
 

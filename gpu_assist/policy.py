@@ -95,7 +95,8 @@ class Policy:
         estimated cost and the whole time to live it makes (a launch's, or its launch's with it)."""
         problems = []
         if spec.gpus > self.max_gpus:
-            problems.append(f"{spec.gpus} GPUs is over the limit of {self.max_gpus} per request")
+            problems.append(f"{spec.gpus} GPUs ({spec.instances}× {spec.instance_type}) is over the limit of "
+                            f"{self.max_gpus} per request")
         if spec.estimated_total > self.max_cost:
             problems.append(f"estimated {spec.estimated_total:,.2f} {self.currency} is over the limit of "
                             f"{self.max_cost:,.2f} {self.currency} per request")

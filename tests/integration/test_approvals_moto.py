@@ -112,6 +112,8 @@ def test_expired_and_rejected_requests_cannot_be_approved(approvals, clock):
 def test_policy_is_enforced_at_submit_and_again_at_approve(approvals, policy):
     with pytest.raises(PolicyError, match="over the limit of 20,000.00 USD"):
         submit_launch(approvals, "slack:U-CAROL", "8xA100 8w")
+    with pytest.raises(PolicyError, match=r"72 GPUs \(9× p4d.24xlarge\) is over the limit of 64 per request"):
+        submit_launch(approvals, "slack:U-CAROL", "70xA100 1h")  # whole instances: the GPUs launched, said how
     record = submit_launch(approvals, "slack:U-CAROL", "8xA100 2h")
     approvals.policy = Policy(**{**policy.__dict__, "max_cost": Decimal(10)})
     with pytest.raises(PolicyError, match="policy refuses it now"):

@@ -117,19 +117,28 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
 # `catalog list-gpus` in text: short headers for gpu_summary's columns (JSON keeps the long names).
 _GPU_HEADERS = {"gpu": "gpu", "memory_gib": "GiB", "architecture": "architecture", "bf16_tflops": "bf16 TFLOPS",
                 "offers": "offers", "providers": "providers",
-                "min_verified_on_demand_per_gpu_hour_usd": "from $/GPU-h"}
+                "min_verified_on_demand_per_gpu_hour_usd": "from/GPU-h"}
 
 
 def _gpu_table(frame) -> str:
     """The GPUs within 100 columns: numbers whole, the providers folded after a comma."""
     from ..render.tables import text_table
 
+    from decimal import Decimal
+
+    from ..render.money import format_money
+
     columns = list(_GPU_HEADERS)
     rows = [[str(value) for value in row] for row in frame[columns].itertuples(index=False)]
+    price = columns.index("min_verified_on_demand_per_gpu_hour_usd")
+    for row in rows:  # as money reads everywhere else: cents, or four places below a dollar
+        if row[price]:
+            amount = Decimal(row[price])
+            row[price] = format_money(amount, "USD", places=4 if amount < 1 else 2)
     providers = columns.index("providers")
     return "\n".join([text_table(list(_GPU_HEADERS.values()), rows, right={1, 3, 4, 6}, fold={providers},
                                  whole=set(range(len(columns))) - {providers}, narrow=[(providers, 0)]),
-                      "from $/GPU-h: the cheapest verified on-demand price of one GPU-hour, in USD"])
+                      "from/GPU-h: the cheapest verified on-demand price of one GPU-hour"])
 
 
 def _refresh_public(args: argparse.Namespace, directory: Path) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -180,6 +181,10 @@ def test_catalog_commands(capsys, tmp_path):
     assert main(["catalog", "list-gpus", "--format", "json"]) == 0
     gpus = {g["gpu"]: g for g in json.loads(capsys.readouterr().out)}
     assert "aws" in gpus["A100"]["providers"] and gpus["A100"]["offers"] > 100
+    assert main(["catalog", "list-gpus"]) == 0
+    prices = [line.split()[-1] for line in capsys.readouterr().out.splitlines()[1:-1] if line.startswith(tuple(gpus))]
+    assert prices and all(re.fullmatch(r"\$\d+\.\d{4}|\$[1-9][\d,]*\.\d\d", p) for p in prices if p.startswith("$"))
+    assert f"${gpus['A100']['min_verified_on_demand_per_gpu_hour_usd']:.4f}" in prices  # below $1: four places
     assert main(["catalog", "status", "--format", "json"]) == 0
     status = {s["provider"]: s for s in json.loads(capsys.readouterr().out)}
     assert status["tencent"]["verified"] == "0%" and status["aws"]["verified"] == "100%"

@@ -31,7 +31,7 @@ SORTS = ("total", "price", "per-gpu", "provider")
 COLUMNS = ("on-demand", "spot", "reserved-1y", "reserved-3y", "monthly")
 # Notes that belong to a pricing model, not to an offer: the legend explains them once per column.
 MODEL_NOTES = ("spot: may be interrupted", "commits to a ", "breaks even vs on-demand", "monthly subscription")
-TRUST_NOTES = ("unverified", "stale", "price date unknown")
+TRUST_NOTES = ("unverified", "stale", "derived", "price date unknown")
 _TIE = Decimal("0.005")  # prices within half a percent are one price (rounding of host + GPU sums)
 
 
@@ -56,7 +56,7 @@ def _sort_key(sort: str, option: QuoteOption) -> tuple[Decimal | str, Decimal | 
 
 
 def asked_for_untrusted(quote: Quote, include_unverified: bool) -> set[str]:
-    """Providers whose unverified or stale prices the user asked to see ranked: all of them with
+    """Providers whose unverified, stale or derived prices the user asked to see ranked: all of them with
     `include-unverified` or when nothing trusted is left, else those named with `provider=`."""
     providers = {o.provider for o in quote.options}
     if include_unverified or not any(o.trusted for o in quote.options):

@@ -35,6 +35,8 @@ from .render.money import restate_money
 from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request
 
 STALE_AFTER_DAYS = 30
+# Notes that make an offer's verified price in one pricing model untrusted (ranked after trusted ones).
+UNTRUSTED_NOTES = ("stale", "derived")
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,10 @@ class QuoteOption:
 
     @cached_property
     def trusted(self) -> bool:
-        """A verified price from a dated source within the staleness limit (else a note says "stale").
-        Kept once known: ranking and grouping ask it of every option many times."""
-        return self.verified and not any(note.startswith("stale") for note in self.notes)
+        """A verified price from a dated source within the staleness limit, as the source gives it: not one its
+        notes call stale or derived (a spot price a catalog computes from on-demand is nobody's price). Kept once
+        known: ranking and grouping ask it of every option many times."""
+        return self.verified and not any(note.startswith(UNTRUSTED_NOTES) for note in self.notes)
 
 
 @dataclass(frozen=True)

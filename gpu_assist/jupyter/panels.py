@@ -168,7 +168,7 @@ class QuotePanel(_Panel):
                                                          "background-color:#c8e6c9")
                 .set_table_attributes('class="gpu-assist-quote"'))
         if len(frame) > len(ranked):
-            display(HTML("<i>Rows with verified=False are unverified or stale list prices, not ranked.</i>"))
+            display(HTML("<i>Rows with verified=False (unverified, stale or derived prices) are not ranked.</i>"))
         if result.notices:
             display(HTML("<br>".join(html.escape(n) for n in result.notices)))
 

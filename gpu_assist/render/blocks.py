@@ -160,7 +160,7 @@ def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None
     if result.untrusted and not start:
         unranked = [f"{r.provider} `{r.instance_type}`: {line[-1] and 'notes ' + line[-1]}"
                     for r, line in zip(result.untrusted, view.untrusted)]
-        blocks.append(_section("*Not ranked: unverified or stale prices* (`include-unverified` ranks them)\n"
+        blocks.append(_section("*Not ranked: unverified, stale or derived prices* (`include-unverified` ranks them)\n"
                                + "\n".join(unranked)))
     legend = "\n".join(("*bold*: the cheapest way to buy each row", *view.legend[1:], *view.notices))
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": legend[:_SECTION_LIMIT]}]})

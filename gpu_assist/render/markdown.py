@@ -39,7 +39,7 @@ def render_comparison(result: Comparison, **_options: Any) -> str:
     view = layout(result)
     lines = [f"**{view.title}**", "", *_table(view.headers, view.rows, set(view.money_columns))]
     if view.untrusted:
-        lines += ["", "Not ranked: unverified or stale prices", "",
+        lines += ["", "Not ranked: unverified, stale or derived prices", "",
                   *_table(view.headers, view.untrusted, set(view.money_columns))]
     lines.append("")
     if view.more:

@@ -98,7 +98,7 @@ def render_comparison(result: Comparison, *, color: bool = False, **_options: An
             views[unit] = layout(result, unit=unit)
         view = views[unit]
         notes = len(view.headers) - 1
-        sections = [("not ranked: unverified or stale prices (include-unverified ranks them)", view.untrusted)]
+        sections = [("not ranked: unverified, stale or derived prices (include-unverified ranks them)", view.untrusted)]
         return view, fitting_table(view.headers, view.rows, right=set(view.money_columns), color=color,
                                    sections=sections, highlight=BEST, whole={0, *view.money_columns},
                                    clip={1: 14, 2: 22, 3: 12}, fold={notes},

@@ -117,13 +117,24 @@ def test_unverified_rows_get_their_own_section_unless_asked_for(context):
     # The seed articles' CN rows (aliyun/tencent A100 rows proved to be other GPUs and are flagged; huawei's stays).
     assert {r.provider for r in default.untrusted} & {"tencent", "aliyun", "huawei"}
     text = render(default)
-    assert text.index("not ranked: unverified or stale") > text.index("p4d.24xlarge")
+    assert text.index("not ranked: unverified, stale or derived") > text.index("p4d.24xlarge")
     assert "unverified list price (seed-" in text
     for words in ("include-unverified", "provider=huawei", "region=cn"):
         asked = _run(context, f"quote 8xA100 72h {words}")
         assert any(not r.trusted for r in asked.rows), words
     cn = _run(context, "quote 8xA100 72h region=cn")
     assert not cn.untrusted and all(not r.trusted for r in cn.rows)
+
+
+def test_a_derived_spot_price_is_never_ranked_above_a_price_someone_set(context):
+    spot = _run(context, "quote 4xH100 1w spot")
+    derived = [r for r in spot.rows + spot.untrusted if r.provider == "verda"]
+    assert derived and all(not r.ranked for r in derived)  # its spot is 0.35 × on-demand, nobody's market price
+    assert all(r.label.startswith("derived spot") for r in derived)
+    assert spot.rows and all(r.trusted for r in spot.rows)
+    both = _run(context, "quote 1xH200 10h")
+    (row,) = [r for r in both.rows if r.instance_type == "2H200.141S.88V"]
+    assert row.best.pricing_model == "on-demand" and row.cell("spot").total < row.best.total  # marked: on-demand
 
 
 def test_stale_prices_are_labelled_and_not_ranked(make_catalog):

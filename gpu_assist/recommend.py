@@ -29,7 +29,9 @@ Time:
 - training FLOPs = 6 × params × tokens (LoRA/QLoRA: 4 × params × tokens: no weight gradients), or the
   FLOPs a reference run did: gpu_hours × 3600 × reference peak TFLOPS × MFU;
 - throughput = GPUs × peak dense TFLOPS (gpus.csv, for the precision) × MFU × (`multi_host_efficiency` when
-  the job spans more than one host, else 1); time = FLOPs / throughput;
+  the job spans more than one host, else 1); time = FLOPs / throughput. One rule for every GPU: a job at bf16,
+  fp16 or fp8 runs at that precision's rate; a GPU gpus.csv gives no such rate for (V100 and T4: fp16 only) is
+  not planned, and "not chosen" says why; fp32 trains as 16-bit mixed precision (bf16, else fp16) and says so;
 - the GPU count is the smallest multiple of the instance size that fits the memory and meets the deadline
   (at most `max_instances` instances), even on spot with its checkpoint overhead when spot is allowed; an offer
   that needs more than `max_instances` instances just to hold the job is refused;
@@ -67,7 +69,7 @@ from .price_table import cheapest_per_offer, price_table, select_offers
 from .pricing import QuoteOption, to_option
 from .regions import check_selectors
 from .sizing import (GB, MemoryEstimate, OfferSizes, describe_assumptions, effective_tflops, memory_needed,
-                     size_offers, spot_overhead, training_flops, training_hours, usable_gb)
+                     missing_throughput, size_offers, spot_overhead, training_flops, training_hours, usable_gb)
 from .workload import Workload
 
 _NON_SPOT_MODELS = ("on-demand", "reserved-1y", "reserved-3y", "monthly")
@@ -126,6 +128,7 @@ class Recommendation:
     reasoning: tuple[str, ...]        # per GPU type: fits? how many? how fast?
     assumptions: tuple[str, ...]
     currency: str
+    not_planned: tuple[str, ...] = ()  # GPU types of the search no plan was made for, and why (`V100: …`)
 
     def __repr__(self) -> str:
         return f"Recommendation({self.workload.describe()}: {len(self.plans)} feasible plans)"
@@ -141,6 +144,7 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     flops = training_flops(workload, catalog.gpus) if workload.kind != "serve" else None
     reasoning: list[str] = []
     plans: list[Plan] = []
+    unplanned: dict[str, list[str]] = {}  # why → the GPUs of the search left out for it
     specs = [catalog.gpus.specs[name] for name in workload.gpus] if workload.gpus else list(catalog.gpus)
     for spec in specs:
         offers = select_offers(catalog, spec.name, providers=workload.providers, regions=workload.regions)
@@ -151,6 +155,8 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
         reasoning.append(line)
         if sizes is not None:
             plans += _offer_plans(workload, spec, offers, sizes, catalog.fx, currency, today)
+        else:
+            unplanned.setdefault(str(missing_throughput(spec, workload.precision)), []).append(spec.name)
     plans += _own_plans(workload, catalog.gpus, memory, flops, currency)
     budget = None if workload.budget is None else catalog.fx.convert(workload.budget, workload.currency or currency,
                                                                       currency)
@@ -160,7 +166,8 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     rejected = sorted((p for p in judged if not p.feasible), key=lambda p: p.rank_key)
     return Recommendation(workload=workload, memory=memory, plans=tuple(_with_fastest(feasible, top, ranked)),
                           rejected=tuple(_one_per_gpu(rejected)), reasoning=tuple(reasoning),
-                          assumptions=tuple(describe_assumptions(workload, memory, flops)), currency=currency)
+                          assumptions=tuple(describe_assumptions(workload, memory, flops)), currency=currency,
+                          not_planned=tuple(f"{', '.join(names)}: {why}" for why, names in unplanned.items()))
 
 
 def _memory_gib(offer: Offer, spec: GpuSpec) -> float:
@@ -285,6 +292,10 @@ def _own_plans(workload: Workload, gpus: GpuTable, memory: MemoryEstimate, flops
         if not fits:
             reasons.insert(0, f"{count}×{name} hold {holds:,.0f} GB usable < {memory.total_bytes / GB:,.0f} GB "
                               "needed")
+        missing = missing_throughput(spec, workload.precision) if workload.kind != "serve" else None
+        if missing:  # the same rule as the cloud's GPUs: no plan at a precision the GPU has no rate for
+            fits = False
+            reasons.insert(0, missing)
         plans.append(Plan(gpu=name, gpu_count=count, instances=1, provider="own", region="", zone="",
                           instance_type=f"{count}x{name}", pricing_model="own", strategy="own GPUs",
                           hours=hours if fits else None, hourly=Decimal(0),

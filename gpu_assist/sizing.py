@@ -105,16 +105,21 @@ def usable_gb(gpus: int, gpu_memory_gib: float, usable: float) -> float:
     return gpus * gpu_memory_gib * GIB * usable / GB
 
 
-def training_tflops(spec: GpuSpec, precision: str) -> float | None:
-    """Peak dense TFLOPS a training run gets; fp8 on a GPU without fp8 runs at bf16/fp16 speed."""
-    tflops = spec.dense_tflops(precision)
-    if tflops is None and precision == "fp8":
-        tflops = spec.dense_tflops("bf16")
-    return tflops
+def missing_throughput(spec: GpuSpec, precision: str) -> str | None:
+    """Why a job at `precision` cannot be timed on `spec` (one rule for every GPU: a plan at a precision runs at
+    that precision's rate, none other), without the GPU's name so that GPUs missing the same rate share it;
+    None when gpus.csv gives the rate."""
+    if spec.dense_tflops(precision) is not None:
+        return None
+    others = [p for p in ("bf16", "fp16", "fp8") if spec.dense_tflops(p) is not None]
+    if others:
+        return f"not planned at {precision} (gpus.csv gives no {spec.compute_precision(precision)} rate, only " \
+               f"{', '.join(others)}: ask for {others[0]})"
+    return f"no dense {precision} TFLOPS known (gpus.csv): not planned for training"
 
 
 def training_hours(flops: float, gpus: int, spec: GpuSpec, workload: Workload, hosts: int) -> float | None:
-    tflops = training_tflops(spec, workload.precision)
+    tflops = spec.dense_tflops(workload.precision)
     if tflops is None:
         return None
     efficiency = workload.assumptions.multi_host_efficiency if hosts > 1 else 1.0
@@ -122,7 +127,7 @@ def training_hours(flops: float, gpus: int, spec: GpuSpec, workload: Workload, h
 
 
 def effective_tflops(spec: GpuSpec, gpus: int, hosts: int, workload: Workload) -> float | None:
-    tflops = training_tflops(spec, workload.precision)
+    tflops = spec.dense_tflops(workload.precision)
     if tflops is None:
         return None
     efficiency = workload.assumptions.multi_host_efficiency if hosts > 1 else 1.0
@@ -223,15 +228,16 @@ def size_offers(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_mem
                 f"usable < {needed_gb:,.0f} GB needed → {math.ceil(need / biggest)}+ hosts"
     if workload.kind == "serve":
         return _serving_sizes(workload, spec, host_gpus, gpu_memory_gib, memory, line)
-    tflops = training_tflops(spec, workload.precision)
+    tflops = spec.dense_tflops(workload.precision)
     if tflops is None:
-        return f"{spec.name}: no dense {workload.precision} TFLOPS known (gpus.csv): not planned for training", None
+        return f"{spec.name}: {missing_throughput(spec, workload.precision)}", None
     per_gpu = training_hours(flops, 1, spec, workload, 1) if flops else None
     sizes = _training_sizes(workload, spec, host_gpus, gpu_memory_gib, memory, flops, per_gpu)
     if per_gpu is not None:
         line += f"; {per_gpu:,.0f} GPU-hours at {tflops:g} TFLOPS × MFU {a.mfu:g}"
-    if spec.dense_tflops(workload.precision) is None:
-        line += f" (no {workload.precision} on {spec.name}: bf16/fp16 speed)"
+        compute = spec.compute_precision(workload.precision)
+        if compute != workload.precision:
+            line += f" ({workload.precision} computes in {compute} on {spec.name})"
     return line, sizes
 
 

@@ -215,6 +215,14 @@ def parse_workload(text: str, gpus: GpuTable) -> Workload:
     if values["kind"] != "serve" and precision not in TRAINING_PRECISIONS and values.get("method") != "qlora":
         raise ParseError(f"training in {precision} is not supported",
                          hint="train in fp32, bf16, fp16 or fp8 (or finetune with qlora)", example=EXAMPLE)
+    reference = values.get("reference_gpu")
+    if reference and gpus.specs[reference].dense_tflops(precision) is None:
+        # Converting the reference run's GPU-hours to FLOPs needs its rate at the job's precision.
+        known = [p for p in ("bf16", "fp16", "fp8") if gpus.specs[reference].dense_tflops(p) is not None]
+        raise ParseError(f"gpus.csv gives no {precision} rate for {reference}, so gpu_hours@{reference} cannot be "
+                         "turned into compute",
+                         hint=f"name the precision it ran at ({', '.join(known)})" if known else
+                         "give tokens=… instead", example="recommend train 7B gpu_hours=576@A100")
     for key in ("providers",):
         if key in values:
             values[key] = tuple(dict.fromkeys(values[key]))

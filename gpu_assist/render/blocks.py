@@ -210,6 +210,7 @@ def recommendation_blocks(result, *, top: int = 5) -> list[dict]:
     else:
         blocks.append(_section("No plan meets every constraint."))
     why = [f"not chosen: {p.gpu_count}×{p.gpu} — {p.reasons[0]}" for p in result.rejected[:3] if p.reasons]
+    why += [f"not chosen: {line}" for line in result.not_planned[:2]]
     blocks.append(_context(list(result.assumptions[:4]) + why))
     return blocks
 

@@ -206,11 +206,13 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
         lines.append("no plan meets every constraint; the closest per GPU are below")
     for note, number in markers.items():
         lines += wrap(f"{number} {note}")
-    if result.rejected:
+    if result.rejected or result.not_planned:
         lines.append("not chosen:")
         for plan in result.rejected[:8]:
             lines += wrap(f"  {plan.gpu_count}×{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
                           f"{plan.reasons[0] if plan.reasons else 'infeasible'}", "    ")
+        for line in result.not_planned:
+            lines += wrap(f"  {line}", "    ")
     lines.append("reasoning:")
     for line in result.reasoning:
         lines += wrap(f"  {line}", "    ")

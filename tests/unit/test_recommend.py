@@ -375,3 +375,54 @@ def test_lora_breakdown_parts_and_explain(catalog, capsys):
     assert main(["recommend", "finetune", "7B", "qlora", "--explain", "--top", "1"]) == 0
     out = capsys.readouterr().out
     assert "NF4 with double quantisation" in out and "base weights (NF4 + double quant" in out
+
+
+# ---- plans a buyer acts on ---------------------------------------------------------------------------------
+
+def _cli_json(capsys, *words):
+    assert main(["recommend", *words, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_plan_at_a_precision_runs_at_that_precisions_rate_or_is_not_chosen(catalog, capsys):
+    """V100 and T4 have fp16 tensor cores and no bf16 (gpus.csv leaves bf16 blank): a bf16 job was planned on
+    them at their fp16 rate while A10G was left out for an unknown one. One rule now: a plan at a precision runs at
+    that precision's rate; a GPU without it is not chosen, and "not chosen" says why and what to ask for."""
+    payload = _cli_json(capsys, "train", "7B", "tokens=20B", "deadline=72h", "budget=5000")
+    assert payload["plans"]
+    for plan in payload["plans"]:
+        spec = catalog.gpus.specs[plan["gpu"]]
+        assert spec.bf16_tflops is not None, plan["gpu"]
+        assert math.isclose(plan["effective_tflops"], plan["gpu_count"] * spec.bf16_tflops * 0.4
+                            * (0.9 if plan["instances"] > 1 else 1))
+    fp16_only = next(line for line in payload["not_planned"] if "V100," in line)
+    assert {"T4", "V100", "V100-32GB"} <= set(fp16_only.partition(":")[0].split(", "))
+    assert fp16_only.endswith("not planned at bf16 (gpus.csv gives no bf16 rate, only fp16: ask for fp16)")
+    assert any(line.startswith("A10G") or ", A10G," in line for line in payload["not_planned"])
+    assert main(["recommend", "train", "7B", "tokens=20B", "deadline=72h", "budget=5000"]) == 0
+    chosen, _, rest = capsys.readouterr().out.partition("not chosen:")
+    assert "V100" not in chosen and "ask for fp16)" in rest.partition("reasoning:")[0]
+    assert "  V100: not planned at bf16" in rest  # and the reasoning line of the GPU
+    # Asked for fp16, the same V100s are planned, at their fp16 rate.
+    fp16 = _cli_json(capsys, "train", "7B", "fp16", "tokens=20B", "deadline=72h", "gpus=V100")
+    assert fp16["plans"] and all(math.isclose(p["effective_tflops"], p["gpu_count"] * 125 * 0.4
+                                              * (0.9 if p["instances"] > 1 else 1)) for p in fp16["plans"])
+
+
+def test_fp8_is_planned_only_on_gpus_with_an_fp8_rate_and_own_gpus_follow_the_same_rule(catalog, capsys):
+    payload = _cli_json(capsys, "train", "7B", "fp8", "tokens=20B", "own=8xV100")
+    assert payload["plans"] and all(catalog.gpus.specs[p["gpu"]].fp8_tflops for p in payload["plans"])
+    assert any(line.endswith("not planned at fp8 (gpus.csv gives no fp8 rate, only bf16, fp16: ask for bf16)")
+               and "A100," in line for line in payload["not_planned"])
+    own = next(p for p in payload["rejected"] if p["provider"] == "own")
+    assert own["reasons"][0].startswith("not planned at fp8")
+    # fp32 trains in 16-bit mixed precision, which the reasoning says.
+    result = _recommend(catalog, "train 7B fp32 tokens=20B gpus=V100,A100", top=5)
+    assert any(line.endswith("(fp32 computes in fp16 on V100)") for line in result.reasoning)
+
+
+def test_reference_gpu_hours_need_the_reference_gpus_rate_at_the_precision(capsys):
+    assert main(["recommend", "train", "7B", "gpu_hours=576@V100"]) == 2
+    err = capsys.readouterr().err
+    assert "gpus.csv gives no bf16 rate for V100" in err and "name the precision it ran at (fp16)" in err
+    assert main(["recommend", "train", "7B", "fp16", "gpu_hours=576@V100", "--top", "1"]) == 0

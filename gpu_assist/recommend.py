@@ -45,7 +45,9 @@ Plans: each feasible (GPU type, count, offer, pricing model) — on-demand, spot
 `spot_share` spot + on-demand fleet, reserved terms and monthly subscriptions where priced, and the
 user's own GPUs (`own=2xRTX3090`, marginal cost 0: see `tco` for what owning costs). A plan's hourly rate is
 for all its instances (monthly: per 730 h; reserved: the effective rate), its total for the whole job (reserved:
-the whole terms that cover it), none when the job has no length. Feasible = holds the job, meets the deadline
+the whole terms that cover it), none when the job has no length: total = hourly × billed hours, the plan's own
+hours rounded up to its offer's billing unit (a second, a minute or an hour; whole terms; whole months of 730 h),
+for every part of a mixed fleet alike (`--explain` lists each plan's). Feasible = holds the job, meets the deadline
 (30 days when none is given; `deadline=none` lifts it) and the budget. Ranked by total cost,
 verified prices before unverified ones unless the search holds nothing verified or names those providers
 (`provider=`); without a job length, fewest GPUs first, then the cheapest hour. The fastest verified plan is
@@ -65,9 +67,10 @@ from .catalog import Catalog
 from .fx import FxRates
 from .gpus import GpuSpec, GpuTable
 from .offers import Offer
-from .price_table import cheapest_per_offer, price_table, select_offers
+from .price_table import billed_seconds, cheapest_per_offer, price_table, select_offers
 from .pricing import QuoteOption, to_option
 from .regions import check_selectors
+from .request import HOUR_S
 from .sizing import (GB, MemoryEstimate, OfferSizes, describe_assumptions, effective_tflops, memory_needed,
                      missing_throughput, size_offers, spot_overhead, training_flops, training_hours, usable_gb)
 from .workload import Workload
@@ -92,6 +95,9 @@ class Plan:
     hourly: Decimal  # for all the plan's instances, per hour (reserved: effective; monthly: per 730 h)
     total: Decimal | None  # for the whole job (serving: its horizon, a month by default); None when `hours` is
     currency: str
+    # What `total` bills: `hours` rounded up to the offer's billing unit (whole reserved terms, whole months), so
+    # total = hourly × billed_hours; None with `total`.
+    billed_hours: Decimal | None
     meets_deadline: bool | None
     within_budget: bool | None
     verified: bool
@@ -221,7 +227,7 @@ def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], siz
         if workload.kind != "serve" and priced.pricing_model == "spot" and option.instances >= 2 \
                 and on_demand is not None:
             plans.append(_mixed_plan(option, fx.convert(on_demand, priced.offer.currency, currency), workload,
-                                     base_hours, sized))
+                                     base_hours, sized, priced.offer.billing_granularity_s))
     return plans
 
 
@@ -256,25 +262,28 @@ def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float
                 region=option.region, zone=option.zone, instance_type=option.instance_type,
                 pricing_model=option.pricing_model, strategy=strategy, hours=hours,
                 hourly=option.hourly * option.instances, total=None if hours is None else option.total,
-                currency=option.currency, meets_deadline=None, within_budget=None, verified=option.verified,
+                currency=option.currency, billed_hours=None if hours is None else option.billed_hours, meets_deadline=None, within_budget=None, verified=option.verified,
                 gpus_per_instance=option.gpu_count, **sized.fields(reasons))
 
 
 def _mixed_plan(spot: QuoteOption, on_demand_hourly: Decimal, workload: Workload, base_hours: float | None,
-                sized: _Sized) -> Plan:
+                sized: _Sized, billing_granularity_s: int) -> Plan:
     """`spot_share` of the instances on spot, the rest on demand (at `on_demand_hourly` in the spot option's
-    currency): interruptions slow only the spot part."""
+    currency): interruptions slow only the spot part. Both parts run, and are billed, for the fleet's own hours
+    (rounded up to the offer's billing unit), not for the longer all-spot run."""
     a = workload.assumptions
     on_demand_instances = max(1, round(spot.instances * (1 - a.spot_share)))
     spot_instances = spot.instances - on_demand_instances
     hours = None if base_hours is None else base_hours * (1 + spot_overhead(a) * spot_instances / spot.instances)
+    billed = None if hours is None else \
+        Decimal(billed_seconds(math.ceil(hours * HOUR_S), billing_granularity_s)) / HOUR_S
     hourly = spot.hourly * spot_instances + on_demand_hourly * on_demand_instances
     reasons = (f"{spot_instances} spot + {on_demand_instances} on-demand instances: the on-demand part keeps "
                "the job alive through interruptions", *spot.notes)
     return Plan(gpu=spot.gpu, instances=spot.instances, provider=spot.provider,
                 region=spot.region, zone=spot.zone, instance_type=spot.instance_type, pricing_model="spot+on-demand",
                 strategy=f"{a.spot_share:.0%} spot + {1 - a.spot_share:.0%} on-demand", hours=hours, hourly=hourly,
-                total=None if hours is None else hourly * spot.billed_hours, currency=spot.currency,
+                total=None if billed is None else hourly * billed, billed_hours=billed, currency=spot.currency,
                 meets_deadline=None, within_budget=None, verified=spot.verified, gpus_per_instance=spot.gpu_count,
                 **sized.fields(reasons))
 
@@ -299,7 +308,8 @@ def _own_plans(workload: Workload, gpus: GpuTable, memory: MemoryEstimate, flops
         plans.append(Plan(gpu=name, gpu_count=count, instances=1, provider="own", region="", zone="",
                           instance_type=f"{count}x{name}", pricing_model="own", strategy="own GPUs",
                           hours=hours if fits else None, hourly=Decimal(0),
-                          total=Decimal(0) if fits and hours is not None else None, currency=currency,
+                          total=Decimal(0) if fits and hours is not None else None,
+                          billed_hours=Decimal(hours) if fits and hours is not None else None, currency=currency,
                           meets_deadline=None, within_budget=None, verified=True, gpus_per_instance=count,
                           gpu_memory_gib=spec.memory_gib, fits=fits, reasons=tuple(reasons)))
     return plans

@@ -222,6 +222,12 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
     if explain:
         from .. import recommend
 
+        billed = [(rank, plan) for rank, plan in enumerate(result.plans, 1) if plan.billed_hours is not None]
+        if billed:
+            lines.append("billing (total = hourly × billed hours: the plan's hours rounded up to its billing unit):")
+            lines += [f"  {rank:<3} {plan.hours:,.2f} h → {plan.billed_hours:,.2f} h billed × "
+                      f"{format_money(plan.hourly, plan.currency, places=4)}/h = "
+                      f"{format_money(plan.total or Decimal(0), plan.currency)}" for rank, plan in billed]
         lines.append("")
         lines += _reflowed(recommend.__doc__ or "")
     return "\n".join(lines)

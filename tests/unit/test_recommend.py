@@ -156,8 +156,9 @@ def test_mixed_fleet_and_interruptible_no(make_catalog):
     od = round(fleet.instances * 0.2) or 1
     spot_n = fleet.instances - od
     spot_plan = next(p for p in mixed.plans if p.pricing_model == "spot")
-    assert fleet.total == (Decimal(10) * spot_n + Decimal(32) * od) * (
-        spot_plan.total / (Decimal(10) * spot_plan.instances))
+    # The fleet runs, and is billed, for its own hours (per second here), shorter than the all-spot run's.
+    assert fleet.billed_hours == Decimal(math.ceil(fleet.hours * 3600)) / 3600 < spot_plan.billed_hours
+    assert fleet.total == (Decimal(10) * spot_n + Decimal(32) * od) * fleet.billed_hours
     calm = _recommend(catalog, "train 70B tokens=100B deadline=30d interruptible=no", top=50)
     assert {p.pricing_model for p in calm.plans} == {"on-demand"}
 
@@ -426,3 +427,34 @@ def test_reference_gpu_hours_need_the_reference_gpus_rate_at_the_precision(capsy
     err = capsys.readouterr().err
     assert "gpus.csv gives no bf16 rate for V100" in err and "name the precision it ran at (fp16)" in err
     assert main(["recommend", "train", "7B", "fp16", "gpu_hours=576@V100", "--top", "1"]) == 0
+
+
+@pytest.mark.parametrize("words", [
+    ("train", "7B", "tokens=1T"), ("train", "70B", "tokens=100B", "deadline=none"),
+    ("finetune", "13B", "tokens=1B", "deadline=2d"), ("train", "7B", "tokens=20B", "interruptible=no"),
+    ("serve", "70B", "users=50"), ("finetune", "7B", "qlora", "tokens=100M", "own=2xRTX3090"),
+])
+def test_every_plans_total_is_its_own_hours_billed_at_its_own_rate(capsys, words):
+    """An 80/20 fleet was billed for the longer all-spot run (701.57 h × $50.376/h shown as $35,867.71, 712 h).
+    Every plan's total is now hourly × billed hours, the billed hours its own hours rounded up to whole billing
+    units (reserved: whole terms), and `--explain` lists each plan's."""
+    plans = _cli_json(capsys, *words, "--top", "1000")["plans"]
+    assert plans
+    if words[0] == "train" and "interruptible=no" not in words:
+        assert any(p["pricing_model"] == "spot+on-demand" for p in plans)
+    for plan in plans:
+        assert math.isclose(plan["total"], plan["hourly"] * plan["billed_hours"], rel_tol=1e-9, abs_tol=0.006), plan
+        assert plan["billed_hours"] >= plan["hours"] - 1e-6
+        if not plan["pricing_model"].startswith(("reserved", "monthly")):
+            assert plan["billed_hours"] - plan["hours"] < 1.001, plan
+    assert main(["recommend", *words, "--explain", "--top", "3"]) == 0
+    billing = capsys.readouterr().out.partition("billing (total = hourly × billed hours")[2].splitlines()[1:4]
+    assert len(billing) == min(3, len(plans)) and all(" h billed × " in line for line in billing)
+
+
+def test_an_80_20_fleet_is_billed_for_its_own_hours(capsys):
+    plans = _cli_json(capsys, "train", "7B", "tokens=1T", "--top", "1000")["plans"]
+    fleet = next(p for p in plans if p["pricing_model"] == "spot+on-demand" and p["instance_type"] == "1B200.30V")
+    spot = next(p for p in plans if p["pricing_model"] == "spot" and p["instance_type"] == "1B200.30V")
+    assert fleet["hours"] < spot["hours"] and fleet["billed_hours"] == math.ceil(fleet["hours"])  # verda: hourly
+    assert fleet["total"] == round(fleet["hourly"] * fleet["billed_hours"], 2)

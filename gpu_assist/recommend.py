@@ -23,7 +23,9 @@ Memory, in bytes (GB = 1e9 bytes; GPU memory is GiB, of which `usable_memory` is
   transformer with d_model = 128 × layers and params = 12 × layers × d_model².
 - minimum GPUs of an offer = ceil(memory / (memory per GPU × usable_memory)), the memory per GPU the offer
   lists (a cloud may list less than the datasheet), else the datasheet's; serving uses a power-of-two
-  tensor-parallel group, kept inside one host (an offer whose hosts are too small for it is refused).
+  tensor-parallel group, kept inside one host by adding replicas (each holds the KV cache of fewer users); an
+  offer whose hosts are too small for one user's group, or that needs more than `max_instances` instances, is
+  refused.
 
 Time:
 - training FLOPs = 6 × params × tokens (LoRA/QLoRA: 4 × params × tokens: no weight gradients), or the
@@ -278,7 +280,7 @@ def _mixed_plan(spot: QuoteOption, on_demand_hourly: Decimal, workload: Workload
     billed = None if hours is None else \
         Decimal(billed_seconds(math.ceil(hours * HOUR_S), billing_granularity_s)) / HOUR_S
     hourly = spot.hourly * spot_instances + on_demand_hourly * on_demand_instances
-    reasons = (f"{spot_instances} spot + {on_demand_instances} on-demand instances: the on-demand part keeps "
+    reasons = (f"{spot_instances:,} spot + {on_demand_instances:,} on-demand instances: the on-demand part keeps "
                "the job alive through interruptions", *spot.notes)
     return Plan(gpu=spot.gpu, instances=spot.instances, provider=spot.provider,
                 region=spot.region, zone=spot.zone, instance_type=spot.instance_type, pricing_model="spot+on-demand",

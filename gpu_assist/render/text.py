@@ -188,9 +188,9 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
         for rank, plan in enumerate(result.plans, 1):
             marks = ",".join(str(markers.setdefault(r, len(markers) + 1)) for r in plan.reasons)
             total = format_plan_cost(plan, format_total)
-            rows.append([f"{rank}{'*' if plan.pareto else ''}", f"{plan.gpu_count}×{plan.gpu}", plan.provider,
+            rows.append([f"{rank}{'*' if plan.pareto else ''}", f"{plan.gpu_count:,}×{plan.gpu}", plan.provider,
                          plan.zone or plan.region,
-                         plan.instance_type if plan.instances == 1 else f"{plan.instances}× {plan.instance_type}",
+                         plan.instance_type if plan.instances == 1 else f"{plan.instances:,}× {plan.instance_type}",
                          plan.pricing_model, format_hours(plan.hours), total,
                          *([_yes_no(plan.within_budget)] if budget else []), marks])
         headers = ["#", "GPUs", "provider", "where", "instance", "pricing", "time", "total",
@@ -209,7 +209,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
     if result.rejected or result.not_planned:
         lines.append("not chosen:")
         for plan in result.rejected[:8]:
-            lines += wrap(f"  {plan.gpu_count}×{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
+            lines += wrap(f"  {plan.gpu_count:,}×{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
                           f"{plan.reasons[0] if plan.reasons else 'infeasible'}", "    ")
         for line in result.not_planned:
             lines += wrap(f"  {line}", "    ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import math
 from decimal import Decimal
 
@@ -90,7 +91,8 @@ def test_a_plan_that_cannot_hold_the_job_under_the_instance_cap_is_not_listed(ca
     assert any(line.startswith("A10 (24 GiB): 3,360 GB needs ≥ 145 GPUs") for line in result.reasoning)
     a10 = next(p for p in result.rejected if p.gpu == "A10")
     assert not a10.fits and a10.gpu_count == 145
-    assert a10.reasons[0] == "needs 145 instances of 1×A10 (145 GPUs) to hold 3,360 GB; max_instances is 128"
+    assert a10.reasons[0] == "needs 145 instances of 1×A10 (145 GPUs) to hold 3,360 GB; max_instances is 128 " \
+                             "(max_instances=145 lifts it)"
     raised = _recommend(catalog, "train 175B bf16 deadline=2w region=cn max_instances=200", top=1000)
     assert {p.gpu_count for p in raised.plans if p.gpu == "A10"} == {145}
 
@@ -458,3 +460,54 @@ def test_an_80_20_fleet_is_billed_for_its_own_hours(capsys):
     spot = next(p for p in plans if p["pricing_model"] == "spot" and p["instance_type"] == "1B200.30V")
     assert fleet["hours"] < spot["hours"] and fleet["billed_hours"] == math.ceil(fleet["hours"])  # verda: hourly
     assert fleet["total"] == round(fleet["hourly"] * fleet["billed_hours"], 2)
+
+
+def test_serving_obeys_the_instance_cap_and_counts_carry_separators(catalog, capsys):
+    """`serve 13B users=1000000` listed `1000000×A40 cudo 1000000× ice-lake-a40…`: serving had no instance cap,
+    and counts no separators. Now an offer needing more than `max_instances` instances is refused, saying how to
+    lift the cap, with counts written 1,000,000 like money; and it answers at once (one layout per distinct
+    number of users per replica, not per replica count)."""
+    assert main(["recommend", "serve", "13B", "users=1000000"]) == 0
+    out = capsys.readouterr().out
+    assert "no plan meets every constraint" in out
+    assert re.search(r"\d,\d{3}×\S+ \(.*\): needs \d,\d{3} instances of .* to serve 1,000,000 users; "
+                     r"max_instances is 128 \(max_instances=\d+ lifts it\)", " ".join(out.split()))
+    assert "1000000" not in out
+    payload = _cli_json(capsys, "serve", "13B", "users=1000000")
+    assert payload["plans"] == [] and payload["rejected"]
+    needed = next(p for p in payload["rejected"] if "max_instances=" in p["reasons"][0])
+    assert needed["instances"] > 128 and f"(max_instances={needed['instances']} lifts it)" in needed["reasons"][0]
+    # The cap, lifted as the refusal says, lets that offer be planned.
+    lifted = _recommend(catalog, f"serve 13B users=1000000 max_instances={needed['instances']} "
+                                 f"gpus={needed['gpu']}", top=1000)
+    assert any(p.instance_type == needed["instance_type"] and p.instances == needed["instances"]
+               for p in lifted.plans)
+    assert all(p.instances <= 128 for p in _recommend(catalog, "serve 13B users=1000", top=1000).plans)
+    assert main(["recommend", "serve", "13B", "users=100000", "max_instances=10000", "--top", "3"]) == 0
+    table = capsys.readouterr().out.splitlines()[2:5]
+    assert all(re.match(r"\d\*? +\d,\d{3}×\S+ .* \d{3}× ", line) for line in table), table
+
+
+def test_a_serving_replica_stays_inside_one_host_by_adding_replicas(catalog):
+    """A 70B replica of 8 GPUs fits an 8-GPU host for a few users; for 50 users its KV cache needed 16, which
+    would span hosts and was refused: more replicas of 8, each serving fewer users, can run."""
+    result = _recommend(catalog, "serve 70B users=50 gpus=RTX3090", top=1000)
+    eight = [p for p in result.plans if p.gpus_per_instance == 8]
+    assert eight and all(p.gpu_count % 8 == 0 and p.gpu_count > 8 for p in eight)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "csv"])
+def test_tables_leave_a_verdict_blank_where_there_is_nothing_to_judge(capsys, fmt):
+    """Serving has no deadline and no budget was given: Markdown printed `None | None`."""
+    assert main(["recommend", "serve", "13B", "users=50", "--format", fmt, "--top", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out
+    header, row = out.splitlines()[0], out.splitlines()[2 if fmt == "markdown" else 1]
+    split = (lambda line: [c.strip() for c in line.strip("|").split("|")]) if fmt == "markdown" else \
+        (lambda line: line.split(","))
+    cells = dict(zip(split(header), split(row)))
+    assert cells["meets_deadline"] == "" and cells["within_budget"] == ""
+    assert main(["recommend", "train", "7B", "tokens=20B", "budget=5000", "--format", fmt, "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    cells = dict(zip(split(out.splitlines()[0]), split(out.splitlines()[2 if fmt == "markdown" else 1])))
+    assert cells["within_budget"] == ("yes" if fmt == "markdown" else "True")

@@ -176,11 +176,13 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
     workload = result.workload
     timed = any(plan.hours is not None for plan in result.plans)
     within = f" within the {workload.deadline_s / 86400:g}-day deadline" if workload.deadline_s and timed else ""
-    lines = [f"{workload.describe()} — {plural(len(result.plans), 'feasible plan')}, cheapest first{within} "
+    # The order the plans are in (`Plan.rank_key`): by total with a job length, else the smallest configuration.
+    order = "" if not result.plans else ", cheapest first" if timed else ", fewest GPUs first, then the cheapest hour"
+    lines = [f"{workload.describe()} — {plural(len(result.plans), 'feasible plan')}{order}{within} "
              f"({result.currency})"]
     if result.plans and not timed and workload.kind != "serve":
-        lines += wrap("job length unknown: ranked by the hourly price of the smallest configuration that fits "
-                      "(fewest GPUs first); tokens=… gives each plan a time and a total")
+        lines += wrap("job length unknown: no totals, the smallest configuration of each GPU that fits; tokens=… "
+                      "gives each plan a time and a total and ranks them cheapest first")
     markers: dict[str, int] = {}
     budget = workload.budget is not None
     if result.plans:

@@ -511,3 +511,19 @@ def test_tables_leave_a_verdict_blank_where_there_is_nothing_to_judge(capsys, fm
     out = capsys.readouterr().out
     cells = dict(zip(split(out.splitlines()[0]), split(out.splitlines()[2 if fmt == "markdown" else 1])))
     assert cells["within_budget"] == ("yes" if fmt == "markdown" else "True")
+
+
+def test_the_title_says_the_order_the_plans_are_in(capsys):
+    """Without tokens= the plans are ranked fewest GPUs first (87×A100 at $392.31/h above 88×A100 at $116.40/h),
+    yet the title said "cheapest first"."""
+    assert main(["recommend", "train", "175B", "bf16", "deadline=2w", "region=cn"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("train 175B bf16 — 3 feasible plans, fewest GPUs first, then the cheapest hour (USD)\n")
+    assert "cheapest first" not in out.splitlines()[0]
+    counts = [int(re.match(r"\d+\*? +([\d,]+)×", line)[1].replace(",", "")) for line in out.splitlines()
+              if re.match(r"\d+\*? +[\d,]+×", line)]
+    assert counts == sorted(counts)
+    assert main(["recommend", "train", "7B", "tokens=20B", "--top", "3"]) == 0
+    assert ", cheapest first within the 30-day deadline (USD)" in capsys.readouterr().out.splitlines()[0]
+    assert main(["recommend", "serve", "13B", "users=1000000"]) == 0
+    assert capsys.readouterr().out.startswith("serve 13B bf16 — 0 feasible plans (USD)\n")

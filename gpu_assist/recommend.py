@@ -147,7 +147,7 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     """Plans for `workload` over `catalog`; `today` dates staleness; nothing is read from the clock."""
     currency = workload.currency or currency
     if workload.regions:
-        check_selectors(workload.regions, catalog.regions, catalog.countries)
+        check_selectors(workload.regions, catalog.regions, catalog.countries, example="recommend train 7B region=eu")
     memory = memory_needed(workload)
     flops = training_flops(workload, catalog.gpus) if workload.kind != "serve" else None
     reasoning: list[str] = []
@@ -338,9 +338,11 @@ def _judge(plan: Plan, workload: Workload, budget: Decimal | None) -> Plan:
 
 
 def _mark_pareto(plans: list[Plan]) -> list[Plan]:
-    """A plan is on the front when no other plan is both cheaper-or-equal and faster-or-equal (one strictly)."""
+    """A plan is on the front when no other plan is both cheaper-or-equal and faster-or-equal (one strictly).
+    The user's own GPUs count at their marginal cost, 0, as their plan says: nothing is cheaper, so they are on
+    the front, and a cloud plan slower than them is not."""
     timed = [(p, p.total, p.hours) for p in plans if p.hours is not None and p.total is not None and p.fits
-             and p.meets_deadline is not False and p.provider != "own"]
+             and p.meets_deadline is not False]
     front: set[int] = set()
     for p, total, hours in timed:
         dominated = any((q_total <= total and q_hours <= hours) and (q_total < total or q_hours < hours)

@@ -527,3 +527,48 @@ def test_the_title_says_the_order_the_plans_are_in(capsys):
     assert ", cheapest first within the 30-day deadline (USD)" in capsys.readouterr().out.splitlines()[0]
     assert main(["recommend", "serve", "13B", "users=1000000"]) == 0
     assert capsys.readouterr().out.startswith("serve 13B bf16 — 0 feasible plans (USD)\n")
+
+
+@pytest.mark.parametrize("word, message, example", [
+    ("tokens=20", "tokens=20 is 20 tokens — did you mean 20B?", "recommend train 7B tokens=20B"),
+    ("tokens=500k", "tokens=500k is 500,000 tokens — tokens are counted in millions", "tokens=20B"),
+    ("tokens=0", "tokens must be above 0, not '0' — leave tokens= out", "tokens=20B"),
+    ("context=0", "context must be a positive number, not '0'", "recommend serve 70B context=8k"),
+    ("checkpoint=0", "checkpoint must be a positive number, not '0'", "recommend train 7B tokens=20B checkpoint=15m"),
+    ("max_instances=0", "max_instances must be a positive number", "max_instances=200"),
+    ("max_instances=0.5", "max_instances must be a whole number, not '0.5'", "max_instances=200"),
+    ("lora_rank=-1", "lora_rank must be a positive number, not '-1'", "recommend finetune 7B lora lora_rank=16"),
+    ("users=-5", "users '-5' is not a number like 50 or 2k", "recommend serve 70B users=50"),
+    ("gpu_hours=0@A100", "gpu_hours must be above 0", "recommend train 7B gpu_hours=576@A100"),
+    ("region=mars", "unknown region 'mars'", "recommend train 7B region=eu"),
+    ("gpus=A1000", "unknown GPU 'A1000' — did you mean A100?", "recommend train 7B gpus=A100,H100"),
+    ("own=2xRTX9999", "unknown GPU 'RTX9999'", "recommend finetune 7B qlora own=2xRTX3090"),
+    ("currency=EUR", "unknown currency 'EUR' — known: USD, CNY", "recommend train 7B currency=CNY"),
+])
+def test_nonsense_is_refused_with_an_example_about_the_word_that_was_wrong(capsys, word, message, example):
+    """`tokens=20` planned 20 tokens (`9×T4 spot 1 min $0.00`), `tokens=0` read as no job length, `context=0`
+    passed; errors suggested `mfu=0.35` for `checkpoint=0` and quote examples (`8xA100 72h`) that fail under
+    recommend. Each is one error now, its example a recommend line about the word that was wrong, which works."""
+    assert main(["recommend", "train", "7B", word]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    # Past 100 columns the message, hint and example each start a line instead of joining with " — ".
+    assert all(part in err for part in message.split(" — ")) and err.endswith(example), err
+    shown = err.rpartition("example: ")[2]
+    assert shown.startswith("recommend ") and "mfu=0.35" not in err and "8xA100" not in err
+    assert main(shown.split() + ["--top", "1"]) == 0, shown  # the example itself runs
+    capsys.readouterr()
+
+
+def test_own_gpus_at_no_marginal_cost_are_on_the_pareto_front(capsys):
+    """`own=2xRTX3090` at $0.00 was not marked `*` though no plan is cheaper: own plans were left out of the
+    front. They count at the marginal cost their plan states; a cloud plan slower and dearer is then dominated."""
+    plans = _cli_json(capsys, "finetune", "7B", "qlora", "tokens=100M", "own=2xRTX3090", "--top", "1000")["plans"]
+    own = next(p for p in plans if p["provider"] == "own")
+    assert own["pareto"] and own["total"] == 0
+    assert not any(p["pareto"] for p in plans if p["hours"] > own["hours"])
+    for p in plans:
+        dominated = any(q["total"] <= p["total"] and q["hours"] <= p["hours"]
+                        and (q["total"] < p["total"] or q["hours"] < p["hours"]) for q in plans)
+        assert p["pareto"] is not dominated, p
+    assert main(["recommend", "finetune", "7B", "qlora", "tokens=100M", "own=2xRTX3090", "--top", "3"]) == 0
+    assert re.search(r"^1\* +2×RTX3090 +own ", capsys.readouterr().out, re.MULTILINE)

@@ -264,7 +264,8 @@ def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float
                 region=option.region, zone=option.zone, instance_type=option.instance_type,
                 pricing_model=option.pricing_model, strategy=strategy, hours=hours,
                 hourly=option.hourly * option.instances, total=None if hours is None else option.total,
-                currency=option.currency, billed_hours=None if hours is None else option.billed_hours, meets_deadline=None, within_budget=None, verified=option.verified,
+                currency=option.currency, billed_hours=None if hours is None else option.billed_hours,
+                meets_deadline=None, within_budget=None, verified=option.verified,
                 gpus_per_instance=option.gpu_count, **sized.fields(reasons))
 
 

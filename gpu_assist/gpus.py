@@ -36,19 +36,20 @@ class GpuSpec:
     source: str
     note: str = ""
 
-    def dense_tflops(self, precision: str) -> float | None:
-        """Peak dense tensor throughput for a training/serving precision, None when unknown.
+    def compute_precision(self, precision: str) -> str:
+        """The tensor format a job at `precision` computes in on this GPU. bf16, fp16 and fp8 are formats of their
+        own: a job at one of them runs at that one or not at all (V100 and T4 have fp16 tensor cores, no bf16).
+        fp32 training runs as 16-bit mixed precision, and int8/int4 weights (QLoRA's) compute in 16 bits: those
+        take bf16 where the GPU has it, else fp16."""
+        if precision in ("bf16", "fp16", "fp8"):
+            return precision
+        return "bf16" if self.bf16_tflops is not None or self.fp16_tflops is None else "fp16"
 
-        fp32 training on tensor cores runs as bf16/fp16 mixed precision, so it maps there;
-        fp8 falls back to nothing (a GPU without fp8 cannot run an fp8 plan at fp8 speed).
-        """
-        if precision in ("bf16", "fp32"):
-            return self.bf16_tflops if self.bf16_tflops is not None else self.fp16_tflops
-        if precision == "fp16":
-            return self.fp16_tflops if self.fp16_tflops is not None else self.bf16_tflops
-        if precision == "fp8":
-            return self.fp8_tflops
-        return self.bf16_tflops or self.fp16_tflops
+    def dense_tflops(self, precision: str) -> float | None:
+        """Peak dense tensor throughput of a job at `precision` (in its `compute_precision`), None when the GPU
+        has none or gpus.csv does not know it."""
+        return {"bf16": self.bf16_tflops, "fp16": self.fp16_tflops,
+                "fp8": self.fp8_tflops}[self.compute_precision(precision)]
 
 
 def _optional_float(value: str) -> float | None:

@@ -23,13 +23,17 @@ Memory, in bytes (GB = 1e9 bytes; GPU memory is GiB, of which `usable_memory` is
   transformer with d_model = 128 × layers and params = 12 × layers × d_model².
 - minimum GPUs of an offer = ceil(memory / (memory per GPU × usable_memory)), the memory per GPU the offer
   lists (a cloud may list less than the datasheet), else the datasheet's; serving uses a power-of-two
-  tensor-parallel group, kept inside one host (an offer whose hosts are too small for it is refused).
+  tensor-parallel group, kept inside one host by adding replicas (each holds the KV cache of fewer users); an
+  offer whose hosts are too small for one user's group, or that needs more than `max_instances` instances, is
+  refused.
 
 Time:
 - training FLOPs = 6 × params × tokens (LoRA/QLoRA: 4 × params × tokens: no weight gradients), or the
   FLOPs a reference run did: gpu_hours × 3600 × reference peak TFLOPS × MFU;
 - throughput = GPUs × peak dense TFLOPS (gpus.csv, for the precision) × MFU × (`multi_host_efficiency` when
-  the job spans more than one host, else 1); time = FLOPs / throughput;
+  the job spans more than one host, else 1); time = FLOPs / throughput. One rule for every GPU: a job at bf16,
+  fp16 or fp8 runs at that precision's rate; a GPU gpus.csv gives no such rate for (V100 and T4: fp16 only) is
+  not planned, and "not chosen" says why; fp32 trains as 16-bit mixed precision (bf16, else fp16) and says so;
 - the GPU count is the smallest multiple of the instance size that fits the memory and meets the deadline
   (at most `max_instances` instances), even on spot with its checkpoint overhead when spot is allowed; an offer
   that needs more than `max_instances` instances just to hold the job is refused;
@@ -43,7 +47,9 @@ Plans: each feasible (GPU type, count, offer, pricing model) — on-demand, spot
 `spot_share` spot + on-demand fleet, reserved terms and monthly subscriptions where priced, and the
 user's own GPUs (`own=2xRTX3090`, marginal cost 0: see `tco` for what owning costs). A plan's hourly rate is
 for all its instances (monthly: per 730 h; reserved: the effective rate), its total for the whole job (reserved:
-the whole terms that cover it), none when the job has no length. Feasible = holds the job, meets the deadline
+the whole terms that cover it), none when the job has no length: total = hourly × billed hours, the plan's own
+hours rounded up to its offer's billing unit (a second, a minute or an hour; whole terms; whole months of 730 h),
+for every part of a mixed fleet alike (`--explain` lists each plan's). Feasible = holds the job, meets the deadline
 (30 days when none is given; `deadline=none` lifts it) and the budget. Ranked by total cost,
 verified prices before unverified ones unless the search holds nothing verified or names those providers
 (`provider=`); without a job length, fewest GPUs first, then the cheapest hour. The fastest verified plan is
@@ -63,11 +69,12 @@ from .catalog import Catalog
 from .fx import FxRates
 from .gpus import GpuSpec, GpuTable
 from .offers import Offer
-from .price_table import cheapest_per_offer, price_table, select_offers
+from .price_table import billed_seconds, cheapest_per_offer, price_table, select_offers
 from .pricing import QuoteOption, to_option
 from .regions import check_selectors
+from .request import HOUR_S
 from .sizing import (GB, MemoryEstimate, OfferSizes, describe_assumptions, effective_tflops, memory_needed,
-                     size_offers, spot_overhead, training_flops, training_hours, usable_gb)
+                     missing_throughput, size_offers, spot_overhead, training_flops, training_hours, usable_gb)
 from .workload import Workload
 
 _NON_SPOT_MODELS = ("on-demand", "reserved-1y", "reserved-3y", "monthly")
@@ -90,6 +97,9 @@ class Plan:
     hourly: Decimal  # for all the plan's instances, per hour (reserved: effective; monthly: per 730 h)
     total: Decimal | None  # for the whole job (serving: its horizon, a month by default); None when `hours` is
     currency: str
+    # What `total` bills: `hours` rounded up to the offer's billing unit (whole reserved terms, whole months), so
+    # total = hourly × billed_hours; None with `total`.
+    billed_hours: Decimal | None
     meets_deadline: bool | None
     within_budget: bool | None
     verified: bool
@@ -126,6 +136,7 @@ class Recommendation:
     reasoning: tuple[str, ...]        # per GPU type: fits? how many? how fast?
     assumptions: tuple[str, ...]
     currency: str
+    not_planned: tuple[str, ...] = ()  # GPU types of the search no plan was made for, and why (`V100: …`)
 
     def __repr__(self) -> str:
         return f"Recommendation({self.workload.describe()}: {len(self.plans)} feasible plans)"
@@ -136,11 +147,12 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     """Plans for `workload` over `catalog`; `today` dates staleness; nothing is read from the clock."""
     currency = workload.currency or currency
     if workload.regions:
-        check_selectors(workload.regions, catalog.regions, catalog.countries)
+        check_selectors(workload.regions, catalog.regions, catalog.countries, example="recommend train 7B region=eu")
     memory = memory_needed(workload)
     flops = training_flops(workload, catalog.gpus) if workload.kind != "serve" else None
     reasoning: list[str] = []
     plans: list[Plan] = []
+    unplanned: dict[str, list[str]] = {}  # why → the GPUs of the search left out for it
     specs = [catalog.gpus.specs[name] for name in workload.gpus] if workload.gpus else list(catalog.gpus)
     for spec in specs:
         offers = select_offers(catalog, spec.name, providers=workload.providers, regions=workload.regions)
@@ -151,6 +163,8 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
         reasoning.append(line)
         if sizes is not None:
             plans += _offer_plans(workload, spec, offers, sizes, catalog.fx, currency, today)
+        else:
+            unplanned.setdefault(str(missing_throughput(spec, workload.precision)), []).append(spec.name)
     plans += _own_plans(workload, catalog.gpus, memory, flops, currency)
     budget = None if workload.budget is None else catalog.fx.convert(workload.budget, workload.currency or currency,
                                                                       currency)
@@ -160,7 +174,8 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     rejected = sorted((p for p in judged if not p.feasible), key=lambda p: p.rank_key)
     return Recommendation(workload=workload, memory=memory, plans=tuple(_with_fastest(feasible, top, ranked)),
                           rejected=tuple(_one_per_gpu(rejected)), reasoning=tuple(reasoning),
-                          assumptions=tuple(describe_assumptions(workload, memory, flops)), currency=currency)
+                          assumptions=tuple(describe_assumptions(workload, memory, flops)), currency=currency,
+                          not_planned=tuple(f"{', '.join(names)}: {why}" for why, names in unplanned.items()))
 
 
 def _memory_gib(offer: Offer, spec: GpuSpec) -> float:
@@ -214,7 +229,7 @@ def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], siz
         if workload.kind != "serve" and priced.pricing_model == "spot" and option.instances >= 2 \
                 and on_demand is not None:
             plans.append(_mixed_plan(option, fx.convert(on_demand, priced.offer.currency, currency), workload,
-                                     base_hours, sized))
+                                     base_hours, sized, priced.offer.billing_granularity_s))
     return plans
 
 
@@ -249,25 +264,29 @@ def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float
                 region=option.region, zone=option.zone, instance_type=option.instance_type,
                 pricing_model=option.pricing_model, strategy=strategy, hours=hours,
                 hourly=option.hourly * option.instances, total=None if hours is None else option.total,
-                currency=option.currency, meets_deadline=None, within_budget=None, verified=option.verified,
+                currency=option.currency, billed_hours=None if hours is None else option.billed_hours,
+                meets_deadline=None, within_budget=None, verified=option.verified,
                 gpus_per_instance=option.gpu_count, **sized.fields(reasons))
 
 
 def _mixed_plan(spot: QuoteOption, on_demand_hourly: Decimal, workload: Workload, base_hours: float | None,
-                sized: _Sized) -> Plan:
+                sized: _Sized, billing_granularity_s: int) -> Plan:
     """`spot_share` of the instances on spot, the rest on demand (at `on_demand_hourly` in the spot option's
-    currency): interruptions slow only the spot part."""
+    currency): interruptions slow only the spot part. Both parts run, and are billed, for the fleet's own hours
+    (rounded up to the offer's billing unit), not for the longer all-spot run."""
     a = workload.assumptions
     on_demand_instances = max(1, round(spot.instances * (1 - a.spot_share)))
     spot_instances = spot.instances - on_demand_instances
     hours = None if base_hours is None else base_hours * (1 + spot_overhead(a) * spot_instances / spot.instances)
+    billed = None if hours is None else \
+        Decimal(billed_seconds(math.ceil(hours * HOUR_S), billing_granularity_s)) / HOUR_S
     hourly = spot.hourly * spot_instances + on_demand_hourly * on_demand_instances
-    reasons = (f"{spot_instances} spot + {on_demand_instances} on-demand instances: the on-demand part keeps "
+    reasons = (f"{spot_instances:,} spot + {on_demand_instances:,} on-demand instances: the on-demand part keeps "
                "the job alive through interruptions", *spot.notes)
     return Plan(gpu=spot.gpu, instances=spot.instances, provider=spot.provider,
                 region=spot.region, zone=spot.zone, instance_type=spot.instance_type, pricing_model="spot+on-demand",
                 strategy=f"{a.spot_share:.0%} spot + {1 - a.spot_share:.0%} on-demand", hours=hours, hourly=hourly,
-                total=None if hours is None else hourly * spot.billed_hours, currency=spot.currency,
+                total=None if billed is None else hourly * billed, billed_hours=billed, currency=spot.currency,
                 meets_deadline=None, within_budget=None, verified=spot.verified, gpus_per_instance=spot.gpu_count,
                 **sized.fields(reasons))
 
@@ -285,10 +304,15 @@ def _own_plans(workload: Workload, gpus: GpuTable, memory: MemoryEstimate, flops
         if not fits:
             reasons.insert(0, f"{count}×{name} hold {holds:,.0f} GB usable < {memory.total_bytes / GB:,.0f} GB "
                               "needed")
+        missing = missing_throughput(spec, workload.precision) if workload.kind != "serve" else None
+        if missing:  # the same rule as the cloud's GPUs: no plan at a precision the GPU has no rate for
+            fits = False
+            reasons.insert(0, missing)
         plans.append(Plan(gpu=name, gpu_count=count, instances=1, provider="own", region="", zone="",
                           instance_type=f"{count}x{name}", pricing_model="own", strategy="own GPUs",
                           hours=hours if fits else None, hourly=Decimal(0),
-                          total=Decimal(0) if fits and hours is not None else None, currency=currency,
+                          total=Decimal(0) if fits and hours is not None else None,
+                          billed_hours=Decimal(hours) if fits and hours is not None else None, currency=currency,
                           meets_deadline=None, within_budget=None, verified=True, gpus_per_instance=count,
                           gpu_memory_gib=spec.memory_gib, fits=fits, reasons=tuple(reasons)))
     return plans
@@ -315,9 +339,11 @@ def _judge(plan: Plan, workload: Workload, budget: Decimal | None) -> Plan:
 
 
 def _mark_pareto(plans: list[Plan]) -> list[Plan]:
-    """A plan is on the front when no other plan is both cheaper-or-equal and faster-or-equal (one strictly)."""
+    """A plan is on the front when no other plan is both cheaper-or-equal and faster-or-equal (one strictly).
+    The user's own GPUs count at their marginal cost, 0, as their plan says: nothing is cheaper, so they are on
+    the front, and a cloud plan slower than them is not."""
     timed = [(p, p.total, p.hours) for p in plans if p.hours is not None and p.total is not None and p.fits
-             and p.meets_deadline is not False and p.provider != "own"]
+             and p.meets_deadline is not False]
     front: set[int] = set()
     for p, total, hours in timed:
         dominated = any((q_total <= total and q_hours <= hours) and (q_total < total or q_hours < hours)

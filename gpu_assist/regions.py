@@ -130,9 +130,11 @@ def matches(region: str, country: str, continent: str, selectors: tuple[str, ...
                or (len(s) == 2 and s.upper() == country) for s in selectors)
 
 
-def check_selectors(selectors: tuple[str, ...], known_regions, known_countries) -> None:
+def check_selectors(selectors: tuple[str, ...], known_regions, known_countries, *,
+                    example: str = "8xA100 72h region=us-east-1") -> None:
     """ParseError for a selector that is neither a group, nor a region of any offer, nor the country code of one:
-    `region=mars` would otherwise filter every offer away and answer with nothing."""
+    `region=mars` would otherwise filter every offer away and answer with nothing. `example`: one that works for
+    the verb asked."""
     by_key = {region.lower(): region for region in known_regions}
     countries = {country for country in known_countries if country}
     for selector in selectors:
@@ -144,4 +146,4 @@ def check_selectors(selectors: tuple[str, ...], known_regions, known_countries) 
         examples = [r for r in _WELL_KNOWN if r in by_key] or sorted(by_key)[:4]
         hint = f"did you mean {' or '.join(close)}?" if close else \
             f"use a group ({', '.join(GROUPS)}), a country code or a region of the catalogs, e.g. {', '.join(examples)}"
-        raise ParseError(f"unknown region '{selector}'", hint=hint, example="8xA100 72h region=us-east-1")
+        raise ParseError(f"unknown region '{selector}'", hint=hint, example=example)

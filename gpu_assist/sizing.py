@@ -105,16 +105,21 @@ def usable_gb(gpus: int, gpu_memory_gib: float, usable: float) -> float:
     return gpus * gpu_memory_gib * GIB * usable / GB
 
 
-def training_tflops(spec: GpuSpec, precision: str) -> float | None:
-    """Peak dense TFLOPS a training run gets; fp8 on a GPU without fp8 runs at bf16/fp16 speed."""
-    tflops = spec.dense_tflops(precision)
-    if tflops is None and precision == "fp8":
-        tflops = spec.dense_tflops("bf16")
-    return tflops
+def missing_throughput(spec: GpuSpec, precision: str) -> str | None:
+    """Why a job at `precision` cannot be timed on `spec` (one rule for every GPU: a plan at a precision runs at
+    that precision's rate, none other), without the GPU's name so that GPUs missing the same rate share it;
+    None when gpus.csv gives the rate."""
+    if spec.dense_tflops(precision) is not None:
+        return None
+    others = [p for p in ("bf16", "fp16", "fp8") if spec.dense_tflops(p) is not None]
+    if others:
+        return f"not planned at {precision} (gpus.csv gives no {spec.compute_precision(precision)} rate, only " \
+               f"{', '.join(others)}: ask for {others[0]})"
+    return f"no dense {precision} TFLOPS known (gpus.csv): not planned for training"
 
 
 def training_hours(flops: float, gpus: int, spec: GpuSpec, workload: Workload, hosts: int) -> float | None:
-    tflops = training_tflops(spec, workload.precision)
+    tflops = spec.dense_tflops(workload.precision)
     if tflops is None:
         return None
     efficiency = workload.assumptions.multi_host_efficiency if hosts > 1 else 1.0
@@ -122,7 +127,7 @@ def training_hours(flops: float, gpus: int, spec: GpuSpec, workload: Workload, h
 
 
 def effective_tflops(spec: GpuSpec, gpus: int, hosts: int, workload: Workload) -> float | None:
-    tflops = training_tflops(spec, workload.precision)
+    tflops = spec.dense_tflops(workload.precision)
     if tflops is None:
         return None
     efficiency = workload.assumptions.multi_host_efficiency if hosts > 1 else 1.0
@@ -137,25 +142,37 @@ def spot_overhead(a: Assumptions) -> float:
 
 def _serving_layout(memory: MemoryEstimate, spec: GpuSpec, gpu_memory_gib: float, workload: Workload,
                     host_gpus: int) -> tuple[int, int, list[str]]:
-    """(GPUs per replica, replicas, reasons): a power-of-two TP group that fits, replicas for the users."""
+    """(GPUs per replica, replicas, reasons): the fewest replicas whose power-of-two TP group fits inside one host
+    (more replicas, each holding the KV cache of fewer users, rather than a group spanning hosts) and decodes at
+    the target speed. A group wider than a host is left only when one user's replica needs it (the offer is then
+    refused)."""
     a = workload.assumptions
     weights, kv_per_user = memory.parts["weights"], memory.parts["KV cache"] / workload.users
     usable = gpu_memory_gib * GIB * a.usable_memory
-    for replicas in range(1, workload.users + 1):
-        users = math.ceil(workload.users / replicas)
-        need = (weights + kv_per_user * users) * (1 + SERVING_OVERHEAD)
-        tp = 1 << max(0, math.ceil(math.log2(max(1.0, need / usable))))
-        if not spec.memory_bandwidth_gbs:
-            return tp, replicas, ["decode speed unknown (no bandwidth in gpus.csv)"]
-        step = (weights + kv_per_user * users) / (tp * spec.memory_bandwidth_gbs * 1e9 * a.bandwidth_efficiency)
-        if 1 / step >= a.target_tokens_per_s or replicas == workload.users:
-            reasons = [f"{tp} GPU(s) per replica × {replicas} replica(s), {users} users each: "
-                       f"≈{1 / step:,.0f} tokens/s per user, ≈{users * replicas / step:,.0f} tokens/s in all"]
-            if tp > host_gpus:
-                reasons.append(f"a replica needs {tp} GPUs but a host has {host_gpus}: pipeline across hosts")
-            return tp, replicas, reasons
-    raise AssertionError("unreachable: the loop ends at replicas == users")
 
+    def group(users: int) -> int:
+        need = (weights + kv_per_user * users) * (1 + SERVING_OVERHEAD)
+        return 1 << max(0, math.ceil(math.log2(max(1.0, need / usable))))
+
+    # When not even one user's group fits a host, the offer is refused whatever the replicas: sized as before.
+    host_limit = host_gpus if group(1) <= host_gpus else math.inf
+    replicas = 1
+    while True:
+        # Replica counts giving the same users per replica give the same layout: only the first of each is tried
+        # (about 2√users of them, not one per user).
+        users = math.ceil(workload.users / replicas)
+        tp = group(users)
+        if tp <= host_limit:
+            if not spec.memory_bandwidth_gbs:
+                return tp, replicas, ["decode speed unknown (no bandwidth in gpus.csv)"]
+            step = (weights + kv_per_user * users) / (tp * spec.memory_bandwidth_gbs * 1e9 * a.bandwidth_efficiency)
+            if 1 / step >= a.target_tokens_per_s or users == 1:
+                reasons = [f"{tp:,} GPU(s) per replica × {replicas:,} replica(s), {users:,} users each: "
+                           f"≈{1 / step:,.0f} tokens/s per user, ≈{users * replicas / step:,.0f} tokens/s in all"]
+                if tp > host_gpus:
+                    reasons.append(f"a replica needs {tp:,} GPUs but a host has {host_gpus}")
+                return tp, replicas, reasons
+        replicas = math.ceil(workload.users / (users - 1))  # the fewest replicas with fewer users each
 
 
 def describe_assumptions(workload: Workload, memory: MemoryEstimate, flops: float | None) -> list[str]:
@@ -168,7 +185,7 @@ def describe_assumptions(workload: Workload, memory: MemoryEstimate, flops: floa
             lines.append("deadline: none (the cheapest plans may take long)")
     if workload.kind == "serve":
         layers, d_model = transformer_shape(workload.params)
-        lines.append(f"serving {workload.users} users × {a.context_tokens} tokens of context; model shape "
+        lines.append(f"serving {workload.users:,} users × {a.context_tokens:,} tokens of context; model shape "
                      f"≈{layers:.0f} layers × d_model {d_model:,.0f}, KV group {a.kv_group}: "
                      f"{kv_bytes_per_token(workload.params, a.kv_group) / 1e3:,.0f} KB/token")
         lines.append(f"decode at {a.bandwidth_efficiency:.0%} of peak bandwidth, target {a.target_tokens_per_s:g} "
@@ -214,25 +231,31 @@ def size_offers(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_mem
     smallest, largest = min(gpu_memory_gib), max(gpu_memory_gib)
     need = min_gpus(memory, smallest, a.usable_memory)
     needed_gb = memory.total_bytes / GB
-    line = f"{spec.name} ({smallest:g} GiB): {needed_gb:,.0f} GB needs ≥ {need} GPU{'s' if need > 1 else ''}"
+    line = f"{spec.name} ({smallest:g} GiB): {needed_gb:,.0f} GB needs ≥ {need:,} GPU{'s' if need > 1 else ''}"
     if min_gpus(memory, largest, a.usable_memory) != need:
-        line += f" (≥ {min_gpus(memory, largest, a.usable_memory)} of the offers with {largest:g} GiB)"
+        line += f" (≥ {min_gpus(memory, largest, a.usable_memory):,} of the offers with {largest:g} GiB)"
     biggest = max(host_gpus)
     if need > biggest:
         line += f"; one {biggest}×{spec.name} host holds {usable_gb(biggest, smallest, a.usable_memory):,.0f} GB " \
-                f"usable < {needed_gb:,.0f} GB needed → {math.ceil(need / biggest)}+ hosts"
+                f"usable < {needed_gb:,.0f} GB needed → {math.ceil(need / biggest):,}+ hosts"
     if workload.kind == "serve":
         return _serving_sizes(workload, spec, host_gpus, gpu_memory_gib, memory, line)
-    tflops = training_tflops(spec, workload.precision)
+    tflops = spec.dense_tflops(workload.precision)
     if tflops is None:
-        return f"{spec.name}: no dense {workload.precision} TFLOPS known (gpus.csv): not planned for training", None
+        return f"{spec.name}: {missing_throughput(spec, workload.precision)}", None
     per_gpu = training_hours(flops, 1, spec, workload, 1) if flops else None
     sizes = _training_sizes(workload, spec, host_gpus, gpu_memory_gib, memory, flops, per_gpu)
     if per_gpu is not None:
         line += f"; {per_gpu:,.0f} GPU-hours at {tflops:g} TFLOPS × MFU {a.mfu:g}"
-    if spec.dense_tflops(workload.precision) is None:
-        line += f" (no {workload.precision} on {spec.name}: bf16/fp16 speed)"
+        compute = spec.compute_precision(workload.precision)
+        if compute != workload.precision:
+            line += f" ({workload.precision} computes in {compute} on {spec.name})"
     return line, sizes
+
+
+def _instance_cap(a: Assumptions, needed: int) -> str:
+    """The cap an offer needing `needed` instances is refused under, and the word that lifts it."""
+    return f"max_instances is {a.max_instances:,} (max_instances={needed} lifts it)"
 
 
 def _serving_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_memory_gib: list[float],
@@ -240,7 +263,9 @@ def _serving_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_
     """Each offer's instances for the serving layout; a tensor-parallel group wider than the offer's host is
     refused (tensor parallelism across hosts is too slow to serve from)."""
     layouts: dict[tuple[int, float], tuple[int, int, list[str]]] = {}
-    instances, gpus, refusals = [], [], []
+    instances: list[int] = []
+    gpus: list[int] = []
+    refusals: list[str | None] = []
     notes: list[str] = []
     for g, memory_gib in zip(host_gpus, gpu_memory_gib):
         layout = layouts.get((g, memory_gib))
@@ -248,10 +273,16 @@ def _serving_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_
             layout = layouts[g, memory_gib] = _serving_layout(memory, spec, memory_gib, workload, g)
         tp, replicas, notes = layout
         total_gpus = tp * replicas
-        instances.append(math.ceil(total_gpus / g) if tp <= g else replicas * math.ceil(tp / g))
+        needed = math.ceil(total_gpus / g) if tp <= g else replicas * math.ceil(tp / g)
+        instances.append(needed)
         gpus.append(total_gpus)
-        refusals.append(None if tp <= g else f"a tensor-parallel group of {tp} GPUs would span hosts of {g}: "
-                                             "choose a larger host")
+        if tp > g:
+            refusals.append(f"a tensor-parallel group of {tp:,} GPUs would span hosts of {g}: choose a larger host")
+        elif needed > workload.assumptions.max_instances:
+            refusals.append(f"needs {needed:,} instances of {g}×{spec.name} ({total_gpus:,} GPUs) to serve "
+                            f"{workload.users:,} users; {_instance_cap(workload.assumptions, needed)}")
+        else:
+            refusals.append(None)
     count = len(host_gpus)
     sizes = OfferSizes(instances, gpus, [math.ceil(workload.serve_hours * 3600)] * count,
                        [workload.serve_hours] * count, refusals)
@@ -279,8 +310,8 @@ def _training_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu
                         math.ceil(per_gpu / (deadline_h * g * a.multi_host_efficiency)))
         refusal = None
         if holding > a.max_instances:
-            refusal = f"needs {holding} instances of {g}×{spec.name} ({need} GPUs) to hold " \
-                      f"{memory.total_bytes / GB:,.0f} GB; max_instances is {a.max_instances}"
+            refusal = f"needs {holding:,} instances of {g}×{spec.name} ({need:,} GPUs) to hold " \
+                      f"{memory.total_bytes / GB:,.0f} GB; {_instance_cap(a, holding)}"
         else:
             count = min(count, a.max_instances)
         hours = training_hours(flops, count * g, spec, workload, count) if flops else None

@@ -105,11 +105,11 @@ def format_count(value: float) -> str:
     return f"{value:g}"
 
 
-def parse_count(text: str, what: str, example: str = EXAMPLE) -> float:
-    """`7B`, `1.5T`, `20B`, `350M`, `2万` → a number."""
+def parse_count(text: str, what: str, example: str = EXAMPLE, like: str = "7B or 350M") -> float:
+    """`7B`, `1.5T`, `20B`, `350M`, `2万` → a number; `like` shows the error what a `what` looks like."""
     match = re.match(r"^(\d+(?:\.\d+)?)([kmbgt万亿]?)$", text.strip().lower())
     if not match:
-        raise ParseError(f"{what} '{text}' is not a number like 7B or 350M", example=example)
+        raise ParseError(f"{what} '{text}' is not a number like {like}", example=example)
     return float(match.group(1)) * _SCALE[match.group(2)]
 
 
@@ -161,7 +161,7 @@ def _own(value: str, gpus: GpuTable) -> tuple[tuple[str, int], ...]:
     for part in filter(None, value.split(",")):
         match = re.match(r"^(\d+)x(.+)$", part, flags=re.IGNORECASE)
         count, name = (int(match.group(1)), match.group(2)) if match else (1, part)
-        owned.append((gpus.resolve(name).name, count))
+        owned.append((_gpu(gpus, name, "recommend finetune 7B qlora own=2xRTX3090"), count))
     return tuple(owned)
 
 
@@ -215,6 +215,14 @@ def parse_workload(text: str, gpus: GpuTable) -> Workload:
     if values["kind"] != "serve" and precision not in TRAINING_PRECISIONS and values.get("method") != "qlora":
         raise ParseError(f"training in {precision} is not supported",
                          hint="train in fp32, bf16, fp16 or fp8 (or finetune with qlora)", example=EXAMPLE)
+    reference = values.get("reference_gpu")
+    if reference and gpus.specs[reference].dense_tflops(precision) is None:
+        # Converting the reference run's GPU-hours to FLOPs needs its rate at the job's precision.
+        known = [p for p in ("bf16", "fp16", "fp8") if gpus.specs[reference].dense_tflops(p) is not None]
+        raise ParseError(f"gpus.csv gives no {precision} rate for {reference}, so gpu_hours@{reference} cannot be "
+                         "turned into compute",
+                         hint=f"name the precision it ran at ({', '.join(known)})" if known else
+                         "give tokens=… instead", example="recommend train 7B gpu_hours=576@A100")
     for key in ("providers",):
         if key in values:
             values[key] = tuple(dict.fromkeys(values[key]))
@@ -247,31 +255,72 @@ def _assumption(name: str, key: str, value: str, raw: str) -> Any:
             raise ParseError(f"unknown lora_targets '{raw}'", hint="known: " + ", ".join(LORA_TARGETS),
                              example="recommend finetune 7B lora lora_targets=qv")
         return value
+    example = _assumption_example(name, key)
     if name == "checkpoint_interval_h" and not value.replace(".", "", 1).isdigit():
-        return parse_duration(value, example="checkpoint=30m") / 3600
+        return parse_duration(value, example=example) / 3600
     if name == "context_tokens":
-        return int(parse_count(value, "context"))
-    try:
-        number = float(value)
-    except ValueError:
-        raise ParseError(f"{key} must be a number, not '{value}'", example="mfu=0.35") from None
+        number = parse_count(value, "context", example, like="8k or 4096")
+    else:
+        try:
+            number = float(value)
+        except ValueError:
+            raise ParseError(f"{key} must be a number, not '{value}'", example=example) from None
     if not number > 0 or number != number or number == float("inf"):
-        raise ParseError(f"{key} must be a positive number, not '{value}'", example="mfu=0.35")
+        raise ParseError(f"{key} must be a positive number, not '{value}'", example=example)
     if name in ("mfu", "multi_host_efficiency", "usable_memory", "spot_share", "bandwidth_efficiency") and number > 1:
-        raise ParseError(f"{key} is a fraction between 0 and 1, not '{value}'", example="mfu=0.35")
-    return int(number) if _ASSUMPTION_KEYS[name] in (int, "int") else number
+        raise ParseError(f"{key} is a fraction between 0 and 1, not '{value}'", example=example)
+    if _ASSUMPTION_KEYS[name] in (int, "int"):
+        if number != int(number):  # `max_instances=0.5` must not become a cap of 0
+            raise ParseError(f"{key} must be a whole number, not '{value}'", example=example)
+        return int(number)
+    return number
+
+
+_SERVING_ASSUMPTIONS = ("context_tokens", "kv_group", "target_tokens_per_s", "bandwidth_efficiency")
+_EXAMPLE_VALUES = {"checkpoint_interval_h": "15m", "context_tokens": "8k", "max_instances": "200"}
+
+
+def _assumption_example(name: str, key: str) -> str:
+    """A `recommend` line that sets `key` (the word the user wrote for assumption `name`) to a value that works."""
+    value = _EXAMPLE_VALUES.get(name) or f"{getattr(Assumptions(), name):g}"
+    workload = "finetune 7B lora" if name in ("lora_rank", "batch_tokens") else \
+        "serve 70B" if name in _SERVING_ASSUMPTIONS else "train 7B tokens=20B"
+    return f"recommend {workload} {key}={value}"
+
+
+MIN_TOKENS = 1e6  # fewer is no training run: a unit left out (`tokens=20` for 20B)
 
 
 def _tokens(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
-    values["tokens"] = parse_count(value, "tokens")
+    example = "recommend train 7B tokens=20B"
+    tokens = parse_count(value, "tokens", example, like="20B or 1T")
+    if not tokens > 0:
+        raise ParseError(f"tokens must be above 0, not '{raw}'",
+                         hint="leave tokens= out when the job's length is unknown", example=example)
+    if tokens < MIN_TOKENS:
+        unit = "did you mean " + raw + "B?" if raw.replace(".", "", 1).isdigit() else \
+            "tokens are counted in millions or more: 500M, 20B, 1T"
+        raise ParseError(f"tokens={raw} is {tokens:,.0f} tokens", hint=unit, example=example)
+    values["tokens"] = tokens
 
 
 def _gpu_hours(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
-    hours, _, reference = value.partition("@")
-    values["reference_gpu_hours"] = parse_count(hours, "gpu_hours", "recommend train 7B gpu_hours=576@A100")
+    example = "recommend train 7B gpu_hours=576@A100"
+    hours, _, reference = raw.partition("@")
+    values["reference_gpu_hours"] = parse_count(hours, "gpu_hours", example, like="576 or 2k")
+    if not values["reference_gpu_hours"] > 0:
+        raise ParseError(f"gpu_hours must be above 0, not '{hours}'", example=example)
     if not reference:
         raise ParseError("gpu_hours needs the GPU they were measured on", example="gpu_hours=576@A100")
-    values["reference_gpu"] = gpus.resolve(reference).name
+    values["reference_gpu"] = _gpu(gpus, reference, example)
+
+
+def _gpu(gpus: GpuTable, name: str, example: str) -> str:
+    """The canonical name of GPU `name`; an unknown one is an error whose example is `recommend`'s, not a quote's."""
+    try:
+        return gpus.resolve(name).name
+    except ParseError as error:
+        raise ParseError(error.message, hint=error.hint, example=example) from None
 
 
 def _deadline(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
@@ -291,13 +340,15 @@ def _budget(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> Non
 
 
 def _currency(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
-    values["currency"] = parse_currency(raw)
+    values["currency"] = parse_currency(raw, example="recommend train 7B currency=CNY")
 
 
 def _users(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
-    values["users"] = int(parse_count(value, "users"))
-    if values["users"] < 1:
-        raise ParseError("users must be at least 1", example="recommend serve 70B users=50")
+    example = "recommend serve 70B users=50"
+    users = parse_count(value, "users", example, like="50 or 2k")
+    if users < 1 or users != int(users):
+        raise ParseError(f"users must be a whole number, at least 1, not '{raw}'", example=example)
+    values["users"] = int(users)
 
 
 def _interruptible(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
@@ -314,7 +365,7 @@ def _providers(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> 
 
 
 def _gpus(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
-    values["gpus"] = tuple(gpus.resolve(name).name for name in raw.split(",") if name)
+    values["gpus"] = tuple(_gpu(gpus, name, "recommend train 7B gpus=A100,H100") for name in raw.split(",") if name)
 
 
 def _owned(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:

@@ -203,13 +203,14 @@ def recommendation_blocks(result, *, top: int = 5) -> list[dict]:
     blocks = [{"type": "header", "text": {"type": "plain_text",
                                           "text": f"Plan: {workload.describe()} ({result.currency})"[:150]}}]
     if plans:
-        rows = [[str(i), f"{p.gpu_count}x{p.gpu}", p.provider, p.instance_type, p.strategy, format_hours(p.hours),
+        rows = [[str(i), f"{p.gpu_count:,}x{p.gpu}", p.provider, p.instance_type, p.strategy, format_hours(p.hours),
                  format_plan_cost(p)] for i, p in enumerate(plans, 1)]
         blocks.append(_section(_code(text_table(["#", "GPUs", "provider", "instance", "strategy", "time", "total"],
                                                 rows, right={0, 5, 6}))))
     else:
         blocks.append(_section("No plan meets every constraint."))
-    why = [f"not chosen: {p.gpu_count}×{p.gpu} — {p.reasons[0]}" for p in result.rejected[:3] if p.reasons]
+    why = [f"not chosen: {p.gpu_count:,}×{p.gpu} — {p.reasons[0]}" for p in result.rejected[:3] if p.reasons]
+    why += [f"not chosen: {line}" for line in result.not_planned[:2]]
     blocks.append(_context(list(result.assumptions[:4]) + why))
     return blocks
 

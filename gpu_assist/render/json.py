@@ -108,6 +108,7 @@ def recommendation(result: Recommendation) -> dict[str, Any]:
         "memory_bytes": _plain(result.memory.parts),
         "plans": plans,
         "rejected": [_plain(p.to_dict()) for p in result.rejected],
+        "not_planned": list(result.not_planned),
         "reasoning": list(result.reasoning),
         "assumptions": assumptions,
     }

@@ -35,8 +35,18 @@ def plan_table(result, *, plain: bool = False):
     rows = []
     for p in result.plans:
         hours = ("" if p.hours is None else f"{p.hours:.2f}") if plain else format_hours(p.hours)
-        rows.append([f"{p.gpu_count}x{p.gpu}", p.provider, p.zone or p.region, p.instance_type, p.instances,
+        gpus, instances = (f"{p.gpu_count}x{p.gpu}", p.instances) if plain else \
+            (f"{p.gpu_count:,}x{p.gpu}", f"{p.instances:,}")
+        rows.append([gpus, p.provider, p.zone or p.region, p.instance_type, instances,
                      p.strategy, hours, _money(p.hourly, p.currency, plain, 4), _money(p.total, p.currency, plain),
-                     p.currency, p.meets_deadline, p.within_budget, "yes" if p.verified else "no",
-                     "; ".join(p.reasons)])
+                     p.currency, _verdict(p.meets_deadline, plain), _verdict(p.within_budget, plain),
+                     "yes" if p.verified else "no", "; ".join(p.reasons)])
     return headers, rows
+
+
+def _verdict(value: bool | None, plain: bool) -> object:
+    """A deadline or budget verdict: blank when there is nothing to judge (no deadline, budget or job length), as
+    JSON's null; a spreadsheet keeps its True/False, a table to read says yes/no."""
+    if value is None:
+        return ""
+    return value if plain else ("yes" if value else "no")

@@ -176,11 +176,13 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
     workload = result.workload
     timed = any(plan.hours is not None for plan in result.plans)
     within = f" within the {workload.deadline_s / 86400:g}-day deadline" if workload.deadline_s and timed else ""
-    lines = [f"{workload.describe()} — {plural(len(result.plans), 'feasible plan')}, cheapest first{within} "
+    # The order the plans are in (`Plan.rank_key`): by total with a job length, else the smallest configuration.
+    order = "" if not result.plans else ", cheapest first" if timed else ", fewest GPUs first, then the cheapest hour"
+    lines = [f"{workload.describe()} — {plural(len(result.plans), 'feasible plan')}{order}{within} "
              f"({result.currency})"]
     if result.plans and not timed and workload.kind != "serve":
-        lines += wrap("job length unknown: ranked by the hourly price of the smallest configuration that fits "
-                      "(fewest GPUs first); tokens=… gives each plan a time and a total")
+        lines += wrap("job length unknown: no totals, the smallest configuration of each GPU that fits; tokens=… "
+                      "gives each plan a time and a total and ranks them cheapest first")
     markers: dict[str, int] = {}
     budget = workload.budget is not None
     if result.plans:
@@ -188,9 +190,9 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
         for rank, plan in enumerate(result.plans, 1):
             marks = ",".join(str(markers.setdefault(r, len(markers) + 1)) for r in plan.reasons)
             total = format_plan_cost(plan, format_total)
-            rows.append([f"{rank}{'*' if plan.pareto else ''}", f"{plan.gpu_count}×{plan.gpu}", plan.provider,
+            rows.append([f"{rank}{'*' if plan.pareto else ''}", f"{plan.gpu_count:,}×{plan.gpu}", plan.provider,
                          plan.zone or plan.region,
-                         plan.instance_type if plan.instances == 1 else f"{plan.instances}× {plan.instance_type}",
+                         plan.instance_type if plan.instances == 1 else f"{plan.instances:,}× {plan.instance_type}",
                          plan.pricing_model, format_hours(plan.hours), total,
                          *([_yes_no(plan.within_budget)] if budget else []), marks])
         headers = ["#", "GPUs", "provider", "where", "instance", "pricing", "time", "total",
@@ -206,11 +208,13 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
         lines.append("no plan meets every constraint; the closest per GPU are below")
     for note, number in markers.items():
         lines += wrap(f"{number} {note}")
-    if result.rejected:
+    if result.rejected or result.not_planned:
         lines.append("not chosen:")
         for plan in result.rejected[:8]:
-            lines += wrap(f"  {plan.gpu_count}×{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
+            lines += wrap(f"  {plan.gpu_count:,}×{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
                           f"{plan.reasons[0] if plan.reasons else 'infeasible'}", "    ")
+        for line in result.not_planned:
+            lines += wrap(f"  {line}", "    ")
     lines.append("reasoning:")
     for line in result.reasoning:
         lines += wrap(f"  {line}", "    ")
@@ -220,6 +224,12 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
     if explain:
         from .. import recommend
 
+        billed = [(rank, plan) for rank, plan in enumerate(result.plans, 1) if plan.billed_hours is not None]
+        if billed:
+            lines.append("billing (total = hourly × billed hours: the plan's hours rounded up to its billing unit):")
+            lines += [f"  {rank:<3} {plan.hours:,.2f} h → {plan.billed_hours:,.2f} h billed × "
+                      f"{format_money(plan.hourly, plan.currency, places=4)}/h = "
+                      f"{format_money(plan.total or Decimal(0), plan.currency)}" for rank, plan in billed]
         lines.append("")
         lines += _reflowed(recommend.__doc__ or "")
     return "\n".join(lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import math
 from decimal import Decimal
 
@@ -90,7 +91,8 @@ def test_a_plan_that_cannot_hold_the_job_under_the_instance_cap_is_not_listed(ca
     assert any(line.startswith("A10 (24 GiB): 3,360 GB needs ≥ 145 GPUs") for line in result.reasoning)
     a10 = next(p for p in result.rejected if p.gpu == "A10")
     assert not a10.fits and a10.gpu_count == 145
-    assert a10.reasons[0] == "needs 145 instances of 1×A10 (145 GPUs) to hold 3,360 GB; max_instances is 128"
+    assert a10.reasons[0] == "needs 145 instances of 1×A10 (145 GPUs) to hold 3,360 GB; max_instances is 128 " \
+                             "(max_instances=145 lifts it)"
     raised = _recommend(catalog, "train 175B bf16 deadline=2w region=cn max_instances=200", top=1000)
     assert {p.gpu_count for p in raised.plans if p.gpu == "A10"} == {145}
 
@@ -156,8 +158,9 @@ def test_mixed_fleet_and_interruptible_no(make_catalog):
     od = round(fleet.instances * 0.2) or 1
     spot_n = fleet.instances - od
     spot_plan = next(p for p in mixed.plans if p.pricing_model == "spot")
-    assert fleet.total == (Decimal(10) * spot_n + Decimal(32) * od) * (
-        spot_plan.total / (Decimal(10) * spot_plan.instances))
+    # The fleet runs, and is billed, for its own hours (per second here), shorter than the all-spot run's.
+    assert fleet.billed_hours == Decimal(math.ceil(fleet.hours * 3600)) / 3600 < spot_plan.billed_hours
+    assert fleet.total == (Decimal(10) * spot_n + Decimal(32) * od) * fleet.billed_hours
     calm = _recommend(catalog, "train 70B tokens=100B deadline=30d interruptible=no", top=50)
     assert {p.pricing_model for p in calm.plans} == {"on-demand"}
 
@@ -375,3 +378,197 @@ def test_lora_breakdown_parts_and_explain(catalog, capsys):
     assert main(["recommend", "finetune", "7B", "qlora", "--explain", "--top", "1"]) == 0
     out = capsys.readouterr().out
     assert "NF4 with double quantisation" in out and "base weights (NF4 + double quant" in out
+
+
+# ---- plans a buyer acts on ---------------------------------------------------------------------------------
+
+def _cli_json(capsys, *words):
+    assert main(["recommend", *words, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_plan_at_a_precision_runs_at_that_precisions_rate_or_is_not_chosen(catalog, capsys):
+    """V100 and T4 have fp16 tensor cores and no bf16 (gpus.csv leaves bf16 blank): a bf16 job was planned on
+    them at their fp16 rate while A10G was left out for an unknown one. One rule now: a plan at a precision runs at
+    that precision's rate; a GPU without it is not chosen, and "not chosen" says why and what to ask for."""
+    payload = _cli_json(capsys, "train", "7B", "tokens=20B", "deadline=72h", "budget=5000")
+    assert payload["plans"]
+    for plan in payload["plans"]:
+        spec = catalog.gpus.specs[plan["gpu"]]
+        assert spec.bf16_tflops is not None, plan["gpu"]
+        assert math.isclose(plan["effective_tflops"], plan["gpu_count"] * spec.bf16_tflops * 0.4
+                            * (0.9 if plan["instances"] > 1 else 1))
+    fp16_only = next(line for line in payload["not_planned"] if "V100," in line)
+    assert {"T4", "V100", "V100-32GB"} <= set(fp16_only.partition(":")[0].split(", "))
+    assert fp16_only.endswith("not planned at bf16 (gpus.csv gives no bf16 rate, only fp16: ask for fp16)")
+    assert any(line.startswith("A10G") or ", A10G," in line for line in payload["not_planned"])
+    assert main(["recommend", "train", "7B", "tokens=20B", "deadline=72h", "budget=5000"]) == 0
+    chosen, _, rest = capsys.readouterr().out.partition("not chosen:")
+    assert "V100" not in chosen and "ask for fp16)" in rest.partition("reasoning:")[0]
+    assert "  V100: not planned at bf16" in rest  # and the reasoning line of the GPU
+    # Asked for fp16, the same V100s are planned, at their fp16 rate.
+    fp16 = _cli_json(capsys, "train", "7B", "fp16", "tokens=20B", "deadline=72h", "gpus=V100")
+    assert fp16["plans"] and all(math.isclose(p["effective_tflops"], p["gpu_count"] * 125 * 0.4
+                                              * (0.9 if p["instances"] > 1 else 1)) for p in fp16["plans"])
+
+
+def test_fp8_is_planned_only_on_gpus_with_an_fp8_rate_and_own_gpus_follow_the_same_rule(catalog, capsys):
+    payload = _cli_json(capsys, "train", "7B", "fp8", "tokens=20B", "own=8xV100")
+    assert payload["plans"] and all(catalog.gpus.specs[p["gpu"]].fp8_tflops for p in payload["plans"])
+    assert any(line.endswith("not planned at fp8 (gpus.csv gives no fp8 rate, only bf16, fp16: ask for bf16)")
+               and "A100," in line for line in payload["not_planned"])
+    own = next(p for p in payload["rejected"] if p["provider"] == "own")
+    assert own["reasons"][0].startswith("not planned at fp8")
+    # fp32 trains in 16-bit mixed precision, which the reasoning says.
+    result = _recommend(catalog, "train 7B fp32 tokens=20B gpus=V100,A100", top=5)
+    assert any(line.endswith("(fp32 computes in fp16 on V100)") for line in result.reasoning)
+
+
+def test_reference_gpu_hours_need_the_reference_gpus_rate_at_the_precision(capsys):
+    assert main(["recommend", "train", "7B", "gpu_hours=576@V100"]) == 2
+    err = capsys.readouterr().err
+    assert "gpus.csv gives no bf16 rate for V100" in err and "name the precision it ran at (fp16)" in err
+    assert main(["recommend", "train", "7B", "fp16", "gpu_hours=576@V100", "--top", "1"]) == 0
+
+
+@pytest.mark.parametrize("words", [
+    ("train", "7B", "tokens=1T"), ("train", "70B", "tokens=100B", "deadline=none"),
+    ("finetune", "13B", "tokens=1B", "deadline=2d"), ("train", "7B", "tokens=20B", "interruptible=no"),
+    ("serve", "70B", "users=50"), ("finetune", "7B", "qlora", "tokens=100M", "own=2xRTX3090"),
+])
+def test_every_plans_total_is_its_own_hours_billed_at_its_own_rate(capsys, words):
+    """An 80/20 fleet was billed for the longer all-spot run (701.57 h × $50.376/h shown as $35,867.71, 712 h).
+    Every plan's total is now hourly × billed hours, the billed hours its own hours rounded up to whole billing
+    units (reserved: whole terms), and `--explain` lists each plan's."""
+    plans = _cli_json(capsys, *words, "--top", "1000")["plans"]
+    assert plans
+    if words[0] == "train" and "interruptible=no" not in words:
+        assert any(p["pricing_model"] == "spot+on-demand" for p in plans)
+    for plan in plans:
+        assert math.isclose(plan["total"], plan["hourly"] * plan["billed_hours"], rel_tol=1e-9, abs_tol=0.006), plan
+        assert plan["billed_hours"] >= plan["hours"] - 1e-6
+        if not plan["pricing_model"].startswith(("reserved", "monthly")):
+            assert plan["billed_hours"] - plan["hours"] < 1.001, plan
+    assert main(["recommend", *words, "--explain", "--top", "3"]) == 0
+    billing = capsys.readouterr().out.partition("billing (total = hourly × billed hours")[2].splitlines()[1:4]
+    assert len(billing) == min(3, len(plans)) and all(" h billed × " in line for line in billing)
+
+
+def test_an_80_20_fleet_is_billed_for_its_own_hours(capsys):
+    plans = _cli_json(capsys, "train", "7B", "tokens=1T", "--top", "1000")["plans"]
+    fleet = next(p for p in plans if p["pricing_model"] == "spot+on-demand" and p["instance_type"] == "1B200.30V")
+    spot = next(p for p in plans if p["pricing_model"] == "spot" and p["instance_type"] == "1B200.30V")
+    assert fleet["hours"] < spot["hours"] and fleet["billed_hours"] == math.ceil(fleet["hours"])  # verda: hourly
+    assert fleet["total"] == round(fleet["hourly"] * fleet["billed_hours"], 2)
+
+
+def test_serving_obeys_the_instance_cap_and_counts_carry_separators(catalog, capsys):
+    """`serve 13B users=1000000` listed `1000000×A40 cudo 1000000× ice-lake-a40…`: serving had no instance cap,
+    and counts no separators. Now an offer needing more than `max_instances` instances is refused, saying how to
+    lift the cap, with counts written 1,000,000 like money; and it answers at once (one layout per distinct
+    number of users per replica, not per replica count)."""
+    assert main(["recommend", "serve", "13B", "users=1000000"]) == 0
+    out = capsys.readouterr().out
+    assert "no plan meets every constraint" in out
+    assert re.search(r"\d,\d{3}×\S+ \(.*\): needs \d,\d{3} instances of .* to serve 1,000,000 users; "
+                     r"max_instances is 128 \(max_instances=\d+ lifts it\)", " ".join(out.split()))
+    assert "1000000" not in out
+    payload = _cli_json(capsys, "serve", "13B", "users=1000000")
+    assert payload["plans"] == [] and payload["rejected"]
+    needed = next(p for p in payload["rejected"] if "max_instances=" in p["reasons"][0])
+    assert needed["instances"] > 128 and f"(max_instances={needed['instances']} lifts it)" in needed["reasons"][0]
+    # The cap, lifted as the refusal says, lets that offer be planned.
+    lifted = _recommend(catalog, f"serve 13B users=1000000 max_instances={needed['instances']} "
+                                 f"gpus={needed['gpu']}", top=1000)
+    assert any(p.instance_type == needed["instance_type"] and p.instances == needed["instances"]
+               for p in lifted.plans)
+    assert all(p.instances <= 128 for p in _recommend(catalog, "serve 13B users=1000", top=1000).plans)
+    assert main(["recommend", "serve", "13B", "users=100000", "max_instances=10000", "--top", "3"]) == 0
+    table = capsys.readouterr().out.splitlines()[2:5]
+    assert all(re.match(r"\d\*? +\d,\d{3}×\S+ .* \d{3}× ", line) for line in table), table
+
+
+def test_a_serving_replica_stays_inside_one_host_by_adding_replicas(catalog):
+    """A 70B replica of 8 GPUs fits an 8-GPU host for a few users; for 50 users its KV cache needed 16, which
+    would span hosts and was refused: more replicas of 8, each serving fewer users, can run."""
+    result = _recommend(catalog, "serve 70B users=50 gpus=RTX3090", top=1000)
+    eight = [p for p in result.plans if p.gpus_per_instance == 8]
+    assert eight and all(p.gpu_count % 8 == 0 and p.gpu_count > 8 for p in eight)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "csv"])
+def test_tables_leave_a_verdict_blank_where_there_is_nothing_to_judge(capsys, fmt):
+    """Serving has no deadline and no budget was given: Markdown printed `None | None`."""
+    assert main(["recommend", "serve", "13B", "users=50", "--format", fmt, "--top", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out
+    header, row = out.splitlines()[0], out.splitlines()[2 if fmt == "markdown" else 1]
+    split = (lambda line: [c.strip() for c in line.strip("|").split("|")]) if fmt == "markdown" else \
+        (lambda line: line.split(","))
+    cells = dict(zip(split(header), split(row)))
+    assert cells["meets_deadline"] == "" and cells["within_budget"] == ""
+    assert main(["recommend", "train", "7B", "tokens=20B", "budget=5000", "--format", fmt, "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    cells = dict(zip(split(out.splitlines()[0]), split(out.splitlines()[2 if fmt == "markdown" else 1])))
+    assert cells["within_budget"] == ("yes" if fmt == "markdown" else "True")
+
+
+def test_the_title_says_the_order_the_plans_are_in(capsys):
+    """Without tokens= the plans are ranked fewest GPUs first (87×A100 at $392.31/h above 88×A100 at $116.40/h),
+    yet the title said "cheapest first"."""
+    assert main(["recommend", "train", "175B", "bf16", "deadline=2w", "region=cn"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("train 175B bf16 — 3 feasible plans, fewest GPUs first, then the cheapest hour (USD)\n")
+    assert "cheapest first" not in out.splitlines()[0]
+    counts = [int(re.match(r"\d+\*? +([\d,]+)×", line)[1].replace(",", "")) for line in out.splitlines()
+              if re.match(r"\d+\*? +[\d,]+×", line)]
+    assert counts == sorted(counts)
+    assert main(["recommend", "train", "7B", "tokens=20B", "--top", "3"]) == 0
+    assert ", cheapest first within the 30-day deadline (USD)" in capsys.readouterr().out.splitlines()[0]
+    assert main(["recommend", "serve", "13B", "users=1000000"]) == 0
+    assert capsys.readouterr().out.startswith("serve 13B bf16 — 0 feasible plans (USD)\n")
+
+
+@pytest.mark.parametrize("word, message, example", [
+    ("tokens=20", "tokens=20 is 20 tokens — did you mean 20B?", "recommend train 7B tokens=20B"),
+    ("tokens=500k", "tokens=500k is 500,000 tokens — tokens are counted in millions", "tokens=20B"),
+    ("tokens=0", "tokens must be above 0, not '0' — leave tokens= out", "tokens=20B"),
+    ("context=0", "context must be a positive number, not '0'", "recommend serve 70B context=8k"),
+    ("checkpoint=0", "checkpoint must be a positive number, not '0'", "recommend train 7B tokens=20B checkpoint=15m"),
+    ("max_instances=0", "max_instances must be a positive number", "max_instances=200"),
+    ("max_instances=0.5", "max_instances must be a whole number, not '0.5'", "max_instances=200"),
+    ("lora_rank=-1", "lora_rank must be a positive number, not '-1'", "recommend finetune 7B lora lora_rank=16"),
+    ("users=-5", "users '-5' is not a number like 50 or 2k", "recommend serve 70B users=50"),
+    ("gpu_hours=0@A100", "gpu_hours must be above 0", "recommend train 7B gpu_hours=576@A100"),
+    ("region=mars", "unknown region 'mars'", "recommend train 7B region=eu"),
+    ("gpus=A1000", "unknown GPU 'A1000' — did you mean A100?", "recommend train 7B gpus=A100,H100"),
+    ("own=2xRTX9999", "unknown GPU 'RTX9999'", "recommend finetune 7B qlora own=2xRTX3090"),
+    ("currency=EUR", "unknown currency 'EUR' — known: USD, CNY", "recommend train 7B currency=CNY"),
+])
+def test_nonsense_is_refused_with_an_example_about_the_word_that_was_wrong(capsys, word, message, example):
+    """`tokens=20` planned 20 tokens (`9×T4 spot 1 min $0.00`), `tokens=0` read as no job length, `context=0`
+    passed; errors suggested `mfu=0.35` for `checkpoint=0` and quote examples (`8xA100 72h`) that fail under
+    recommend. Each is one error now, its example a recommend line about the word that was wrong, which works."""
+    assert main(["recommend", "train", "7B", word]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    # Past 100 columns the message, hint and example each start a line instead of joining with " — ".
+    assert all(part in err for part in message.split(" — ")) and err.endswith(example), err
+    shown = err.rpartition("example: ")[2]
+    assert shown.startswith("recommend ") and "mfu=0.35" not in err and "8xA100" not in err
+    assert main(shown.split() + ["--top", "1"]) == 0, shown  # the example itself runs
+    capsys.readouterr()
+
+
+def test_own_gpus_at_no_marginal_cost_are_on_the_pareto_front(capsys):
+    """`own=2xRTX3090` at $0.00 was not marked `*` though no plan is cheaper: own plans were left out of the
+    front. They count at the marginal cost their plan states; a cloud plan slower and dearer is then dominated."""
+    plans = _cli_json(capsys, "finetune", "7B", "qlora", "tokens=100M", "own=2xRTX3090", "--top", "1000")["plans"]
+    own = next(p for p in plans if p["provider"] == "own")
+    assert own["pareto"] and own["total"] == 0
+    assert not any(p["pareto"] for p in plans if p["hours"] > own["hours"])
+    for p in plans:
+        dominated = any(q["total"] <= p["total"] and q["hours"] <= p["hours"]
+                        and (q["total"] < p["total"] or q["hours"] < p["hours"]) for q in plans)
+        assert p["pareto"] is not dominated, p
+    assert main(["recommend", "finetune", "7B", "qlora", "tokens=100M", "own=2xRTX3090", "--top", "3"]) == 0
+    assert re.search(r"^1\* +2×RTX3090 +own ", capsys.readouterr().out, re.MULTILINE)

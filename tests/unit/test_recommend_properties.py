@@ -1,6 +1,7 @@
 """Properties every recommendation keeps, for random workloads over random catalogs: a plan listed as feasible
 holds the job in its GPUs' memory, meets the deadline it says it meets, and states its money in one unit each
-(an hourly rate per hour, a total for the whole job)."""
+(an hourly rate per hour, a total for the whole job) that agree: the total is the hourly rate × the plan's own
+hours billed (rounded up to the offer's billing unit), mixed spot + on-demand fleets included."""
 
 from __future__ import annotations
 
@@ -84,5 +85,11 @@ def test_every_listed_plan_can_run_the_job_and_says_so_in_one_unit_per_figure(ca
         assert plan.hourly >= 0
         if plan.total is not None:
             assert plan.total >= plan.hourly * Decimal(plan.hours) * Decimal("0.999999"), plan
+            # What the total bills: its own hours at its own rate, rounded up to whole billing units only.
+            assert plan.billed_hours is not None and abs(plan.total - plan.hourly * plan.billed_hours) <= \
+                plan.total * Decimal("1e-12"), plan
+            assert plan.billed_hours >= Decimal(plan.hours) * Decimal("0.999999"), plan
+            if plan.pricing_model not in ("reserved-1y", "reserved-3y", "monthly"):
+                assert plan.billed_hours - Decimal(plan.hours) < Decimal("1.001"), plan  # at most an hour's unit
     for plan in result.rejected:
         assert not plan.feasible and (plan.reasons or not plan.fits)

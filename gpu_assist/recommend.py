@@ -265,7 +265,7 @@ def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float
                 pricing_model=option.pricing_model, strategy=strategy, hours=hours,
                 hourly=option.hourly * option.instances, total=None if hours is None else option.total,
                 currency=option.currency, billed_hours=None if hours is None else option.billed_hours,
-                meets_deadline=None, within_budget=None, verified=option.verified,
+                meets_deadline=None, within_budget=None, verified=option.trusted,
                 gpus_per_instance=option.gpu_count, **sized.fields(reasons))
 
 
@@ -287,7 +287,7 @@ def _mixed_plan(spot: QuoteOption, on_demand_hourly: Decimal, workload: Workload
                 region=spot.region, zone=spot.zone, instance_type=spot.instance_type, pricing_model="spot+on-demand",
                 strategy=f"{a.spot_share:.0%} spot + {1 - a.spot_share:.0%} on-demand", hours=hours, hourly=hourly,
                 total=None if billed is None else hourly * billed, billed_hours=billed, currency=spot.currency,
-                meets_deadline=None, within_budget=None, verified=spot.verified, gpus_per_instance=spot.gpu_count,
+                meets_deadline=None, within_budget=None, verified=spot.trusted, gpus_per_instance=spot.gpu_count,
                 **sized.fields(reasons))
 
 

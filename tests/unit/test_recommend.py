@@ -572,3 +572,11 @@ def test_own_gpus_at_no_marginal_cost_are_on_the_pareto_front(capsys):
         assert p["pareto"] is not dominated, p
     assert main(["recommend", "finetune", "7B", "qlora", "tokens=100M", "own=2xRTX3090", "--top", "3"]) == 0
     assert re.search(r"^1\* +2×RTX3090 +own ", capsys.readouterr().out, re.MULTILINE)
+
+
+def test_a_plan_on_a_derived_spot_price_never_ranks_above_one_on_a_price_someone_set(catalog):
+    plans = _recommend(catalog, "train 7B tokens=20B deadline=72h budget=5000", top=10_000).plans
+    derived = [n for n, p in enumerate(plans) if any(r.startswith("derived spot") for r in p.reasons)]
+    assert derived, "verda's spot prices (0.35 × on-demand in the source) should still be planned"
+    assert all(not plans[n].verified for n in derived)
+    assert max(n for n, p in enumerate(plans) if p.verified) < min(derived)

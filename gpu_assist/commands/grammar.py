@@ -60,7 +60,8 @@ def parse_quote(words: list[str], gpus: GpuTable, *, top: int | None = None) -> 
         include_unverified=options.get("include-unverified", False),
         view="list" if options.get("list") else "compare",
         sort=options.get("sort", "total"),
-        max_price=options.get("max-price"),
+        max_price=options.get("max-price", (None, None))[0],
+        max_price_currency=options.get("max-price", (None, None))[1],
         min_gpu_memory_gib=options.get("min-gpu-memory"),
     )
 
@@ -115,9 +116,12 @@ def parse_sort(value: str) -> str:
     return value
 
 
-def parse_max_price(value: str) -> Decimal:
-    """Per job-hour, in the quote's currency; a currency sign is allowed (`$30`)."""
-    return _positive(normalise(value).strip().lower().lstrip("$¥"), "max-price", "quote 8xA100 72h max-price=30")
+def parse_max_price(value: str) -> tuple[Decimal, str | None]:
+    """Per job-hour: an amount as budgets and tco write them (`30`, `$30`, `¥200`, `30usd`), and the currency it
+    is written in, if any; `quote_view` converts one in another currency than the quote's."""
+    from ..workload import parse_amount  # imported only when a max-price is given (a plain quote loads no workload)
+
+    return parse_amount(normalise(value), example="quote 8xA100 72h max-price=30", name="max-price")
 
 
 def parse_min_gpu_memory(value: str) -> float:

@@ -289,15 +289,18 @@ def _tco_keys() -> str:
 
 
 def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
-    """argparse, except that `-5h` or `-8xA100` reach the command grammar (which says what is wrong with
-    them) instead of being refused as unknown options, and that an unknown verb gets the user's verbs and the
-    nearest one (argparse would list all 18, operators' included, on one line)."""
+    """argparse, except that options and the grammar's words mix in any order (`quote 8xA100 --top 3 72h`:
+    argparse stops a verb's words at the first option and calls the rest unrecognized), that `-5h` or `-8xA100`
+    reach the command grammar (which says what is wrong with them) instead of being refused as unknown options,
+    and that an unknown verb gets the user's verbs and the nearest one (argparse would list all 18, operators'
+    included, on one line). argparse's own `parse_intermixed_args` does not take subcommands."""
     if argv and not argv[0].startswith("-") and argv[0] not in _VERBS:
         _unknown_verb(argv[0])
     args, extra = parser.parse_known_args(argv)
-    negative = [word for word in extra if _NEGATIVE_WORD_RE.match(word)]
-    if negative and hasattr(args, "words") and len(negative) == len(extra):
-        args.words = [*args.words, *negative]
-    elif extra:
+    if hasattr(args, "words"):
+        words = [word for word in extra if not word.startswith("-") or _NEGATIVE_WORD_RE.match(word)]
+        args.words = [*args.words, *words]
+        extra = [word for word in extra if word.startswith("-") and not _NEGATIVE_WORD_RE.match(word)]
+    if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args

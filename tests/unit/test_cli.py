@@ -79,7 +79,7 @@ def test_flags_build_the_command_their_words_would(catalog):
                   "$30", "--min-gpu-memory", "80GB", "--all-regions", "--include-flagged", "--verified-only",
                   "--include-unverified", "--list")
     words = parse_command("quote 8xA100 72h gcp provider=aws,amazon region=us-east-1,eu pricing=spot,reserved "
-                          "currency=CNY top=7 sort=price max-price=30 min-gpu-memory=80 all-regions include-flagged "
+                          "currency=CNY top=7 sort=price max-price=$30 min-gpu-memory=80 all-regions include-flagged "
                           "verified-only include-unverified list", catalog.gpus)
     assert flags == words
     assert built("8xA100", "72h").top == 15 and built("8xA100", "72h", "top=all").top is None
@@ -225,3 +225,57 @@ def test_a_quote_loads_neither_the_database_layer_nor_boto3():
             "print(sorted(m for m in ('sqlalchemy', 'boto3', 'slack_sdk', 'pynvml') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
+
+
+@pytest.mark.parametrize("mixed, words_first", [
+    (["quote", "8xA100", "72h", "--format", "json", "region=eu"], ["quote", "8xA100", "72h", "region=eu",
+                                                                   "--format", "json"]),
+    (["quote", "8xA100", "--top", "3", "72h"], ["quote", "8xA100", "72h", "--top", "3"]),
+    (["recommend", "train", "7B", "--explain", "tokens=20B"], ["recommend", "train", "7B", "tokens=20B", "--explain"]),
+    (["tco", "1xA100", "--format", "json", "hardware=100k"], ["tco", "1xA100", "hardware=100k", "--format", "json"]),
+    (["spend", "--format", "json", "by=project"], ["spend", "by=project", "--format", "json"]),
+    (["util", "--format", "json", "fleet", "region=us-east-1"], ["util", "fleet", "region=us-east-1", "--format",
+                                                                 "json"]),
+    (["launch", "8xA100", "--as", "alice", "72h"], ["launch", "8xA100", "72h", "--as", "alice"]),
+    (["extend", "r-0123456789ab", "--format", "json", "24h"], ["extend", "r-0123456789ab", "24h", "--format",
+                                                                "json"]),
+    (["stop", "--as", "alice", "i-0123456789abcdef0"], ["stop", "i-0123456789abcdef0", "--as", "alice"]),
+    (["requests", "--format", "json", "r-0123456789ab"], ["requests", "r-0123456789ab", "--format", "json"]),
+])
+def test_options_and_the_grammars_words_mix_in_any_order(mixed, words_first):
+    """Every verb that takes words reads them around its options, as a Unix tool does."""
+    from gpu_assist.cli.parser import build_parser, parse_args
+
+    assert parse_args(build_parser(mixed[0]), mixed) == parse_args(build_parser(words_first[0]), words_first)
+
+
+def test_a_quote_and_a_plan_with_options_amid_their_words(capsys):
+    assert main(["quote", "8xA100", "72h", "--format", "json", "region=cn"]) == 0
+    assert {o["provider"] for o in json.loads(capsys.readouterr().out)} <= {"aliyun", "tencent", "huawei"}
+    assert main(["quote", "8xA100", "--top", "3", "72h"]) == 0
+    shown = capsys.readouterr().out
+    assert main(["quote", "8xA100", "72h", "top=3"]) == 0
+    assert shown.startswith("8×A100 40 GB for 72h") and shown == capsys.readouterr().out
+    assert main(["recommend", "train", "7B", "--explain", "tokens=20B"]) == 0
+    assert "6 × 7B × 20B tokens" in capsys.readouterr().out
+    assert main(["quote", "8xA100", "--bogus", "72h"]) == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("variable, value, argv, says", [
+    ("GPU_ASSIST_CURRENCY", "EUR", ["quote", "8xA100", "72h"],
+     "error: GPU_ASSIST_CURRENCY='EUR' is not a currency gpu-assist quotes in"),
+    ("GPU_ASSIST_DB_URL", "garbage", ["requests"], "error: GPU_ASSIST_DB_URL is not a database URL gpu-assist can "
+                                                   "open: Could not parse SQLAlchemy URL"),
+    ("GPU_ASSIST_DB_URL", "nosuchdb://alice:s3cret@db.example/requests", ["requests"],
+     "error: GPU_ASSIST_DB_URL is not a database URL gpu-assist can open: Can't load plugin"),
+])
+def test_a_bad_environment_variable_is_one_error_naming_it(capsys, monkeypatch, variable, value, argv, says):
+    """Exit 2 with the variable, what it takes and an example, not `internal error: KeyError` (exit 1); a URL is
+    never echoed (it may hold a password)."""
+    monkeypatch.setenv(variable, value)
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    folded = " ".join(error.split())
+    assert folded.startswith(" ".join(says.split())) and f"example: {variable}=" in folded
+    assert "s3cret" not in error and "internal error" not in error

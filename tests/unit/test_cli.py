@@ -153,7 +153,7 @@ def test_a_bad_flag_value_gets_the_message_its_word_gets(capsys, flag, word):
 @pytest.mark.parametrize("argv, message", [
     (["quote", "8xA1000", "72h"], "error: unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h"),
     (["quote", "8xA100", "72h", "--currency", "EUR"], "error: unknown currency 'EUR'"),
-    (["quote"], "error: gpu-assist quote: the following arguments are required: words"),
+    (["quote"], "error: gpu-assist quote: nothing to answer: write what you ask after 'quote'"),
     (["frobnicate"], "error: unknown command 'frobnicate'\n  commands: quote, recommend, tco, util, launch"),
     (["util", "--instance", "x-1"], "error: 'x-1' is not an instance id — example: util fleet i-0123456789abcdef0"),
     (["util", "--fleet", "--window", "soon"], "error: 'soon' is not a duration"),
@@ -279,3 +279,29 @@ def test_a_bad_environment_variable_is_one_error_naming_it(capsys, monkeypatch, 
     folded = " ".join(error.split())
     assert folded.startswith(" ".join(says.split())) and f"example: {variable}=" in folded
     assert "s3cret" not in error and "internal error" not in error
+
+
+@pytest.mark.parametrize("argv, says, example", [
+    (["quote"], "gpu-assist quote: nothing to answer", "gpu-assist quote 8xA100 72h"),
+    (["tco"], "gpu-assist tco: nothing to answer", "gpu-assist tco 1xA100 hardware=100k"),
+    (["quote", "8xA100", "72h", "--format", "xml"], "argument --format: invalid choice: 'xml'",
+     "gpu-assist quote 8xA100 72h"),
+    (["catalog"], "required: {validate,list-gpus,status,import-skypilot,refresh,import-fx}",
+     "gpu-assist catalog validate"),
+    (["catalog", "refresh"], "required: provider", "gpu-assist catalog refresh aws-public"),
+    (["db"], "required: {upgrade,current}", "gpu-assist db upgrade"),
+    (["reap", "now"], "gpu-assist reap: unrecognized arguments: now", "gpu-assist reap"),
+    (["recommend", "train", "7B", "--bogus"], "unrecognized arguments: --bogus", "gpu-assist recommend train 7B"),
+    (["quote", "8xA100", "72h", "foo=bar"], "unknown option 'foo' known: region=, provider=, pricing=, "
+     "currency=, top=, sort=, max-price=, min-gpu-memory=, all-regions, include-flagged, include-unverified, "
+     "verified-only, list", "8xA100 72h region=us-east-1"),
+    (["requests", "show", "r-nope"], "'r-nope' is not a request id", "requests r-0123456789ab"),
+])
+def test_every_usage_error_ends_with_an_example_that_works_for_its_verb(capsys, argv, says, example):
+    assert main(argv) == 2
+    error = " ".join(capsys.readouterr().err.split())
+    assert says in error and f"example: {example}" in error
+    words = error.split("example: ", 1)[1].split()
+    if words[0] == "gpu-assist" and words[1] in ("quote", "tco", "recommend"):  # the example itself works
+        assert main([*words[1:], "--format", "json"]) == 0
+        capsys.readouterr()

@@ -20,6 +20,9 @@ _.downgrade
 # gunicorn calls BaseApplication.load_config() before it forks (slackbot/prefork.py)
 _.load_config
 
+# argparse reads a subparsers action's metavar for its usage line and errors (gpu_assist/cli/parser.py)
+_.metavar
+
 # Dataclass fields no code reads by name: JSON answers and DataFrames take them through asdict()/to_dict()
 _.price_currency  # pricing.QuoteOption, in every option of `quote --format json`
 _.effective_tflops  # recommend.Plan (this and the next), in `recommend --format json`

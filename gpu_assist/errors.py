@@ -50,5 +50,9 @@ class PolicyError(GpuAssistError):
     """A request that the team's policy does not allow."""
 
 
+class ConfigError(GpuAssistError):
+    """A setting (an environment variable) gpu-assist cannot use: names the variable, what it takes, an example."""
+
+
 class ProvisionError(GpuAssistError):
     """A cloud call that failed in a way the user must know about."""

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from .errors import CatalogError
+from .errors import CatalogError, ParseError
+from .render.money import format_money
 
 FX_COLUMNS = ("base", "quote", "rate", "as_of", "source", "verified")
 
@@ -29,6 +30,23 @@ class FxRates:
     def factor(self, from_currency: str, to_currency: str) -> float:
         """The same conversion as a float, for ranking only."""
         return float(self.per_usd[to_currency] / self.per_usd[from_currency])
+
+    def restate(self, amount: Decimal, from_currency: str, to_currency: str, *, example: str) -> tuple[Decimal, str]:
+        """`amount` in `to_currency`, and the conversion in words (`¥100,000.00 = $15,031.08 at 6.652882 CNY/USD
+        (ecb-eurofxref 2026-10-30)`), for an answer that says which amounts it converted; ParseError (with
+        `example`) when the catalog has no rate for one of the currencies."""
+        missing = [code for code in (from_currency, to_currency) if code not in self.per_usd]
+        if missing:
+            raise ParseError(f"no FX rate for {missing[0]} in the catalog", hint=f"give the amount in {to_currency}",
+                             example=example)
+        converted = self.convert(amount, from_currency, to_currency)
+        foreign = from_currency if from_currency != "USD" else to_currency
+
+        def shown(value: Decimal, currency: str) -> str:
+            return format_money(value, currency, places=2 if value >= 1 else 4)
+
+        return converted, f"{shown(amount, from_currency)} = {shown(converted, to_currency)} at " \
+            + self.describe(foreign)
 
     def describe(self, currency: str) -> str:
         rate = self.per_usd[currency]

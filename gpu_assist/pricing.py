@@ -32,11 +32,12 @@ from .price_table import (HOURS_PER_YEAR, TERM_YEARS, PricedOffer, billed_second
                           cheapest_per_offer, price_table, select_offers, term_hours, whole_instances)
 from .regions import check_selectors
 from .render.money import restate_money
-from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request
+from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request, format_duration
 
 STALE_AFTER_DAYS = 30
 # Notes that make an offer's verified price in one pricing model untrusted (ranked after trusted ones).
 UNTRUSTED_NOTES = ("stale", "derived")
+_BILLING = {60: "per-minute", HOUR_S: "per-hour", 24 * HOUR_S: "per-day"}  # granularities, as a bill names them
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,8 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
         models=models, fx=catalog.fx, currency=currency, include_flagged=include_flagged,
         explicit_monthly="monthly" in request.pricing_models)
     shown = cheapest_per_offer(table, all_regions=all_regions)[:top]
-    options = tuple(to_option(priced, request.count, catalog.fx, currency, today) for priced in shown)
+    options = tuple(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True)
+                    for priced in shown)
     reason = None if options else empty_reason(request, catalog, models=models, verified_only=verified_only,
                                                include_flagged=include_flagged, currency=currency)
     return Quote(request=request, options=options, currency=currency, offers_considered=len(table),
@@ -127,9 +129,11 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
 
 
 def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: str, today: dt.date, *,
-              job_length_known: bool = True) -> QuoteOption:
+              job_length_known: bool = True, note_billing: bool = False) -> QuoteOption:
     """A price table row as an exact QuoteOption (Decimal money, notes for the reader). Without a job length
-    (`recommend` pricing one hour of a job it cannot time) the notes do not name one."""
+    (`recommend` pricing one hour of a job it cannot time) the notes do not name one. With `note_billing`, an
+    on-demand or spot option billed for more than the job runs says so (`billed 2h: per-hour billing`): a quote's
+    total for 90m is then two hours' price, which the reader must be told."""
     row, model, instances, duration_s = priced.offer, priced.pricing_model, priced.instances, priced.duration_s
     price = fx.convert(priced.price, row.currency, currency)
     billed_s = billed_seconds(duration_s, row.billing_granularity_s)
@@ -154,6 +158,9 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
         else (row.source, row.as_of)
     notes = _notes(row, gpus_requested, duration_s if job_length_known else None, model, instances, hourly,
                    on_demand, today, fx, currency, as_of)
+    if note_billing and model in ("on-demand", "spot") and billed_s > duration_s:
+        per = _BILLING.get(row.billing_granularity_s, f"per-{row.billing_granularity_s}-second")
+        notes.insert(0, f"billed {format_duration(billed_s)}: {per} billing")
     return QuoteOption(
         provider=row.provider, region=row.region, zone=priced.zone if model == "spot" else "",
         instance_type=row.instance_type, instances=instances, gpu=row.gpu, gpu_count=int(row.gpu_count),

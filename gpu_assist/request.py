@@ -5,8 +5,9 @@ Accepted, case-insensitive, in any order:
 - GPUs and count: `8xA100`, `8x A100`, `8 x a100-80gb`, `A100:8`, `h100*8`, `2×H100`,
   `8 A100s`, `8卡A100`, `8张A100`; a bare `A100` means one GPU.
 - memory selector: `A100-80GB`, or `A100 80GB`.
-- duration: number + unit, `90m`, `72h`, `3d`, `1w`, `2mo`, `72 hours`, `72小时`, `3天`, `1周`, `1个月`;
-  a month is 730 hours (8760 / 12), as the clouds' monthly estimates use. No duration means 1 hour.
+- duration: number + unit, `90m`, `72h`, `3d`, `1w`, `2mo`, `1y`, `72 hours`, `72小时`, `3天`, `1周`, `1个月`;
+  a month is 730 hours (8760 / 12), as the clouds' monthly estimates use, a year 8760; 1 minute to 5 years (a
+  duration in seconds is read, to say so). No duration means 1 hour.
 - pricing models: `on-demand`, `spot`, `reserved` (both terms), `reserved-1y`, `reserved-3y`, `monthly`
   (also 按需, 竞价, 预留, 包月).
 - filters: a provider name (`aws`, `gcp`, `azure`, `lambda`, `nebius`, `oci`, `vast`, … `request.PROVIDERS`),
@@ -38,7 +39,8 @@ HOUR_S = 3600
 HOURS_PER_MONTH = 730  # 8760 / 12, as the clouds' monthly estimates use
 MONTH_S = HOURS_PER_MONTH * HOUR_S
 MAX_GPUS = 100_000
-MAX_DURATION_S = 5 * 8760 * HOUR_S
+YEAR_S = 8760 * HOUR_S
+MAX_DURATION_S = 5 * YEAR_S
 
 PROVIDER_WORDS = {
     "aws": "aws", "amazon": "aws", "ec2": "aws",
@@ -68,6 +70,9 @@ _UNITS_S = {
     "d": 24 * HOUR_S, "day": 24 * HOUR_S, "days": 24 * HOUR_S,
     "w": 168 * HOUR_S, "wk": 168 * HOUR_S, "wks": 168 * HOUR_S, "week": 168 * HOUR_S, "weeks": 168 * HOUR_S,
     "mo": MONTH_S, "mon": MONTH_S, "month": MONTH_S, "months": MONTH_S,
+    "y": YEAR_S, "yr": YEAR_S, "yrs": YEAR_S, "year": YEAR_S, "years": YEAR_S,
+    # Read only to say that the shortest duration is a minute (`30s`), not "didn't understand".
+    "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
 }
 # Chinese units become the ASCII ones before tokenising; longest first so 分钟 wins over 分.
 _CHINESE = [("个小时", "h "), ("小时", "h "), ("分钟", "m "), ("个月", "mo "), ("星期", "w "), ("周", "w "),
@@ -78,6 +83,8 @@ _MEMORY_RE = re.compile(r"^(\d+)(?:gb|g|gib)$")
 _COUNT_FIRST_RE = re.compile(r"^(\d+)x(.+)$")
 _COUNT_LAST_RE = re.compile(r"^(.+?)[x:](\d+)$")
 _INT_RE = re.compile(r"^\d+$")
+# A count with a fraction: `1.5xA100`, `A100:1.5`, `h100x2.5`.
+_FRACTIONAL_COUNT_RE = re.compile(r"^\d+\.\d+x.|^.+[x:]\d+\.\d+$")
 _NEGATIVE_RE = re.compile(r"^-\d")
 _REQUEST_KEYS = ("region", "provider", "pricing", "currency")
 NO_DURATION = "no duration given: quoting 1 hour"
@@ -142,9 +149,11 @@ def parse_duration(text: str, *, example: str = EXAMPLE, token: str | None = Non
     """`72h`, `3d`, `90m`, `2mo`, `72 hours`, `72小时` → seconds (1 minute to 5 years), else ParseError."""
     match = _DURATION_RE.match("".join(normalise(text).lower().split()))
     if not match:
-        raise ParseError(f"'{token or text}' is not a duration", hint="use a number and m, h, d, w or mo",
+        raise ParseError(f"'{token or text}' is not a duration", hint="use a number and m, h, d, w, mo or y",
                          example=example)
     seconds = float(match.group(1)) * _UNITS_S[match.group(2)]
+    if 0 < seconds < 60:
+        raise ParseError(f"duration '{token or text}' is too short: the shortest is 1 minute", example=example)
     if not 60 <= seconds <= MAX_DURATION_S:
         raise ParseError(f"duration '{token or text}' is out of range", hint="use 1 minute to 5 years",
                          example=example)
@@ -197,8 +206,9 @@ def _listed(value: str, token: str) -> list[str]:
 class _Builder:
     """Collects the parts of a request while tokens are read."""
 
-    def __init__(self, gpus: GpuTable):
+    def __init__(self, gpus: GpuTable, also_known: tuple[str, ...] = ()):
         self.gpus = gpus
+        self.also_known = also_known
         self.gpu: str | None = None
         self.count: int | None = None
         self.memory_gib: float | None = None
@@ -226,8 +236,13 @@ class _Builder:
         elif _INT_RE.match(token) and following is not None and following in _UNITS_S:  # "72 hours"
             self.set_duration(token, following, f"{token} {following}")
             return 2
+        elif _INT_RE.match(token) and self.count is not None and self.gpu is not None:  # "8xA100 72"
+            raise ParseError(f"'{original}': a duration needs a unit: {token}h, 3d, 1w",
+                             hint="a GPU count was given already", example=f"{EXAMPLE[:-3]} {token}h")
         elif _INT_RE.match(token):  # "8 A100s", "8 x A100"
             self.set_count(int(token), token)
+        elif _FRACTIONAL_COUNT_RE.match(token):
+            raise ParseError(f"'{original}': a GPU count is a whole number", example=EXAMPLE)
         elif not self.read_counted_gpu(token, original):
             raise self.not_understood(token, original)
         return 1
@@ -314,7 +329,8 @@ class _Builder:
 
     def set_option(self, key: str, value: str, token: str) -> None:
         if key not in _REQUEST_KEYS:
-            raise ParseError(f"unknown option '{key}'", hint="known: " + ", ".join(f"{k}=" for k in _REQUEST_KEYS),
+            known = [*(f"{k}=" for k in _REQUEST_KEYS), *self.also_known]
+            raise ParseError(f"unknown option '{key}'", hint="known: " + ", ".join(known),
                              example="8xA100 72h region=us-east-1")
         _listed(value, token)
         if key == "region":
@@ -343,14 +359,15 @@ class _Builder:
         )
 
 
-def parse_request(text: str, gpus: GpuTable) -> Request:
-    """Read a quote request; raises ParseError (and only ParseError) on anything it cannot read."""
+def parse_request(text: str, gpus: GpuTable, *, also_known: tuple[str, ...] = ()) -> Request:
+    """Read a quote request; raises ParseError (and only ParseError) on anything it cannot read. `also_known`: the
+    words a command reads besides the request's (`top=`, `list`), for an unknown option's error to list."""
     if not isinstance(text, str):
         raise ParseError("a request must be text", example=EXAMPLE)
     tokens = tokens_of(text)
     if not tokens:
         raise ParseError("empty request", hint="name a GPU, a count and a duration", example=EXAMPLE)
-    build = _Builder(gpus)
+    build = _Builder(gpus, also_known)
     at = 0
     while at < len(tokens):
         at += build.read(tokens, at)

@@ -24,7 +24,7 @@ from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Int
 from sqlalchemy.engine import Connection, Engine, RowMapping
 from sqlalchemy.sql.elements import ColumnElement
 
-from .errors import GpuAssistError
+from .errors import ConfigError, GpuAssistError
 from .records import AuditEvent, RequestRecord
 from .specs import ExtendSpec, LaunchSpec, spec_from_json, to_json
 from .states import KINDS, STATES, SUBMIT, Transition
@@ -94,6 +94,23 @@ def default_url() -> str:
     return f"sqlite:///{base / 'state.db'}"
 
 
+def _engine(url: str, connect_args: dict[str, Any]) -> Engine:
+    """The engine for `url`; one that is no database URL SQLAlchemy can open (no URL, an unknown dialect, a driver
+    not installed) is a ConfigError naming GPU_ASSIST_DB_URL. The URL itself is never echoed: it may hold a
+    password."""
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return create_engine(url, future=True, pool_pre_ping=True, connect_args=connect_args)
+    except (ArgumentError, ImportError) as error:
+        reason = f"its driver is not installed ({error})" if isinstance(error, ImportError) else \
+            str(error).splitlines()[0].removesuffix(" from given URL string")
+        raise ConfigError(f"GPU_ASSIST_DB_URL is not a database URL gpu-assist can open: {reason}",
+                          hint="it takes an SQLAlchemy URL, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB "
+                               "(unset: ~/.local/share/gpu-assist/state.db)",
+                          example="GPU_ASSIST_DB_URL=sqlite:////tmp/gpu-assist.db gpu-assist requests") from None
+
+
 def _aware(value: dt.datetime | None) -> dt.datetime | None:
     """SQLite returns naive datetimes; everything here is UTC."""
     return None if value is None else _utc(value)
@@ -113,7 +130,7 @@ class Store:
         if engine is None:
             sqlite = self.url.startswith("sqlite")
             connect_args = {"timeout": 30, "check_same_thread": False} if sqlite else {}
-            engine = create_engine(self.url, future=True, pool_pre_ping=True, connect_args=connect_args)
+            engine = _engine(self.url, connect_args)
             if sqlite:
                 event.listen(engine, "connect", _sqlite_pragmas)
         self.engine = engine

@@ -5,23 +5,29 @@
     cloud, per year      = rate per GPU-hour × GPUs × hours per month × 12
     break-even           = own per year / (rate × GPUs × 12) hours per month; ÷ 730 → utilisation
 
-The cloud rate is the user's (`cloud=12`) or the cheapest verified, unflagged on-demand price per GPU-hour
-of that GPU in the catalog.
+The cloud rate is the user's (`cloud=12`) or, from the catalog, the cheapest way to rent the GPUs asked for on
+demand (verified, unflagged), in whole instances: one A100 rented as an 8-GPU instance costs 8 GPUs' worth, so the
+rate is the instances' hourly price ÷ the GPUs asked for.
+
+An amount keeps the currency it is written in (`hardware=¥100000`, `cloud=2usd`): one written in another currency
+than the answer's is converted with the catalog's FX rates, and the answer says so.
 
     tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo
 """
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from .catalog import Catalog
 from .errors import ParseError
 from .gpus import GpuTable
-from .price_table import cheapest_per_gpu_hour
+from .fx import FxRates
+from .plural import plural
 from .request import HOURS_PER_MONTH, parse_currency, parse_request
 from .workload import parse_amount
 
@@ -34,7 +40,8 @@ OPTIONS = {
     "ops": "operations (people, support contracts) per year (leave it out for none)",
     "cloud": "cloud price per GPU-hour to compare with, above 0 (default: the catalog's cheapest verified "
              "on-demand)",
-    "currency": "USD or CNY (default: the currency of the amounts, else USD)",
+    "currency": "USD or CNY, the answer's; an amount written in the other (¥100000, 25000usd) is converted at the "
+                "catalog's FX rate, said in the answer (default: the currency the amounts are written in, else USD)",
     "years": "years the hardware is amortised over, 1 to 20 (default 3)",
     "usage": "hours of use per month, 0 to 730, e.g. 200h/mo (default 730)",
 }
@@ -57,6 +64,8 @@ class TcoInput:
     hours_per_month: Decimal = Decimal(HOURS_PER_MONTH)
     currency: str = "USD"
     cloud_rate_per_gpu_hour: Decimal | None = None
+    # (key, currency) of each amount written with its currency (`hardware=¥100000`): converted when not `currency`
+    written_in: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,7 @@ class TcoResult:
     cloud_per_year: Decimal
     break_even_hours_per_month_first_year: Decimal
     break_even_hours_per_month: Decimal
+    conversions: tuple[str, ...] = ()  # "hardware ¥100,000.00 = $15,030.93 at …": amounts written in another currency
 
     @property
     def break_even_utilisation(self) -> Decimal:
@@ -89,21 +99,51 @@ class TcoResult:
         return "own" if self.own_per_year < self.cloud_per_year else "cloud"
 
 
-def cheapest_cloud_rate(catalog: Catalog, gpu: str, currency: str) -> tuple[Decimal, str] | None:
-    """Cheapest verified, unflagged on-demand price per GPU-hour of `gpu`, and where it is."""
+# The TcoInput field each amount key fills.
+_AMOUNT_FIELDS = {"hardware": "hardware_per_gpu", "facility": "facility_per_year", "power": "power_per_year",
+                  "ops": "ops_per_year", "cloud": "cloud_rate_per_gpu_hour"}
+
+
+def cheapest_cloud_rate(catalog: Catalog, gpu: str, currency: str, gpus: int = 1) -> tuple[Decimal, str] | None:
+    """The cheapest way to rent `gpus` GPUs of `gpu` on demand (verified, unflagged offers, whole instances), as a
+    rate per GPU-hour of the GPUs asked for, and the instances it rents: an 8-GPU instance for 1 GPU costs 8 GPUs'
+    worth, as nobody rents a part of one."""
     priced = [(offer, price) for offer in catalog.offers_of(gpu) if (price := offer.on_demand_hourly)
               and offer.verified and not offer.flags]
     if not priced:
         return None
-    row, rate = cheapest_per_gpu_hour(priced, catalog.fx, currency)
-    return rate, f"{row.provider} {row.instance_type} {row.region} on-demand ({row.source}, {row.as_of})"
+    fx = catalog.fx
+    row, price = min(priced, key=lambda pair: math.ceil(gpus / pair[0].gpu_count) * float(pair[1])
+                     * fx.factor(pair[0].currency, currency))
+    per_instance = int(row.gpu_count)
+    instances = math.ceil(gpus / per_instance)
+    rate = fx.convert(price, row.currency, currency) * instances / gpus
+    idle = instances * per_instance - gpus
+    rented = (f"{instances}× " if instances > 1 else "") + f"{row.instance_type} (" \
+        + plural(per_instance, "GPU") + (" each" if instances > 1 else "") + (f", {idle} idle" if idle else "") + ")"
+    return rate, f"{row.provider} {rented} {row.region} on-demand ({row.source}, {row.as_of})"
+
+
+def in_one_currency(inputs: TcoInput, fx: FxRates) -> tuple[TcoInput, tuple[str, ...]]:
+    """`inputs` with every amount in `inputs.currency`: those written in another converted at the catalog's rates,
+    each conversion said in words; ParseError when the catalog has no rate for a currency."""
+    changes: dict[str, Any] = {}  # TcoInput field name to its amount converted
+    said: list[str] = []
+    for key, written in inputs.written_in:
+        if written != inputs.currency:
+            field_name = _AMOUNT_FIELDS[key]
+            changes[field_name], conversion = fx.restate(getattr(inputs, field_name), written, inputs.currency,
+                                                         example=EXAMPLE)
+            said.append(f"{key} {conversion}")
+    return replace(inputs, **changes), tuple(said)
 
 
 def total_cost_of_ownership(inputs: TcoInput, catalog: Catalog) -> TcoResult:
+    inputs, conversions = in_one_currency(inputs, catalog.fx)
     if inputs.cloud_rate_per_gpu_hour is not None:
         rate, source = inputs.cloud_rate_per_gpu_hour, "given"
     else:
-        found = cheapest_cloud_rate(catalog, inputs.gpu, inputs.currency)
+        found = cheapest_cloud_rate(catalog, inputs.gpu, inputs.currency, inputs.gpus)
         if found is None:
             raise ParseError(f"no verified on-demand price for {inputs.gpu} in the catalog",
                              hint="give the cloud rate per GPU-hour", example=EXAMPLE + " cloud=12")
@@ -117,7 +157,7 @@ def total_cost_of_ownership(inputs: TcoInput, catalog: Catalog) -> TcoResult:
         inputs=inputs, own_first_year=first_year, own_per_year=per_year, cloud_rate_per_gpu_hour=rate,
         cloud_rate_source=source, cloud_per_year=cloud_hourly * inputs.hours_per_month * 12,
         break_even_hours_per_month_first_year=first_year / (cloud_hourly * 12),
-        break_even_hours_per_month=per_year / (cloud_hourly * 12),
+        break_even_hours_per_month=per_year / (cloud_hourly * 12), conversions=conversions,
     )
 
 
@@ -127,6 +167,7 @@ def parse_tco(text: str, gpus: GpuTable) -> TcoInput:
         words = words[1:]
     gpu_words: list[str] = []
     values: dict[str, Any] = {}  # option name to its parsed value: Decimal amounts, int years, str currency
+    written_in: dict[str, str] = {}  # amount key to the currency it was written in, when one was
     for word in words:
         if "=" not in word:
             gpu_words.append(word)
@@ -142,7 +183,7 @@ def parse_tco(text: str, gpus: GpuTable) -> TcoInput:
                                             name=key, zero_hint=nil)
             values[key] = amount
             if currency:
-                values.setdefault("currency", currency)
+                written_in[key] = currency
         elif key == "currency":
             values["currency"] = parse_currency(value, example=EXAMPLE)
         elif key == "years":
@@ -166,5 +207,5 @@ def parse_tco(text: str, gpus: GpuTable) -> TcoInput:
                     power_per_year=values.get("power", Decimal(0)),
                     ops_per_year=values.get("ops", Decimal(0)), years=values.get("years", 3),
                     hours_per_month=values.get("hours_per_month", Decimal(HOURS_PER_MONTH)),
-                    currency=values.get("currency", request.currency or "USD"),
-                    cloud_rate_per_gpu_hour=values.get("cloud"))
+                    currency=values.get("currency") or next(iter(written_in.values()), request.currency or "USD"),
+                    cloud_rate_per_gpu_hour=values.get("cloud"), written_in=tuple(written_in.items()))

@@ -336,11 +336,22 @@ def _budget(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> Non
     amount, currency = parse_amount(value)
     values["budget"] = amount
     if currency:
-        values.setdefault("currency", currency)
+        _one_currency(values, currency)
 
 
 def _currency(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
-    values["currency"] = parse_currency(raw, example="recommend train 7B currency=CNY")
+    _one_currency(values, parse_currency(raw, example="recommend train 7B currency=CNY"))
+
+
+def _one_currency(values: dict[str, Any], currency: str) -> None:
+    """The plans' currency, from `currency=` or the budget's own (`budget=¥2000`); two different ones are refused,
+    as a budget in one currency read as a number of the other would mislead (¥2,000 is not $2,000)."""
+    if values.get("currency", currency) != currency:
+        raise ParseError(f"two currencies given ({values['currency']} and {currency})",
+                         hint="a budget written in one (budget=¥2000) plans in it: write the budget in the plans' "
+                              "currency, or leave currency= out",
+                         example="recommend train 7B budget=15000 currency=CNY")
+    values["currency"] = currency
 
 
 def _users(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:

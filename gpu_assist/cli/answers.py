@@ -31,8 +31,9 @@ def _quote(args: argparse.Namespace, gpus: GpuTable) -> QuoteCommand:
 
     options: dict[str, Any] = {name: parse(value) for name, parse, value in (
         ("top", grammar.parse_top, args.top), ("sort", grammar.parse_sort, args.sort),
-        ("max_price", grammar.parse_max_price, args.max_price),
         ("min_gpu_memory_gib", grammar.parse_min_gpu_memory, args.min_gpu_memory)) if value is not None}
+    if args.max_price is not None:
+        options["max_price"], options["max_price_currency"] = grammar.parse_max_price(args.max_price)
     flat_list = args.format == "json"  # JSON is the flat list of options (each names its comparison row)
     command = grammar.parse_quote(grammar.words_of(" ".join(args.words)), gpus,
                                   top=None if flat_list else DEFAULT_TOP)

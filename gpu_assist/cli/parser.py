@@ -34,13 +34,23 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        raise GpuAssistError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
+        _usage_error(self.prog, message)
 
     def format_help(self) -> str:
         """An epilog may be a function, called only when help is shown: building the parser imports nothing."""
         if callable(self.epilog):
             self.epilog = self.epilog()
         return super().format_help()
+
+
+def _usage_error(prog: str, message: str) -> NoReturn:
+    """argparse's complaint (a missing word, a bad --format, an unknown option) as one error with the command's
+    help and a command line that works for it (`prog` is `gpu-assist quote`, `gpu-assist catalog refresh`, …)."""
+    command = prog.split()[1:]
+    message = message.replace("the following arguments are required: words", "nothing to answer: write what you "
+                              f"ask after '{' '.join(command)}'")
+    example = EXAMPLES.get(" ".join(command)) or EXAMPLES.get(command[0] if command else "", EXAMPLES["quote"])
+    raise GpuAssistError(f"{prog}: {message}", hint=f"see '{prog} --help'", example=example)
 
 
 class _Version(argparse.Action):
@@ -100,6 +110,21 @@ ABOUT = {
     "catalog": "validate, list, import and refresh the price catalogs",
 }
 OPERATOR_VERBS = ("approve", "reject", "reconcile", "reap", "expire", "db", "slack", "catalog")
+# A command line that works, for each verb: what a bad one's error ends with.
+EXAMPLES = {
+    "quote": "gpu-assist quote 8xA100 72h", "recommend": "gpu-assist recommend train 7B tokens=20B deadline=72h",
+    "tco": "gpu-assist tco 1xA100 hardware=100k ops=50k currency=CNY",
+    "util": "gpu-assist util fleet region=us-east-1", "launch": "gpu-assist launch 8xA100 72h spot --as alice",
+    "stop": "gpu-assist stop i-0123456789abcdef0 --as alice",
+    "extend": "gpu-assist extend r-0123456789ab 24h --as alice", "spend": "gpu-assist spend 2026-11 by=project",
+    "requests": "gpu-assist requests show r-0123456789ab", "help": "gpu-assist help",
+    "approve": "gpu-assist approve r-0123456789ab --break-glass --reason INC-42",
+    "reject": "gpu-assist reject r-0123456789ab --break-glass --reason INC-42", "reconcile": "gpu-assist reconcile",
+    "reap": "gpu-assist reap", "expire": "gpu-assist expire", "db": "gpu-assist db upgrade",
+    "slack": "gpu-assist slack serve --port 3000", "catalog": "gpu-assist catalog validate",
+    "catalog refresh": "gpu-assist catalog refresh aws-public",
+    "catalog import-skypilot": "gpu-assist catalog import-skypilot catalogs/sources --as-of 2026-12-02",
+}
 
 
 def _add_parser(commands: Any, verb: str, **kwargs: Any) -> argparse.ArgumentParser:
@@ -208,6 +233,7 @@ def _add_db(commands: Any, verb: str) -> None:
     db_commands = db.add_subparsers(dest="db_command", required=True, parser_class=_Parser)
     db_commands.add_parser("upgrade", help="create or upgrade the schema to the newest migration (idempotent)")
     db_commands.add_parser("current", help="the store's schema revision and the newest one known")
+    _name_choices(db_commands)
 
 
 def _add_plain(commands: Any, verb: str) -> None:
@@ -226,6 +252,7 @@ def _add_slack(commands: Any, verb: str) -> None:
                     help="processes: 1 serves on waitress; more run under gunicorn's pre-fork master")
     sv.add_argument("--no-jobs", action="store_true", help="do not run expire/reap/reconcile in this process")
     slack.add_parser("socket", help="connect over Socket Mode (SLACK_APP_TOKEN)")
+    _name_choices(slack)
 
 
 def _add_catalog(commands: Any, verb: str) -> None:
@@ -253,6 +280,13 @@ def _add_catalog(commands: Any, verb: str) -> None:
     rf.add_argument("--catalog-dir", type=Path)
     f = cat.add_parser("import-fx", help="write fx.csv from the ECB reference rates")
     f.add_argument("--catalog-dir", type=Path)
+    _name_choices(cat)
+
+
+def _name_choices(subcommands: Any) -> None:
+    """A missing subcommand's error lists the choices (`{validate,list-gpus,…}`), as the usage line does, not the
+    attribute it is stored in (`catalog_command`)."""
+    subcommands.metavar = "{" + ",".join(subcommands.choices) + "}"
 
 
 # Every verb's subparser, in the order `gpu-assist --help` lists them.
@@ -289,15 +323,19 @@ def _tco_keys() -> str:
 
 
 def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
-    """argparse, except that `-5h` or `-8xA100` reach the command grammar (which says what is wrong with
-    them) instead of being refused as unknown options, and that an unknown verb gets the user's verbs and the
-    nearest one (argparse would list all 18, operators' included, on one line)."""
+    """argparse, except that options and the grammar's words mix in any order (`quote 8xA100 --top 3 72h`:
+    argparse stops a verb's words at the first option and calls the rest unrecognized), that `-5h` or `-8xA100`
+    reach the command grammar (which says what is wrong with them) instead of being refused as unknown options,
+    and that an unknown verb gets the user's verbs and the nearest one (argparse would list all 18, operators'
+    included, on one line). argparse's own `parse_intermixed_args` does not take subcommands."""
     if argv and not argv[0].startswith("-") and argv[0] not in _VERBS:
         _unknown_verb(argv[0])
     args, extra = parser.parse_known_args(argv)
-    negative = [word for word in extra if _NEGATIVE_WORD_RE.match(word)]
-    if negative and hasattr(args, "words") and len(negative) == len(extra):
-        args.words = [*args.words, *negative]
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if hasattr(args, "words"):
+        words = [word for word in extra if not word.startswith("-") or _NEGATIVE_WORD_RE.match(word)]
+        args.words = [*args.words, *words]
+        extra = [word for word in extra if word.startswith("-") and not _NEGATIVE_WORD_RE.match(word)]
+    if extra:
+        _usage_error(f"gpu-assist {getattr(args, 'command', '')}".strip(),
+                     f"unrecognized arguments: {' '.join(extra)}")
     return args

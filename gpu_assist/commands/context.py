@@ -10,12 +10,25 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..catalog import Catalog, load_catalog
+from ..errors import ConfigError
+from ..request import CURRENCIES
 
 ANSWERS_KEPT = 256
 
 
 def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
+
+
+def currency_setting() -> str:
+    """`GPU_ASSIST_CURRENCY`, the answers' currency when a command names none (default USD); ConfigError naming the
+    variable when it is not one gpu-assist quotes in (the catalogs' FX rates cover these alone)."""
+    value = os.environ.get("GPU_ASSIST_CURRENCY", "USD")
+    if value.strip().upper() not in CURRENCIES:
+        raise ConfigError(f"GPU_ASSIST_CURRENCY='{value}' is not a currency gpu-assist quotes in",
+                          hint="it takes " + " or ".join(CURRENCIES) + " (unset: USD)",
+                          example="GPU_ASSIST_CURRENCY=CNY gpu-assist quote 8xA100 72h")
+    return value.strip().upper()
 
 
 def _nvml_sampler() -> Any:
@@ -55,7 +68,7 @@ class Context:
     sampler_factory: Callable[[], Any] = _nvml_sampler
     aws_client: Callable[[str, str | None], Any] = _aws_client
     approvals_factory: Callable[["Context"], Any] | None = None
-    currency: str = field(default_factory=lambda: os.environ.get("GPU_ASSIST_CURRENCY", "USD").upper())
+    currency: str = field(default_factory=currency_setting)
     _catalog: Catalog | None = None
     _sampler: Any = None
     _approvals: Any = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import replace
+from decimal import Decimal
 from functools import singledispatch
 from typing import TYPE_CHECKING, Any
 
@@ -133,7 +134,14 @@ def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, curre
     comparison (`top` rows) or the flat list (`top` options)."""
     priced = quote(command.request, catalog, today=today, currency=currency, all_regions=command.all_regions,
                    include_flagged=command.include_flagged, verified_only=command.verified_only)
-    refined = refine(priced, sort=command.sort, max_price=command.max_price,
+    max_price = command.max_price
+    if max_price is not None and command.max_price_currency not in (None, priced.currency):
+        # Filtered at the figure the notice shows (cents, or 4 places below 1), so what it says is what it did.
+        exact, said = catalog.fx.restate(max_price, command.max_price_currency, priced.currency,
+                                         example="quote 8xA100 72h max-price=30")
+        max_price = exact.quantize(Decimal(1).scaleb(-2 if exact >= 1 else -4)).normalize()
+        priced = replace(priced, notices=(*priced.notices, f"max-price {said}"))
+    refined = refine(priced, sort=command.sort, max_price=max_price,
                      min_gpu_memory_gib=command.min_gpu_memory_gib, include_unverified=command.include_unverified)
     if command.view == "list":
         return replace(refined, options=refined.options[:command.top]) if command.top else refined

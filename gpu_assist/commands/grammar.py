@@ -24,6 +24,8 @@ from .objects import (MAX_TOP, Command, ExtendCommand, HelpCommand, LaunchComman
 _FLAG_OPTIONS = ("all-regions", "include-flagged", "include-unverified", "verified-only", "explain", "list")
 _VALUE_OPTIONS = ("top", "sort", "max-price", "min-gpu-memory")
 _HELP_WORDS = ("help", "-h", "--help", "?")
+# A quote's own words beside the request's, as an unknown option's error lists them.
+QUOTE_OPTIONS = (*(f"{name}=" for name in _VALUE_OPTIONS), *(f for f in _FLAG_OPTIONS if f != "explain"))
 
 
 def words_of(text: str) -> list[str]:
@@ -52,7 +54,7 @@ def parse_quote(words: list[str], gpus: GpuTable, *, top: int | None = None) -> 
     """`quote`'s words; `top` is the face's default when the words name none (`top=all` names None)."""
     rest, options = _take_options(words)
     return QuoteCommand(
-        request=parse_request(" ".join(rest), gpus),
+        request=parse_request(" ".join(rest), gpus, also_known=QUOTE_OPTIONS),
         top=options.get("top", top),
         all_regions=options.get("all-regions", False),
         include_flagged=options.get("include-flagged", False),
@@ -60,7 +62,8 @@ def parse_quote(words: list[str], gpus: GpuTable, *, top: int | None = None) -> 
         include_unverified=options.get("include-unverified", False),
         view="list" if options.get("list") else "compare",
         sort=options.get("sort", "total"),
-        max_price=options.get("max-price"),
+        max_price=options.get("max-price", (None, None))[0],
+        max_price_currency=options.get("max-price", (None, None))[1],
         min_gpu_memory_gib=options.get("min-gpu-memory"),
     )
 
@@ -115,9 +118,12 @@ def parse_sort(value: str) -> str:
     return value
 
 
-def parse_max_price(value: str) -> Decimal:
-    """Per job-hour, in the quote's currency; a currency sign is allowed (`$30`)."""
-    return _positive(normalise(value).strip().lower().lstrip("$¥"), "max-price", "quote 8xA100 72h max-price=30")
+def parse_max_price(value: str) -> tuple[Decimal, str | None]:
+    """Per job-hour: an amount as budgets and tco write them (`30`, `$30`, `¥200`, `30usd`), and the currency it
+    is written in, if any; `quote_view` converts one in another currency than the quote's."""
+    from ..workload import parse_amount  # imported only when a max-price is given (a plain quote loads no workload)
+
+    return parse_amount(normalise(value), example="quote 8xA100 72h max-price=30", name="max-price")
 
 
 def parse_min_gpu_memory(value: str) -> float:
@@ -227,19 +233,24 @@ def _parse_launch(words: list[str], gpus: GpuTable) -> LaunchCommand:
 
 def _parse_extend(words: list[str], _gpus: GpuTable) -> ExtendCommand:
     """`extend r-… 24h`: which launch request, and how much longer (a duration of the grammar)."""
-    from ..records import REQUEST_ID
-
     example = "extend r-0123456789ab 24h"
     ids = [w.lower() for w in words if w.lower().startswith("r-")]
     others = [w for w in words if not w.lower().startswith("r-")]
     if len(ids) != 1 or len(others) != 1:
         raise ParseError("say which launch request and how much longer", example=example)
-    if not REQUEST_ID.match(ids[0]):
-        raise ParseError(f"'{ids[0]}' is not a request id", hint="request ids look like r-0123456789ab",
-                         example=example)
     if others[0].startswith("-"):
         raise ParseError(f"'{others[0]}': an extension is positive", example=example)
-    return ExtendCommand(ids[0], parse_duration(others[0], example=example))
+    return ExtendCommand(_request_id(ids[0], example), parse_duration(others[0], example=example))
+
+
+def _request_id(word: str, example: str) -> str:
+    """A request id as `Store.new_id` makes them (`r-` and 12 hex digits), lower-cased; else ParseError."""
+    from ..records import REQUEST_ID
+
+    if not REQUEST_ID.match(word.lower()):
+        raise ParseError(f"'{word[:40]}' is not a request id", hint="request ids look like r-0123456789ab "
+                         "(`requests` lists the recent ones)", example=example)
+    return word.lower()
 
 
 def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
@@ -255,11 +266,10 @@ def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
 
 
 def _parse_requests(rest: list[str], _gpus: GpuTable) -> RequestsCommand:
-    from ..records import REQUEST_ID
-
-    if len(rest) > 1 or (rest and not REQUEST_ID.match(rest[0].lower())):
-        raise ParseError("requests takes nothing or one request id", example="requests r-0123456789ab")
-    return RequestsCommand(rest[0].lower() if rest else None)
+    example = "requests r-0123456789ab"
+    if len(rest) > 1:
+        raise ParseError("requests takes nothing or one request id", example=example)
+    return RequestsCommand(_request_id(rest[0], example) if rest else None)
 
 
 def parse_spend(words: list[str], _gpus: GpuTable | None = None) -> SpendCommand:

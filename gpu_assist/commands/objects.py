@@ -79,6 +79,7 @@ class QuoteCommand:
     view: str = "compare"  # or "list": the flat per-option list
     sort: str = "total"
     max_price: Decimal | None = None
+    max_price_currency: str | None = None  # as written (`max-price=¥200`); None: the quote's
     min_gpu_memory_gib: float | None = None
 
     def to_fields(self) -> dict[str, Any]:
@@ -142,6 +143,7 @@ _FIELD_CHECKS = {
     "view": lambda value: value in ("compare", "list"),
     "sort": lambda value: value in SORTS,
     "max_price": _positive_decimal,
+    "max_price_currency": lambda value: value is None or value in CURRENCIES,
     "min_gpu_memory_gib": lambda value: type(value) in (int, float) and 0 < value < float("inf"),
 }
 

@@ -281,7 +281,7 @@ def render_tco(result: TcoResult, **_options: Any) -> str:
     else:
         break_even = f"break-even: none: over {i.years} years owning costs more than renting even at 730 h/month " \
                      "(in use all the time), so renting wins at any usage"
-    notes = [f"cloud rate: {result.cloud_rate_source}", break_even]
+    notes = [*result.conversions, f"cloud rate: {result.cloud_rate_source}", break_even]
     notes.append(f"at {i.hours_per_month:g} h/month, {result.cheaper} is cheaper")
     return "\n".join(lines + [line for note in notes for line in wrap(note)])
 

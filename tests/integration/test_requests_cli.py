@@ -105,7 +105,7 @@ def test_break_glass_never_approves_ones_own_request(cli_env, capsys, monkeypatc
     (["stop", "i-nothex", "--as", "carol"], "'i-nothex' is not an instance id"),
     (["approve", "r-000000000000"], "the CLI cannot approve"),
     (["reject", "r-000000000000", "--break-glass", "--reason", "x"], "no request r-000000000000"),
-    (["requests", "show", "banana"], "requests takes nothing or one request id"),
+    (["requests", "show", "banana"], "'banana' is not a request id"),
     (["launch", "8xA100", "--as", "carol"], "say for how long"),
     (["launch", "8xA100", "2h", "project=a;b", "--as", "carol"], "project 'a;b' must be one word of letters"),
     (["extend", "r-000000000000", "24h", "--as", "carol"], "no launch request r-000000000000"),

@@ -80,7 +80,7 @@ def test_flags_build_the_command_their_words_would(catalog):
                   "$30", "--min-gpu-memory", "80GB", "--all-regions", "--include-flagged", "--verified-only",
                   "--include-unverified", "--list")
     words = parse_command("quote 8xA100 72h gcp provider=aws,amazon region=us-east-1,eu pricing=spot,reserved "
-                          "currency=CNY top=7 sort=price max-price=30 min-gpu-memory=80 all-regions include-flagged "
+                          "currency=CNY top=7 sort=price max-price=$30 min-gpu-memory=80 all-regions include-flagged "
                           "verified-only include-unverified list", catalog.gpus)
     assert flags == words
     assert built("8xA100", "72h").top == 15 and built("8xA100", "72h", "top=all").top is None
@@ -154,7 +154,7 @@ def test_a_bad_flag_value_gets_the_message_its_word_gets(capsys, flag, word):
 @pytest.mark.parametrize("argv, message", [
     (["quote", "8xA1000", "72h"], "error: unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h"),
     (["quote", "8xA100", "72h", "--currency", "EUR"], "error: unknown currency 'EUR'"),
-    (["quote"], "error: gpu-assist quote: the following arguments are required: words"),
+    (["quote"], "error: gpu-assist quote: nothing to answer: write what you ask after 'quote'"),
     (["frobnicate"], "error: unknown command 'frobnicate'\n  commands: quote, recommend, tco, util, launch"),
     (["util", "--instance", "x-1"], "error: 'x-1' is not an instance id — example: util fleet i-0123456789abcdef0"),
     (["util", "--fleet", "--window", "soon"], "error: 'soon' is not a duration"),
@@ -230,3 +230,83 @@ def test_a_quote_loads_neither_the_database_layer_nor_boto3():
             "print(sorted(m for m in ('sqlalchemy', 'boto3', 'slack_sdk', 'pynvml') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
+
+
+@pytest.mark.parametrize("mixed, words_first", [
+    (["quote", "8xA100", "72h", "--format", "json", "region=eu"], ["quote", "8xA100", "72h", "region=eu",
+                                                                   "--format", "json"]),
+    (["quote", "8xA100", "--top", "3", "72h"], ["quote", "8xA100", "72h", "--top", "3"]),
+    (["recommend", "train", "7B", "--explain", "tokens=20B"], ["recommend", "train", "7B", "tokens=20B", "--explain"]),
+    (["tco", "1xA100", "--format", "json", "hardware=100k"], ["tco", "1xA100", "hardware=100k", "--format", "json"]),
+    (["spend", "--format", "json", "by=project"], ["spend", "by=project", "--format", "json"]),
+    (["util", "--format", "json", "fleet", "region=us-east-1"], ["util", "fleet", "region=us-east-1", "--format",
+                                                                 "json"]),
+    (["launch", "8xA100", "--as", "alice", "72h"], ["launch", "8xA100", "72h", "--as", "alice"]),
+    (["extend", "r-0123456789ab", "--format", "json", "24h"], ["extend", "r-0123456789ab", "24h", "--format",
+                                                                "json"]),
+    (["stop", "--as", "alice", "i-0123456789abcdef0"], ["stop", "i-0123456789abcdef0", "--as", "alice"]),
+    (["requests", "--format", "json", "r-0123456789ab"], ["requests", "r-0123456789ab", "--format", "json"]),
+])
+def test_options_and_the_grammars_words_mix_in_any_order(mixed, words_first):
+    """Every verb that takes words reads them around its options, as a Unix tool does."""
+    from gpu_assist.cli.parser import build_parser, parse_args
+
+    assert parse_args(build_parser(mixed[0]), mixed) == parse_args(build_parser(words_first[0]), words_first)
+
+
+def test_a_quote_and_a_plan_with_options_amid_their_words(capsys):
+    assert main(["quote", "8xA100", "72h", "--format", "json", "region=cn"]) == 0
+    assert {o["provider"] for o in json.loads(capsys.readouterr().out)} <= {"aliyun", "tencent", "huawei"}
+    assert main(["quote", "8xA100", "--top", "3", "72h"]) == 0
+    shown = capsys.readouterr().out
+    assert main(["quote", "8xA100", "72h", "top=3"]) == 0
+    assert shown.startswith("8×A100 40 GB for 72h") and shown == capsys.readouterr().out
+    assert main(["recommend", "train", "7B", "--explain", "tokens=20B"]) == 0
+    assert "6 × 7B × 20B tokens" in capsys.readouterr().out
+    assert main(["quote", "8xA100", "--bogus", "72h"]) == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("variable, value, argv, says", [
+    ("GPU_ASSIST_CURRENCY", "EUR", ["quote", "8xA100", "72h"],
+     "error: GPU_ASSIST_CURRENCY='EUR' is not a currency gpu-assist quotes in"),
+    ("GPU_ASSIST_DB_URL", "garbage", ["requests"], "error: GPU_ASSIST_DB_URL is not a database URL gpu-assist can "
+                                                   "open: Could not parse SQLAlchemy URL"),
+    ("GPU_ASSIST_DB_URL", "nosuchdb://alice:s3cret@db.example/requests", ["requests"],
+     "error: GPU_ASSIST_DB_URL is not a database URL gpu-assist can open: Can't load plugin"),
+])
+def test_a_bad_environment_variable_is_one_error_naming_it(capsys, monkeypatch, variable, value, argv, says):
+    """Exit 2 with the variable, what it takes and an example, not `internal error: KeyError` (exit 1); a URL is
+    never echoed (it may hold a password)."""
+    monkeypatch.setenv(variable, value)
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    folded = " ".join(error.split())
+    assert folded.startswith(" ".join(says.split())) and f"example: {variable}=" in folded
+    assert "s3cret" not in error and "internal error" not in error
+
+
+@pytest.mark.parametrize("argv, says, example", [
+    (["quote"], "gpu-assist quote: nothing to answer", "gpu-assist quote 8xA100 72h"),
+    (["tco"], "gpu-assist tco: nothing to answer", "gpu-assist tco 1xA100 hardware=100k"),
+    (["quote", "8xA100", "72h", "--format", "xml"], "argument --format: invalid choice: 'xml'",
+     "gpu-assist quote 8xA100 72h"),
+    (["catalog"], "required: {validate,list-gpus,status,import-skypilot,refresh,import-fx}",
+     "gpu-assist catalog validate"),
+    (["catalog", "refresh"], "required: provider", "gpu-assist catalog refresh aws-public"),
+    (["db"], "required: {upgrade,current}", "gpu-assist db upgrade"),
+    (["reap", "now"], "gpu-assist reap: unrecognized arguments: now", "gpu-assist reap"),
+    (["recommend", "train", "7B", "--bogus"], "unrecognized arguments: --bogus", "gpu-assist recommend train 7B"),
+    (["quote", "8xA100", "72h", "foo=bar"], "unknown option 'foo' known: region=, provider=, pricing=, "
+     "currency=, top=, sort=, max-price=, min-gpu-memory=, all-regions, include-flagged, include-unverified, "
+     "verified-only, list", "8xA100 72h region=us-east-1"),
+    (["requests", "show", "r-nope"], "'r-nope' is not a request id", "requests r-0123456789ab"),
+])
+def test_every_usage_error_ends_with_an_example_that_works_for_its_verb(capsys, argv, says, example):
+    assert main(argv) == 2
+    error = " ".join(capsys.readouterr().err.split())
+    assert says in error and f"example: {example}" in error
+    words = error.split("example: ", 1)[1].split()
+    if words[0] == "gpu-assist" and words[1] in ("quote", "tco", "recommend"):  # the example itself works
+        assert main([*words[1:], "--format", "json"]) == 0
+        capsys.readouterr()

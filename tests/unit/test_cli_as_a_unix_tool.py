@@ -169,7 +169,7 @@ def test_one_is_singular():
 @pytest.mark.parametrize("argv, message", [
     (["quote", "8xA100", "-5h"], "error: '-5h': durations are positive — example: 8xA100 72h"),
     (["quote", "-8xA100", "5h"], "error: '-8xA100': GPU counts are positive — example: 8xA100 72h"),
-    (["quote", "8xA100", "72h", "--frobnicate"], "error: gpu-assist: unrecognized arguments: --frobnicate"),
+    (["quote", "8xA100", "72h", "--frobnicate"], "error: gpu-assist quote: unrecognized arguments: --frobnicate"),
 ])
 def test_negative_words_reach_the_grammar(argv, message):
     assert user_error(cli(*argv)).startswith(message)

@@ -210,7 +210,7 @@ def test_sort_and_filters_are_words_of_the_grammar(context):
     providers = [r.provider for r in by_provider.rows]
     assert providers == sorted(providers)
     for bad, message in (("sort=cheap", "unknown sort 'cheap'"),
-                         ("max-price=-3", "max-price must be a positive number"),
+                         ("max-price=-3", "max-price '-3' is not an amount"),
                          ("min-gpu-memory=lots", "min-gpu-memory must be a positive number")):
         with pytest.raises(ParseError, match=message):
             parse_command(f"quote 8xA100 72h {bad}", context.catalog.gpus)

@@ -63,6 +63,14 @@ def test_no_duration_means_one_hour_and_says_so(gpus):
     ("8xA100 1h currency=EUR", "unknown currency 'EUR'"),
     ("8xA100 1h pricing=cheap", "unknown pricing model 'cheap'"),
     ("H100 40GB 1h", "no 40 GB variant of H100"),
+    # A newcomer's mistakes, each told what is wrong rather than blamed on something else.
+    ("8xA100 72", "'72': a duration needs a unit: 72h, 3d, 1w"),
+    ("8 A100 72", "'72': a duration needs a unit: 72h, 3d, 1w"),
+    ("8xA100 6y", "duration '6y' is out of range — use 1 minute to 5 years"),
+    ("8xA100 30s", "duration '30s' is too short: the shortest is 1 minute"),
+    ("8xA100 45 seconds", "duration '45 seconds' is too short: the shortest is 1 minute"),
+    ("1.5xA100 72h", "'1.5xA100': a GPU count is a whole number"),
+    ("A100:2.5 72h", "'A100:2.5': a GPU count is a whole number"),
 ])
 def test_bad_input_is_a_parse_error_with_a_working_example(gpus, text, expected):
     with pytest.raises(ParseError) as raised:
@@ -97,3 +105,9 @@ def test_near_miss_sentences_raise_only_parse_error(gpus, words):
         assert "example: " in str(error) or "did you mean" in str(error), str(error)
         return
     assert isinstance(parsed, Request) and parsed.gpu and parsed.count >= 1, parsed
+
+
+@pytest.mark.parametrize("text, hours", [("8xA100 1y", 8760), ("8xA100 1 year", 8760), ("8xA100 5 years", 43800),
+                                         ("8xA100 2yrs", 17520)])
+def test_years_are_durations_within_the_five_year_range(gpus, text, hours):
+    assert parse_request(text, gpus).duration_s == hours * HOUR_S

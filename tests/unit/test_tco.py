@@ -48,13 +48,51 @@ def test_a_break_even_beyond_the_month_is_said_in_words(catalog, text, pays_back
     assert not any(int(p) > 100 for p in re.findall(r"(\d+)% utilisation", shown))
 
 
-def test_cloud_rate_defaults_to_the_cheapest_verified_on_demand_gpu_hour(catalog):
-    rate, where = cheapest_cloud_rate(catalog, "A100", "USD")
+@pytest.mark.parametrize("gpus", [1, 3, 8])
+def test_cloud_rate_defaults_to_the_cheapest_way_to_rent_the_gpus_asked_for(catalog, gpus):
+    """Whole instances: an 8-GPU instance rented for 1 GPU costs 8 GPUs' worth, and the rate says which it is."""
+    rate, where = cheapest_cloud_rate(catalog, "A100", "USD", gpus)
     offers = catalog.offers
-    trusted = offers[(offers.gpu == "A100") & offers.verified & (offers["flags"] == "")]
-    assert float(rate) == pytest.approx((trusted.on_demand_hourly / trusted.gpu_count).min())
-    result = total_cost_of_ownership(parse_tco("tco 8xA100 hardware=$15000", catalog.gpus), catalog)
+    trusted = offers[(offers.gpu == "A100") & offers.verified & (offers["flags"] == "")
+                     & (offers.on_demand_hourly > 0)]
+    instances = -(-gpus // trusted.gpu_count)
+    assert float(rate) == pytest.approx((instances * trusted.on_demand_hourly / gpus).min())
+    result = total_cost_of_ownership(parse_tco(f"tco {gpus}xA100 hardware=$15000", catalog.gpus), catalog)
     assert result.cloud_rate_per_gpu_hour == rate and result.cloud_rate_source == where
+    assert re.search(r"\(\d+ GPUs?( each)?(, \d+ idle)?\)", where)
+
+
+def test_one_gpu_is_not_priced_at_an_eight_gpu_instances_share(catalog):
+    """The cheapest A100 per GPU-hour is an 8-GPU instance; one A100 cannot be rented at its per-GPU rate."""
+    offers = catalog.offers
+    trusted = offers[(offers.gpu == "A100") & offers.verified & (offers["flags"] == "")
+                     & (offers.on_demand_hourly > 0)]
+    per_gpu = trusted.on_demand_hourly / trusted.gpu_count
+    cheapest_share = per_gpu.min()
+    assert trusted.gpu_count[per_gpu.idxmin()] > 1  # the finding: the 8-GPU share was the rate
+    rate, where = cheapest_cloud_rate(catalog, "A100", "USD", 1)
+    assert float(rate) > cheapest_share and "(1 GPU)" in where
+
+
+def test_an_amount_keeps_its_currency(catalog, capsys):
+    """`hardware=¥100000 currency=USD` is ¥100,000 converted to dollars, said so; never $100,000."""
+    from gpu_assist.cli import main
+
+    assert main(["tco", "1xA100", "hardware=¥100000", "currency=USD"]) == 0
+    shown = capsys.readouterr().out
+    dollars = Decimal(100_000) / catalog.fx.per_usd["CNY"]
+    assert f"1 × ${dollars:,.2f}" in shown and "$100,000" not in shown
+    assert f"hardware ¥100,000.00 = ${dollars:,.2f} at {catalog.fx.describe('CNY')}" in shown
+    # Any mix: each amount in its own currency, the answer in the first one written unless currency= says.
+    result = total_cost_of_ownership(parse_tco("tco 2xA100 hardware=25000usd ops=¥10000 cloud=2usd",
+                                               catalog.gpus), catalog)
+    assert result.inputs.currency == "USD"
+    assert result.inputs.ops_per_year == Decimal(10_000) / catalog.fx.per_usd["CNY"]
+    assert result.inputs.hardware_per_gpu == 25_000 and result.cloud_rate_per_gpu_hour == 2
+    assert len(result.conversions) == 1 and result.conversions[0].startswith("ops ¥10,000.00 = $")
+    result = total_cost_of_ownership(parse_tco("tco 1xA100 hardware=15000 cloud=2usd currency=CNY", catalog.gpus),
+                                     catalog)
+    assert result.cloud_rate_per_gpu_hour == 2 * catalog.fx.per_usd["CNY"] and result.inputs.hardware_per_gpu == 15000
 
 
 @pytest.mark.parametrize("text, message", [

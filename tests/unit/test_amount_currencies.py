@@ -78,5 +78,5 @@ def test_recommend_refuses_a_budget_in_another_currency_than_the_plans(capsys, w
 
 
 def test_a_budget_alone_plans_in_its_own_currency(context):
-    result = run(parse_command("recommend train 7B tokens=20B budget=¥2000", context.catalog.gpus), context)
+    result = run(parse_command("recommend train 7B tokens=20B budget=¥20000", context.catalog.gpus), context)
     assert result.plans and {p.currency for p in result.plans} == {"CNY"}

@@ -208,7 +208,9 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: str, 
     if age is None:
         notes.append("price date unknown")
     elif age > STALE_AFTER_DAYS:
-        notes.append(f"stale: price as of {as_of} ({age} days old)")
+        # Reserved terms may come from a source of their own (reserved_as_of): say it is their date.
+        which = "reserved price" if model in TERM_YEARS and row.reserved_source else "price"
+        notes.append(f"stale: {which} as of {as_of} ({age} days old)")
     if row.currency != currency:
         foreign = row.currency if row.currency != "USD" else currency
         notes.append(f"converted from {row.currency} at {fx.describe(foreign)}")

@@ -33,15 +33,14 @@ def recommend(text: str, **options):
     """`gpu_assist.recommend("train 7B tokens=20B deadline=72h")` → a DataFrame of feasible plans, cheapest first."""
     import datetime as dt
 
-    import pandas as pd
-
     from .catalog import load_catalog
+    from .frames import records_frame
     from .recommend import recommend as plan
     from .workload import parse_workload
 
     catalog = load_catalog()
     result = plan(parse_workload(text, catalog.gpus), catalog, today=dt.date.today(), **options)
-    return pd.DataFrame([p.to_dict() for p in result.plans])
+    return records_frame(p.to_dict() for p in result.plans)
 
 
 def utilization():
@@ -64,14 +63,13 @@ def spend(period: str = "mtd", *, context=None):
     """`gpu_assist.spend("2026-11")` → a DataFrame, one row per launch that ran in the period: requester, project,
     instance type, pricing, hourly price, hours and cost in the period, projected cost to its TTL. The report's
     daily totals and budgets are in `.attrs`."""
-    import pandas as pd
-
     from .commands import Context, SpendCommand, spend_of
+    from .frames import records_frame
 
     report = spend_of(SpendCommand(period=period), context or Context())
-    frame = pd.DataFrame([vars(launch) for launch in report.launches],
-                         columns=["request_id", "requester", "project", "instance_type", "pricing_model", "state",
-                                  "hourly", "hours", "cost", "projected", "committed"])
+    frame = records_frame([vars(launch) for launch in report.launches],
+                          columns=["request_id", "requester", "project", "instance_type", "pricing_model", "state",
+                                   "hourly", "hours", "cost", "projected", "committed"])
     frame.attrs.update(period=report.period.label, currency=report.currency, daily=list(report.daily),
                        budgets=list(report.budgets), total=report.total)
     return frame

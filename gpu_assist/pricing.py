@@ -97,10 +97,11 @@ class Quote:
         return next((o for o in self.options if all(getattr(o, k) == v for k, v in where.items())), None)
 
     def to_frame(self) -> Any:  # a pandas DataFrame; Any while jupyter/panels.py's table attribute is untyped
-        """The options as a DataFrame; `.attrs` keeps the notices and, for an empty one, the reason."""
-        import pandas as pd
+        """The options as a DataFrame (money as floats: `frames.py`); `.attrs` keeps the notices and, for an
+        empty one, the reason."""
+        from .frames import records_frame
 
-        frame = pd.DataFrame([o.to_dict() for o in self.options])
+        frame = records_frame(o.to_dict() for o in self.options)
         frame.attrs.update(notices=list(self.notices), empty_reason=self.empty_reason)
         return frame
 

@@ -75,6 +75,17 @@ def test_an_empty_quote_shows_its_reason(context):
     assert gpu_assist.quote("8xH100 1mo monthly").attrs["empty_reason"].startswith("no monthly prices for H100")
 
 
+def test_the_python_api_gives_money_as_numbers_pandas_computes_with():
+    import gpu_assist
+
+    quote = gpu_assist.quote("8xA100 72h")
+    assert all(quote[c].dtype == "float64" for c in ("hourly", "total", "billed_hours", "per_gpu_hour"))
+    assert quote.savings_vs_on_demand.isna().any() and quote.total.min() > 0  # None became NaN
+    plans = gpu_assist.recommend("train 7B tokens=20B")
+    assert plans.total.dtype == "float64" and plans.hourly.dtype == "float64"
+    assert plans.within_budget.dtype == object  # not money: left as it is
+
+
 def test_bad_input_shows_an_error_line_not_a_traceback(context):
     panel = QuotePanel(context)
     panel.duration.value = "banana"

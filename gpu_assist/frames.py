@@ -8,12 +8,12 @@ here such a column becomes float64, NaN where a value is missing; the exact figu
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
 
-def records_frame(records: Iterable[dict[str, Any]], columns: Sequence[str] | None = None) -> Any:
+def records_frame(records: Iterable[dict[str, Any]], columns: list[str] | None = None) -> Any:
     """`records` as a pandas DataFrame, every column of Decimals (and Nones) as float64."""
     import pandas as pd
 

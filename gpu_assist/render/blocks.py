@@ -86,9 +86,11 @@ def _code(text: str) -> str:
 
 
 def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
+    from .comparison import job_length
+
     request = result.request
     options = result.options[:top]
-    title = f"{request.count}×{request.gpu} for {format_duration(request.duration_s)}"
+    title = f"{request.count}×{request.gpu} for {job_length(request.duration_s)}"
     if not options:
         return [_section(f"*{title}*: no option matches: {result.empty_reason or 'try fewer filters'}."),
                 _context(list(result.notices) or ["prices from catalogs/SOURCES.md"])]

@@ -16,8 +16,8 @@ from ..compare import Comparison, ComparisonRow
 from ..pricing import QuoteOption
 from ..price_table import HOURS_PER_YEAR
 from ..plural import plural
-from ..request import Request, format_duration
-from .money import format_money
+from ..request import HOUR_S, Request, format_duration
+from .money import format_hours, format_money
 from .tables import WIDTH
 
 HEADERS = {"on-demand": "on-demand", "spot": "spot", "reserved-1y": "res. 1y", "reserved-3y": "res. 3y",
@@ -72,9 +72,17 @@ class Layout:
 
 
 def job(request: Request, gpu_memory_gib: float | None) -> str:
-    """What a quote prices, as its titles say it: `8×A100 40 GB for 72h`."""
-    memory = "" if gpu_memory_gib is None else f" {gpu_memory_gib:g} GB"
-    return f"{request.count}×{request.gpu}{memory} for {format_duration(request.duration_s)}"
+    """What a quote prices, as its titles say it: `8×A100 40 GB for 72h`; the memory only where the GPU's
+    name does not already say it (`1×A100-80GB`)."""
+    named = gpu_memory_gib is not None and f"{gpu_memory_gib:g}GB" in request.gpu.upper()
+    memory = "" if gpu_memory_gib is None or named else f" {gpu_memory_gib:g} GB"
+    return f"{request.count}×{request.gpu}{memory} for {job_length(request.duration_s)}"
+
+
+def job_length(duration_s: int) -> str:
+    """`72h` as the grammar writes it; from 1,000 h also as people read it: `43800h (5.0 years)`."""
+    hours = duration_s / HOUR_S
+    return format_duration(duration_s) + (f" ({format_hours(hours)})" if hours >= 1000 else "")
 
 
 def title(comparison: Comparison) -> str:

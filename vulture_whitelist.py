@@ -28,7 +28,7 @@ _.price_currency  # pricing.QuoteOption, in every option of `quote --format json
 _.effective_tflops  # recommend.Plan (this and the next), in `recommend --format json`
 _.gpus_per_instance
 _.gpu_memory_used_avg_mib  # fleet.FleetInstance, in `util fleet --format json`
-_.utilization_memory_pct  # utilization.GpuSample (this and the next four), in `util --format json`
+_.utilization_memory_pct  # nvml.GpuSample (this and the next four), in `util --format json`
 _.pcie_tx_kib_s
 _.pcie_rx_kib_s
 _.nvlink_active_links
@@ -36,7 +36,7 @@ _.sample_cost_s
 _.vendor  # gpus.GpuSpec: a column of catalogs/gpus.csv, part of the record library code gets
 
 # Public API that only notebooks and tests call
-_.averages  # utilization.Poller.averages(): per-GPU averages over a window (tests/unit/test_utilization.py)
+_.averages  # nvml.Poller.averages(): per-GPU averages over a window (tests/unit/test_nvml.py)
 _.cancel  # workers.Place.cancel(): give a reserved place back (tests/unit/test_slack_workers.py)
 _.TERMINAL  # states.TERMINAL: the states no transition leaves (tests/reliability/test_faults.py)
 

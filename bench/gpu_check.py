@@ -14,7 +14,7 @@ import statistics
 import time
 from pathlib import Path
 
-from gpu_assist.utilization import NvmlSampler
+from gpu_assist.nvml import NvmlSampler
 
 
 def main() -> int:

@@ -35,7 +35,7 @@ def recommend(text: str, **options):
 
     from .catalog import load_catalog
     from .frames import records_frame
-    from .recommend import recommend as plan
+    from .recommendation import recommend as plan
     from .workload import parse_workload
 
     catalog = load_catalog()
@@ -47,7 +47,7 @@ def utilization():
     """`gpu_assist.utilization()` → a DataFrame with one row per local GPU (empty, with the reason, without one)."""
     import pandas as pd
 
-    from .utilization import NvmlSampler
+    from .nvml import NvmlSampler
 
     sampler = NvmlSampler()
     try:

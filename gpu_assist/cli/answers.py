@@ -130,7 +130,7 @@ def _say_why_empty(result: object, output: str) -> None:
 
 def _nothing_to_watch(result: object) -> bool:
     """A machine without GPUs will not grow one while we redraw: `util --watch` says so and stops."""
-    from ..utilization import Snapshot
+    from ..nvml import Snapshot
 
     return isinstance(result, Snapshot) and not result.gpus
 

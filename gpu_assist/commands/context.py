@@ -32,7 +32,7 @@ def currency_setting() -> str:
 
 
 def _nvml_sampler() -> Any:
-    from ..utilization import NvmlSampler
+    from ..nvml import NvmlSampler
 
     return NvmlSampler()
 

@@ -114,12 +114,9 @@ def _quote(command: QuoteCommand, context: Context, today: dt.date) -> Result:
 
 @_answer.register(RecommendCommand)
 def _recommend(command: RecommendCommand, context: Context, today: dt.date) -> Result:
-    from ..recommend import recommend
+    from ..recommendation import recommend
 
-    # top=None (`top=all`) keeps every plan: recommend slices with it, though its annotation says int (recommend.py
-    # is being rewritten on another branch; once it says `int | None`, mypy flags this ignore as unused)
-    return recommend(command.workload, context.catalog, today=today, currency=context.currency,
-                     top=command.top)  # type: ignore[arg-type]
+    return recommend(command.workload, context.catalog, today=today, currency=context.currency, top=command.top)
 
 
 @_answer.register(TcoCommand)

@@ -18,12 +18,12 @@ if TYPE_CHECKING:
     from ..compare import Comparison
     from ..fleet import FleetReport
     from ..pricing import Quote
-    from ..recommend import Recommendation
+    from ..recommendation import Recommendation
     from ..records import AuditEvent, RequestRecord
     from ..specs import OptionId
     from ..spending import SpendReport
     from ..tco import TcoInput, TcoResult
-    from ..utilization import Snapshot
+    from ..nvml import Snapshot
     from ..workload import Workload
 
 # Within 100 columns, the meanings of a group aligned by display width (a Chinese character takes two).

@@ -8,14 +8,14 @@ import threading
 import ipywidgets as widgets
 
 from ..plural import plural
-from ..utilization import IDLE_BELOW_PCT, idle_gpus
+from ..nvml import IDLE_BELOW_PCT, idle_gpus
 
 
 class UtilizationPanel(widgets.VBox):
     """Live per-GPU bars from the NVML poller; says so plainly when there is no GPU. Call `stop()` to end it."""
 
     def __init__(self, sampler=None, *, interval_s: float = 1.0, history_s: float = 600.0, start: bool = True):
-        from ..utilization import NvmlSampler, Poller
+        from ..nvml import NvmlSampler, Poller
 
         self.poller = Poller(sampler or NvmlSampler(), interval_s=interval_s, history_s=history_s)
         self.status = widgets.HTML()

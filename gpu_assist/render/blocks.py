@@ -20,7 +20,7 @@ from ..fleet import FleetReport
 from ..identity import slack_mention
 from ..plural import plural
 from ..pricing import Quote
-from ..recommend import Recommendation
+from ..recommendation import Recommendation
 from ..records import RequestRecord
 from ..request import format_duration
 from ..specs import Checks, ExtendSpec, LaunchSpec, OptionId, launch_button_value

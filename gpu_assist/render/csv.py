@@ -15,7 +15,7 @@ from .dispatch import register_by_name, register_imported
 from .tabular import plan_table, quote_table
 
 if TYPE_CHECKING:
-    from ..recommend import Recommendation
+    from ..recommendation import Recommendation
 
 
 def _write(headers: list[str], rows: list[list[Any]]) -> str:
@@ -53,6 +53,6 @@ def _quote(result: Quote, **_options: Any) -> str:
     return _write(*quote_table(result, plain=True))
 
 
-@register_by_name(render, "gpu_assist.recommend.Recommendation")
+@register_by_name(render, "gpu_assist.recommendation.Recommendation")
 def _recommendation(result: Recommendation, **_options: Any) -> str:
     return _write(*plan_table(result, plain=True))

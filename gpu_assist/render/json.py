@@ -21,11 +21,11 @@ from .money import round_money
 
 if TYPE_CHECKING:
     from ..fleet import FleetReport
-    from ..recommend import Recommendation
+    from ..recommendation import Recommendation
     from ..records import RequestRecord
     from ..spending import SpendReport
     from ..tco import TcoResult
-    from ..utilization import Snapshot
+    from ..nvml import Snapshot
 
 _PLACES = {"hourly": 6, "total": 2, "per_gpu_hour": 6, "billed_hours": 4, "savings_vs_on_demand": 4}
 
@@ -93,7 +93,7 @@ def request(record: RequestRecord) -> dict[str, Any]:
     return {**_plain(_dates(asdict(record))), "spec": to_json(record.spec)}
 
 
-@register_by_name(payload, "gpu_assist.recommend.Recommendation")
+@register_by_name(payload, "gpu_assist.recommendation.Recommendation")
 def recommendation(result: Recommendation) -> dict[str, Any]:
     assumptions = list(result.assumptions)
     plans = []
@@ -167,7 +167,7 @@ def _requests(result: tuple[RequestRecord, ...]) -> Any:
     return [request(r) for r in result]
 
 
-@register_by_name(payload, "gpu_assist.utilization.Snapshot")
+@register_by_name(payload, "gpu_assist.nvml.Snapshot")
 def _snapshot(result: Snapshot) -> Any:
     return _plain(result.to_dict())
 

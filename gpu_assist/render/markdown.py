@@ -12,7 +12,7 @@ from .dispatch import register_by_name, register_imported
 from .tabular import plan_table, quote_table
 
 if TYPE_CHECKING:
-    from ..recommend import Recommendation
+    from ..recommendation import Recommendation
 
 
 def _table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], right: Collection[int] = ()) -> list[str]:
@@ -54,7 +54,7 @@ def _quote(result: Quote, **_options: Any) -> str:
     return "\n".join([*_table(headers, rows), "", *(f"- {n}" for n in result.notices)])
 
 
-@register_by_name(render, "gpu_assist.recommend.Recommendation")
+@register_by_name(render, "gpu_assist.recommendation.Recommendation")
 def _recommendation(result: Recommendation, **_options: Any) -> str:
     headers, rows = plan_table(result)
     return "\n".join([*_table(headers, rows), "", *(f"- {n}" for n in result.assumptions)])

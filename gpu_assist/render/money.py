@@ -7,7 +7,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from ..recommend import Plan
+    from ..recommendation import Plan
 
 _SYMBOL = {"USD": "$", "CNY": "¥"}
 

@@ -23,11 +23,11 @@ from .tables import fitting_table, table, text_table
 
 if TYPE_CHECKING:
     from ..fleet import FleetReport
-    from ..recommend import Recommendation
+    from ..recommendation import Recommendation
     from ..records import RequestRecord
     from ..spending import SpendReport
     from ..tco import TcoResult
-    from ..utilization import Snapshot
+    from ..nvml import Snapshot
 
 
 @singledispatch
@@ -166,7 +166,7 @@ def _yes_no(value: bool | None) -> str:
     return {True: "yes", False: "NO", None: "-"}[value]
 
 
-@register_by_name(render, "gpu_assist.recommend.Recommendation")
+@register_by_name(render, "gpu_assist.recommendation.Recommendation")
 def render_recommendation(result: Recommendation, *, explain: bool = False, color: bool = False,
                           **_options: Any) -> str:
     """Plans as a 100-column table: durations as people read them, notes as footnote markers."""
@@ -222,7 +222,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
     for line in result.assumptions:
         lines += wrap(f"  {line}", "    ")
     if explain:
-        from .. import recommend
+        from .. import recommendation
 
         billed = [(rank, plan) for rank, plan in enumerate(result.plans, 1) if plan.billed_hours is not None]
         if billed:
@@ -231,7 +231,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
                       f"{format_money(plan.hourly, plan.currency, places=4)}/h = "
                       f"{format_money(plan.total or Decimal(0), plan.currency)}" for rank, plan in billed]
         lines.append("")
-        lines += _reflowed(recommend.__doc__ or "")
+        lines += _reflowed(recommendation.__doc__ or "")
     return "\n".join(lines)
 
 
@@ -290,9 +290,9 @@ def _number(value, unit: str = "", places: int = 0) -> str:
     return "n/a" if value is None else f"{value:,.{places}f}{unit}"
 
 
-@register_by_name(render, "gpu_assist.utilization.Snapshot")
+@register_by_name(render, "gpu_assist.nvml.Snapshot")
 def render_snapshot(snapshot: Snapshot, **_options: Any) -> str:
-    from ..utilization import IDLE_BELOW_PCT, idle_gpus
+    from ..nvml import IDLE_BELOW_PCT, idle_gpus
 
     if not snapshot.gpus:
         return f"no GPUs: {snapshot.reason}"

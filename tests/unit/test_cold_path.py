@@ -73,7 +73,7 @@ def test_a_cold_answer_imports_nothing_heavy(tmp_path, args):
     (["quote", "8xA100", "72h", "--format", "json"], QUOTE_MODULES_JSON),
 ])
 def test_a_cold_quote_imports_only_the_modules_it_uses(tmp_path, args, allowed):
-    """The import graph of a quote is pinned: recommend, sizing, workload, tco, fleet, utilization, spending,
+    """The import graph of a quote is pinned: recommendation, sizing, workload, tco, fleet, nvml, spending,
     records, budgets, specs, policy (and the other renderers) stay out unless a quote needs them."""
     cache = str(tmp_path / "cache")
     for attempt in ("without a cache", "from the compiled cache"):

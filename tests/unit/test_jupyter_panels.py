@@ -14,7 +14,7 @@ from gpu_assist.jupyter.panels import cost_bars
 from gpu_assist.jupyter.utilization_panel import sparkline
 from gpu_assist.pricing import quote
 from gpu_assist.request import parse_request
-from gpu_assist.utilization import NvmlSampler
+from gpu_assist.nvml import NvmlSampler
 from support import TODAY
 
 
@@ -84,6 +84,22 @@ def test_the_python_api_gives_money_as_numbers_pandas_computes_with():
     plans = gpu_assist.recommend("train 7B tokens=20B")
     assert plans.total.dtype == "float64" and plans.hourly.dtype == "float64"
     assert plans.within_budget.dtype == object  # not money: left as it is
+
+
+def test_the_python_api_can_be_called_again_after_its_modules_are_imported():
+    """A submodule named like an API function would replace it on the package when first imported (the second
+    `gpu_assist.recommend(…)` in a notebook found a module): no module bears an API function's name."""
+    import importlib
+    import pkgutil
+
+    import gpu_assist
+
+    modules = {m.name for m in pkgutil.iter_modules(gpu_assist.__path__)}
+    assert not modules & set(gpu_assist.__all__)
+    for name in modules - {"__main__"}:  # which would run the CLI
+        importlib.import_module(f"gpu_assist.{name}")
+    assert len(gpu_assist.recommend("train 7B tokens=20B")) == len(gpu_assist.recommend("train 7B tokens=20B"))
+    assert callable(gpu_assist.utilization) and callable(gpu_assist.quote) and callable(gpu_assist.spend)
 
 
 def test_bad_input_shows_an_error_line_not_a_traceback(context):

@@ -75,12 +75,12 @@ def test_a_type_whose_module_is_already_imported_is_registered_at_once(late_modu
 def test_every_result_type_of_the_renderers_resolves():
     """Each by-name registration names a class that exists: a typo would otherwise only show as 'no renderer'."""
     from gpu_assist.fleet import FleetReport
-    from gpu_assist.recommend import Recommendation
+    from gpu_assist.recommendation import Recommendation
     from gpu_assist.records import RequestRecord
     from gpu_assist.render import csv, json, markdown, text
     from gpu_assist.spending import SpendReport
     from gpu_assist.tco import TcoResult
-    from gpu_assist.utilization import Snapshot
+    from gpu_assist.nvml import Snapshot
 
     for generic in (text.render, json.payload):
         register_imported(generic)

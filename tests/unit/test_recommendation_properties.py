@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from support import TODAY, offer
 from gpu_assist.catalog import Catalog
 from gpu_assist.catalog_files import offer_values
-from gpu_assist.recommend import recommend
+from gpu_assist.recommendation import recommend
 from gpu_assist.sizing import GIB
 from gpu_assist.workload import parse_workload
 

@@ -13,7 +13,7 @@ from support import TODAY, offer
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, RecommendCommand, parse_command, run
 from gpu_assist.errors import ParseError
-from gpu_assist.recommend import recommend
+from gpu_assist.recommendation import recommend
 from gpu_assist.sizing import GIB, memory_needed, min_gpus, spot_overhead, training_hours
 from gpu_assist.regions import location
 from gpu_assist.workload import parse_workload

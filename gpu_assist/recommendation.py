@@ -143,8 +143,9 @@ class Recommendation:
 
 
 def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency: str = "USD",
-              top: int = 10) -> Recommendation:
-    """Plans for `workload` over `catalog`; `today` dates staleness; nothing is read from the clock."""
+              top: int | None = 10) -> Recommendation:
+    """Plans for `workload` over `catalog` (`top` of them; None: every one, as `top=all` asks); `today` dates
+    staleness; nothing is read from the clock."""
     currency = workload.currency or currency
     if workload.regions:
         check_selectors(workload.regions, catalog.regions, catalog.countries, example="recommend train 7B region=eu")
@@ -195,8 +196,8 @@ def _ranked_providers(workload: Workload, plans: list[Plan]) -> set[str]:
     return set(workload.providers)
 
 
-def _with_fastest(feasible: list[Plan], top: int, ranked: set[str]) -> list[Plan]:
-    """The `top` cheapest plans, and the fastest trusted plan too when it is not among them."""
+def _with_fastest(feasible: list[Plan], top: int | None, ranked: set[str]) -> list[Plan]:
+    """The `top` cheapest plans (all with None), and the fastest trusted plan too when it is not among them."""
     shown = feasible[:top]
     timed = [p for p in feasible if p.hours is not None and _trusted(p, ranked)]
     if timed:

@@ -30,16 +30,17 @@ log = logging.getLogger("gpu_assist.slack")
 log.addFilter(lambda record: record.getMessage() != "As you gave `client` as well, `token` will be unused.")
 
 
-def _env_count(name: str, default: int) -> int:
-    """A positive whole number from the environment, or one clear error naming the variable."""
+def _env_count(name: str, default: int, least: int = 1) -> int:
+    """A whole number from the environment, at least `least`, or one clear error naming the variable."""
     value = os.environ.get(name, str(default)).strip()
-    if not value.isdigit() or int(value) < 1:
-        raise GpuAssistError(f"{name}={value!r} is not a positive whole number", example=f"{name}={default}")
+    if not value.isdigit() or int(value) < least:
+        raise GpuAssistError(f"{name}={value!r} is not a whole number of at least {least}",
+                             example=f"{name}={default}")
     return int(value)
 
 
 LAZY_WORKERS = _env_count("GPU_ASSIST_SLACK_WORKERS", 8)
-QUEUED_COMMANDS = _env_count("GPU_ASSIST_SLACK_QUEUE", 64)
+QUEUED_COMMANDS = _env_count("GPU_ASSIST_SLACK_QUEUE", 64, least=0)  # 0: no command waits; busy past the threads
 # Pure answers computed at once per process (workers.py): two, so a slow plan does not hold up a quote.
 COMPUTING = _env_count("GPU_ASSIST_SLACK_COMPUTING", 2)
 

@@ -58,7 +58,7 @@ def test_a_token_slack_refuses_is_said_and_the_token_never_printed():
 def test_a_pool_size_that_is_not_a_number_names_its_variable():
     done = _serve({"GPU_ASSIST_SLACK_QUEUE": "lots"})
     assert done.returncode == 2
-    assert "GPU_ASSIST_SLACK_QUEUE='lots' is not a positive whole number" in done.stderr
+    assert "GPU_ASSIST_SLACK_QUEUE='lots' is not a whole number of at least 0" in done.stderr
     assert "example: GPU_ASSIST_SLACK_QUEUE=64" in done.stderr
 
 

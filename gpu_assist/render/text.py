@@ -222,17 +222,25 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
     for line in result.assumptions:
         lines += wrap(f"  {line}", "    ")
     if explain:
-        from .. import recommendation
-
-        billed = [(rank, plan) for rank, plan in enumerate(result.plans, 1) if plan.billed_hours is not None]
-        if billed:
-            lines.append("billing (total = hourly × billed hours: the plan's hours rounded up to its billing unit):")
-            lines += [f"  {rank:<3} {plan.hours:,.2f} h → {plan.billed_hours:,.2f} h billed × "
-                      f"{format_money(plan.hourly, plan.currency, places=4)}/h = "
-                      f"{format_money(plan.total or Decimal(0), plan.currency)}" for rank, plan in billed]
-        lines.append("")
-        lines += _reflowed(recommendation.__doc__ or "")
+        lines += _explained(result)
     return "\n".join(lines)
+
+
+def _explained(result: Recommendation) -> list[str]:
+    """What `--explain` adds under a recommendation: each timed plan's billing, then the formulas (the
+    recommendation module's docstring, refolded)."""
+    from .. import recommendation
+
+    lines: list[str] = []
+    billed = [(rank, plan) for rank, plan in enumerate(result.plans, 1) if plan.billed_hours is not None]
+    if billed:
+        lines.append("billing (total = hourly × billed hours: the plan's hours rounded up to its billing unit):")
+        lines += [f"  {rank:<3} {plan.hours:,.2f} h → {plan.billed_hours:,.2f} h billed × "
+                  f"{format_money(plan.hourly, plan.currency, places=4)}/h = "
+                  f"{format_money(plan.total or Decimal(0), plan.currency)}" for rank, plan in billed]
+    lines.append("")
+    lines += _reflowed(recommendation.__doc__ or "")
+    return lines
 
 
 def _reflowed(document: str) -> list[str]:

@@ -10,7 +10,8 @@ import math
 from dataclasses import dataclass
 
 from .gpus import GpuSpec, GpuTable
-from .workload import Assumptions, Workload, format_count
+from .amounts import format_count
+from .workload import Assumptions, Workload
 
 GB = 1e9
 GIB = 2 ** 30

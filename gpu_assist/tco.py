@@ -29,7 +29,7 @@ from .gpus import GpuTable
 from .fx import FxRates
 from .plural import plural
 from .request import HOURS_PER_MONTH, parse_currency, parse_request
-from .workload import parse_amount
+from .amounts import parse_amount
 
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
 # The keys `tco` reads (what `gpu-assist tco --help` lists and an unknown key's error names).

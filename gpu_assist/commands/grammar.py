@@ -121,7 +121,7 @@ def parse_sort(value: str) -> str:
 def parse_max_price(value: str) -> tuple[Decimal, str | None]:
     """Per job-hour: an amount as budgets and tco write them (`30`, `$30`, `¥200`, `30usd`), and the currency it
     is written in, if any; `quote_view` converts one in another currency than the quote's."""
-    from ..workload import parse_amount  # imported only when a max-price is given (a plain quote loads no workload)
+    from ..amounts import parse_amount  # imported only when a max-price is given
 
     return parse_amount(normalise(value), example="quote 8xA100 72h max-price=30", name="max-price")
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
-from .dispatch import register_by_name, register_imported
+from .dispatch import register_by_name, registered_for
 from .tabular import plan_table, quote_table
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def _write(headers: list[str], rows: list[list[Any]]) -> str:
 @singledispatch
 def render(result: object, **_options: Any) -> str:
     """Quotes (comparison or list) and recommendations as CSV; anything else is refused."""
-    if register_imported(render):
+    if registered_for(render, type(result)):
         return render(result, **_options)
     raise GpuAssistError("--format csv is for quote and recommend", example="quote 8xA100 72h --format csv")
 

@@ -52,3 +52,11 @@ def register_imported(generic: Any) -> bool:
     for cls, function in ready:
         generic.register(cls, function)
     return bool(ready)
+
+
+def registered_for(generic: Any, cls: type) -> bool:
+    """Whether `generic` has a function of its own for `cls`, once the named functions whose modules are imported
+    by now are registered. It asks the registry, not whether this call registered anything: another thread may
+    have registered that very function a moment before (the first commands after a start arrive together)."""
+    register_imported(generic)
+    return generic.dispatch(cls) is not generic.registry[object]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..commands.objects import HelpCommand, RequestDetail
 from ..compare import Comparison, compare
 from ..pricing import Quote
-from .dispatch import register_by_name, register_imported
+from .dispatch import register_by_name, registered_for
 from .money import round_money
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def render(result: object, **_options: Any) -> str:
 @singledispatch
 def payload(result: object) -> Any:
     """A command result as plain JSON values."""
-    if register_imported(payload):
+    if registered_for(payload, type(result)):
         return payload(result)
     raise TypeError(f"no JSON renderer for {type(result).__name__}")
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Collection, Sequence
 from ..compare import Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
-from .dispatch import register_by_name, register_imported
+from .dispatch import register_by_name, registered_for
 from .tabular import plan_table, quote_table
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def _table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], right: Collect
 @singledispatch
 def render(result: object, **_options: Any) -> str:
     """Quotes (comparison or list) and recommendations as Markdown; anything else is refused."""
-    if register_imported(render):
+    if registered_for(render, type(result)):
         return render(result, **_options)
     raise GpuAssistError("--format markdown is for quote and recommend", example="quote 8xA100 72h --format markdown")
 

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from functools import singledispatch
@@ -17,7 +16,7 @@ from ..commands.objects import HelpCommand
 from ..compare import Comparison
 from ..plural import plural
 from ..pricing import Quote
-from .dispatch import register_by_name, register_imported
+from .dispatch import register_by_name, registered_for
 from .money import format_money, format_percent
 from .tables import fitting_table, table, text_table
 
@@ -31,10 +30,9 @@ def render(result: object, *, explain: bool = False, color: bool = False) -> str
     """Any command result as text; `color` when the output is a terminal, `explain` for a plan's formulas.
     A type with no function yet: the texts of what runs (`operations.py`) are imported on first need, then
     whatever was registered by name for modules imported since."""
-    first_need = f"{__package__}.operations" not in sys.modules
     from . import operations  # noqa: F401 - registers its texts when first imported
 
-    if register_imported(render) or first_need:
+    if registered_for(render, type(result)):
         return render(result, explain=explain, color=color)
     raise TypeError(f"no text renderer for {type(result).__name__}")
 

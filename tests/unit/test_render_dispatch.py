@@ -77,7 +77,7 @@ def test_every_result_type_of_the_renderers_resolves():
     from gpu_assist.fleet import FleetReport
     from gpu_assist.recommendation import Recommendation
     from gpu_assist.records import RequestRecord
-    from gpu_assist.render import csv, json, markdown, text
+    from gpu_assist.render import csv, json, markdown, operations, text  # noqa: F401 - operations registers on import
     from gpu_assist.spending import SpendReport
     from gpu_assist.tco import TcoResult
     from gpu_assist.nvml import Snapshot
@@ -89,3 +89,27 @@ def test_every_result_type_of_the_renderers_resolves():
     for generic in (csv.render, markdown.render):
         register_imported(generic)
         assert Recommendation in generic.registry
+
+
+def test_the_first_answers_after_a_start_render_together():
+    """Twenty threads render, at once, in a fresh process, results whose text functions are registered by name
+    and live in a module imported on first need: each gets its text. (A thread that found the function just
+    registered by another used to be told there was none: `requests: no answer` on a fresh Slack server.)"""
+    import subprocess
+
+    code = """
+import threading
+from gpu_assist.render.text import render
+from gpu_assist.nvml import Snapshot
+barrier, answers = threading.Barrier(20), []
+def one(n):
+    barrier.wait()
+    answers.append(render(() if n % 2 else Snapshot(taken_at=0.0, reason="none here")))
+threads = [threading.Thread(target=one, args=(n,)) for n in range(20)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(sorted(set(answers)), len(answers))
+"""
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert done.stdout.strip() == "['no GPUs: none here', 'no requests'] 20", done.stderr[-2000:]

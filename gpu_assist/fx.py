@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from .errors import CatalogError, ParseError
-from .render.money import format_money
+from .render.money import format_rate
 
 FX_COLUMNS = ("base", "quote", "rate", "as_of", "source", "verified")
 
@@ -41,11 +41,7 @@ class FxRates:
                              example=example)
         converted = self.convert(amount, from_currency, to_currency)
         foreign = from_currency if from_currency != "USD" else to_currency
-
-        def shown(value: Decimal, currency: str) -> str:
-            return format_money(value, currency, places=2 if value >= 1 else 4)
-
-        return converted, f"{shown(amount, from_currency)} = {shown(converted, to_currency)} at " \
+        return converted, f"{format_rate(amount, from_currency)} = {format_rate(converted, to_currency)} at " \
             + self.describe(foreign)
 
     def describe(self, currency: str) -> str:

@@ -242,7 +242,7 @@ def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[str], v
                  include_flagged: bool, currency: str) -> str:
     """Why a quote has no options: the first filter that left no offer, or the pricing models without a usable
     price, and what the catalogs offer instead (`no monthly prices for H100 …; on-demand from $2.10/GPU-h`)."""
-    from .render.money import format_money
+    from .render.money import format_rate
 
     gpu = request.gpu
     offered = catalog.offers_of(gpu)
@@ -269,6 +269,6 @@ def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[str], v
         if model not in models and usable:
             _, price = cheapest_per_gpu_hour(usable, catalog.fx, currency,
                                              hours_per_price=HOURS_PER_MONTH if model == "monthly" else 1)
-            instead.append(f"{model} from {format_money(price, currency, places=2 if price >= 1 else 4)}/GPU-h")
+            instead.append(f"{model} from {format_rate(price, currency)}/GPU-h")
     missing = f"no {' or '.join(models)} prices for {scope} in the catalogs"
     return f"{missing}; {', '.join(instead)}" if instead else missing

@@ -122,19 +122,17 @@ _GPU_HEADERS = {"gpu": "gpu", "memory_gib": "GiB", "architecture": "architecture
 
 def _gpu_table(frame) -> str:
     """The GPUs within 100 columns: numbers whole, the providers folded after a comma."""
-    from ..render.tables import text_table
-
     from decimal import Decimal
 
-    from ..render.money import format_money
+    from ..render.money import format_rate
+    from ..render.tables import text_table
 
     columns = list(_GPU_HEADERS)
     rows = [[str(value) for value in row] for row in frame[columns].itertuples(index=False)]
     price = columns.index("min_verified_on_demand_per_gpu_hour_usd")
-    for row in rows:  # as money reads everywhere else: cents, or four places below a dollar
+    for row in rows:  # as prices read everywhere else
         if row[price]:
-            amount = Decimal(row[price])
-            row[price] = format_money(amount, "USD", places=4 if amount < 1 else 2)
+            row[price] = format_rate(Decimal(row[price]), "USD")
     providers = columns.index("providers")
     return "\n".join([text_table(list(_GPU_HEADERS.values()), rows, right={1, 3, 4, 6}, fold={providers},
                                  whole=set(range(len(columns))) - {providers}, narrow=[(providers, 0)]),

@@ -19,6 +19,17 @@ def format_money(amount: Decimal, currency: str, *, places: int = 2) -> str:
     return f"{_SYMBOL.get(currency, currency + ' ')}{rounded:,.{places}f}"
 
 
+def rate_places(amount: Decimal) -> int:
+    """Decimal places a price per hour is shown with: cents, or four places below one unit (sub-dollar GPU-hours
+    differ in the third place)."""
+    return 4 if amount < 1 else 2
+
+
+def format_rate(amount: Decimal, currency: str) -> str:
+    """A price per hour as every face shows it: `$21.96`, `$0.7212`."""
+    return format_money(amount, currency, places=rate_places(amount))
+
+
 def restate_money(text: str, written_in: str, currency: str,
                   convert: Callable[[Decimal], Decimal] = lambda amount: amount) -> str:
     """The amounts `text` writes in `written_in` (`$214,419.99 upfront`, `$88.4899999025753/h`: a catalog note

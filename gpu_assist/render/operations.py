@@ -12,7 +12,7 @@ from ..commands.objects import RequestDetail
 from ..plural import plural
 from ..request import format_duration
 from .dispatch import register_by_name
-from .money import format_money
+from .money import format_money, format_rate
 from .tables import table
 from .text import render
 
@@ -93,9 +93,8 @@ def render_request(record, trail=()) -> str:
     lines = [describe(record)]
     spec = record.spec
     if isinstance(spec, LaunchSpec):
-        lines.append(f"  {format_money(spec.hourly, record.currency, places=4 if spec.hourly < 1 else 2)}/h per "
-                     f"instance (ceiling {format_money(spec.ceiling_hourly, record.currency)}/h), price from "
-                     f"{spec.price_source}")
+        lines.append(f"  {format_rate(spec.hourly, record.currency)}/h per instance (ceiling "
+                     f"{format_money(spec.ceiling_hourly, record.currency)}/h), price from {spec.price_source}")
         lines += [f"  project {spec.project}"] if spec.project else []
         checks = spec.checks or Checks("?", "?")
         lines += [f"  dry run: {checks.dry_run}", f"  quota: {checks.quota}"]

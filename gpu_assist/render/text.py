@@ -17,7 +17,7 @@ from ..compare import Comparison
 from ..plural import plural
 from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
-from .money import format_money, format_percent
+from .money import format_money, format_percent, format_rate
 from .tables import fitting_table, table, text_table
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
 
     def laid_out(unit: str | None, widths: tuple[tuple[int, int], int, int] | None, or_wider: bool):
         rows = [[str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances), o.pricing_model,
-                 format_money(o.hourly, o.currency, places=4 if o.hourly < 1 else 2),
+                 format_rate(o.hourly, o.currency),
                  format_money(o.total, o.currency) if unit is None else format_total(o.total, o.currency, unit),
                  format_money(o.per_gpu_hour, o.currency, places=4), format_percent(o.savings_vs_on_demand), mark]
                 for rank, (o, mark) in enumerate(zip(options, marks), start=1)]

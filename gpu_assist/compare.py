@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from functools import cached_property
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from .pricing import Quote, QuoteOption

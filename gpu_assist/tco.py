@@ -23,13 +23,13 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
+from .amounts import parse_amount
 from .catalog import Catalog
 from .errors import ParseError
-from .gpus import GpuTable
 from .fx import FxRates
+from .gpus import GpuTable
 from .plural import plural
 from .request import HOURS_PER_MONTH, parse_currency, parse_request
-from .amounts import parse_amount
 
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
 # The keys `tco` reads (what `gpu-assist tco --help` lists and an unknown key's error names).
@@ -173,10 +173,9 @@ def parse_tco(text: str, gpus: GpuTable) -> TcoInput:
             gpu_words.append(word)
             continue
         key, _, value = word.lower().partition("=")
-        amounts = ("hardware", "facility", "power", "ops", "cloud")
-        if not value and key not in amounts:  # an empty amount is explained by parse_amount (`hardware=$1`)
+        if not value and key not in _AMOUNT_FIELDS:  # an empty amount is explained by parse_amount (`hardware=$1`)
             raise ParseError(f"'{word}' has no value", example=EXAMPLE)
-        if key in amounts:
+        if key in _AMOUNT_FIELDS:
             # Above 0, as every amount: a cost that is nil is left out (it defaults to 0).
             nil = _ZERO_HINTS.get(key, f"leave {key}= out when there is none")
             amount, currency = parse_amount(value.removesuffix("/yr").removesuffix("/year"), example=EXAMPLE,

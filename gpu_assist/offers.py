@@ -4,7 +4,8 @@ The pricing core reads offers as `Offer` records (named tuples: attribute access
 money as exact `Decimal` from the catalog's decimal strings, `None` where a price or a spec is blank.
 A catalog stores each offer as a plain tuple of the same values except money, which it keeps in integer
 micro-units (the catalog's six decimal places, exact): such tuples are what the compiled cache pickles, and
-they unpickle twice as fast as tuples holding Decimals. `Offer.from_row` makes the record.
+they unpickle twice as fast as tuples holding Decimals. `Offer.from_row` makes the record, parsing the
+`flags` and `notes` columns into facts (`facts.ScopedFlag`, `facts.CatalogLabel`) once per distinct text.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
+
+from .facts import CatalogLabel, ScopedFlag, parse_flags, parse_labels
 
 PRICE_COLUMN = {"on-demand": "on_demand_hourly", "spot": "spot_hourly", "reserved-1y": "reserved_1y_hourly",
                 "reserved-3y": "reserved_3y_hourly", "monthly": "monthly"}
@@ -46,11 +49,11 @@ class Offer(NamedTuple):
     source: str
     as_of: str
     verified: bool
-    flags: str
+    flags: tuple[ScopedFlag, ...]  # known data defects (the `flags` column, parsed)
     source_detail: str
     country: str
     continent: str
-    notes: str
+    notes: tuple[CatalogLabel, ...]  # what a reader must see (the `notes` column, parsed)
     reserved_source: str
     reserved_as_of: str
 
@@ -61,6 +64,8 @@ class Offer(NamedTuple):
         for index in _PRICE_INDEXES:
             if values[index] is not None:
                 values[index] = Decimal(values[index]).scaleb(-6)
+        values[_FLAGS] = parse_flags(values[_FLAGS])
+        values[_NOTES] = parse_labels(values[_NOTES])
         return cls._make(values)
 
     def price(self, model: str) -> Decimal | None:
@@ -70,13 +75,13 @@ class Offer(NamedTuple):
 
     def flagged(self, model: str) -> bool:
         """Whether a known data defect applies to `model`'s price (a flag of its own scope, or `all:`)."""
-        return "all:" in self.flags or f"{FLAG_SCOPE[model]}:" in self.flags
+        scopes = ("all", FLAG_SCOPE[model])
+        return any(flag.scope in scopes for flag in self.flags)
 
-    def notes_for(self, model: str) -> list[str]:
-        """The notes a reader must see with `model`'s price (`all:` ones and those of its scope)."""
-        scope = FLAG_SCOPE[model]
-        return [text for note in self.notes.split(";") if note
-                for note_scope, _, text in [note.partition(":")] if note_scope in ("all", scope)]
+    def notes_for(self, model: str) -> list[CatalogLabel]:
+        """The labels a reader must see with `model`'s price (`all:` ones and those of its scope)."""
+        scopes = ("all", FLAG_SCOPE[model])
+        return [label for label in self.notes if label.scope in scopes]
 
 
 OFFER_COLUMNS: tuple[str, ...] = Offer._fields
@@ -86,3 +91,4 @@ PRICE_COLUMNS = tuple(PRICE_COLUMN.values())
 NUMBER_COLUMNS = ("gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "billing_granularity_s") + PRICE_COLUMNS
 KEY_COLUMNS = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count")
 _PRICE_INDEXES = tuple(OFFER_COLUMNS.index(column) for column in PRICE_COLUMNS)
+_FLAGS, _NOTES = OFFER_COLUMNS.index("flags"), OFFER_COLUMNS.index("notes")

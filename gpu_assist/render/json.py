@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..commands.objects import HelpCommand, RequestDetail
 from ..compare import Comparison, compare
+from ..facts import Fact
 from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
 from .money import round_money
+from .notes import words
 
 if TYPE_CHECKING:
     from ..fleet import FleetReport
@@ -58,7 +60,7 @@ def quote_options(result: Quote | Comparison) -> list[dict[str, Any]]:
         item["group"] = comparison.group_of(option)
         for key, places in _PLACES.items():
             item[key] = round_money(item[key], places)
-        item["notes"] = list(item["notes"])
+        item["notes"] = [words(note) for note in option.notes]
         items.append(item)
     return items
 
@@ -68,11 +70,14 @@ def quote_answer(result: Quote | Comparison) -> dict[str, Any]:
     (the REST answer; the CLI's `--format json` is the bare option list, with the reason on stderr)."""
     quote = result.quote if isinstance(result, Comparison) else result
     return {"request": quote.request.describe(), "currency": quote.currency, "options": quote_options(result),
-            "notices": list(quote.notices), "empty_reason": quote.empty_reason}
+            "notices": [words(notice) for notice in quote.notices],
+            "empty_reason": words(quote.empty_reason) if quote.empty_reason else None}
 
 
 def _plain(value: Any) -> Any:
-    """Decimals as rounded numbers, tuples as lists, dataclasses as dicts, for json.dumps."""
+    """Decimals as rounded numbers, tuples as lists, dataclasses as dicts, facts in words, for json.dumps."""
+    if isinstance(value, Fact):
+        return words(value)
     if isinstance(value, Decimal):
         return round_money(value, 6)
     if isinstance(value, dict):

@@ -19,13 +19,6 @@ _AMOUNT_RE = re.compile(r"^([$¥])?(\d+(?:\.\d+)?)([km万]?)(usd|cny|rmb|元)?$"
 _EATEN_RE = re.compile(r"^(0(?=.)[\d.]*|\.\d+)?[km万]?(usd|cny|rmb|元)?$")  # a lone `0` may be meant
 
 
-def rate_places(amount: Decimal) -> int:
-    """Decimal places a price per hour is written with: cents, or four places below one unit (sub-dollar
-    GPU-hours differ in the third place). The renderers show rates so, and a filter on a rate the user gave in
-    another currency (`max-price=`) compares at that figure, so what it says is what it did."""
-    return 4 if amount < 1 else 2
-
-
 def format_count(value: float) -> str:
     for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
         if value >= scale:

@@ -53,6 +53,13 @@ class FxRates:
         return Conversion(from_currency, to_currency, self.per_usd[from_currency], self.per_usd[to_currency])
 
 
+def rate_places(amount: Decimal) -> int:
+    """Decimal places a price per hour is written with: cents, or four places below one unit (sub-dollar
+    GPU-hours differ in the third place). The renderers show rates so, and a filter on a rate the user gave in
+    another currency (`max-price=`) compares at that figure, so what it says is what it did."""
+    return 4 if amount < 1 else 2
+
+
 def load_fx(path: Path) -> FxRates:
     """The rates in `path`; a defect raises CatalogError with the file and line."""
     try:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from ..compare import Comparison, compare, refine
 from ..errors import ParseError
 from ..facts import PriceCapConverted
+from ..fx import rate_places
 from ..pricing import Quote, quote
-from ..amounts import rate_places
 from .context import Context
 from .objects import (Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
                       RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand, UtilCommand)

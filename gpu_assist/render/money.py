@@ -6,7 +6,7 @@ import re
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Callable
 
-from ..amounts import rate_places
+from ..fx import rate_places
 
 if TYPE_CHECKING:
     from ..recommendation import Plan

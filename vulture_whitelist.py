@@ -52,8 +52,3 @@ _.source_detail
 
 # A defect only the hand-written seed catalogs carry (catalogs/aliyun.csv, tencent.csv), read by value (facts.Flag)
 _.ARTICLE_SPEC_MISMATCH
-
-# PricingModel members the core names once it compares models as the enum (the next commit)
-_.ON_DEMAND
-_.SPOT
-_.MONTHLY

@@ -23,12 +23,12 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cached_property
 
-from .facts import AlsoAs, Fact, MemoryFilter, PriceCap, ReservedUnknown
+from .facts import AlsoAs, Fact, MemoryFilter, PriceCap, PricingModel, ReservedUnknown
 from .pricing import Quote, QuoteOption
 from .request import Request
 
 SORTS = ("total", "price", "per-gpu", "provider")
-COLUMNS = ("on-demand", "spot", "reserved-1y", "reserved-3y", "monthly")
+COLUMNS = tuple(PricingModel)
 _TIE = Decimal("0.005")  # prices within half a percent are one price (rounding of host + GPU sums)
 
 
@@ -145,9 +145,10 @@ class Comparison:
     def columns(self) -> tuple[str, ...]:
         """On-demand, spot and both reserved terms always; monthly where some row has it."""
         models = set(self.quote.request.pricing_models or COLUMNS)
-        shown = [m for m in COLUMNS if m in models and m != "monthly"]
-        if "monthly" in models and any(r.cell("monthly") for r in self.rows + self.untrusted):
-            shown.append("monthly")
+        monthly = PricingModel.MONTHLY
+        shown = [m for m in COLUMNS if m in models and m != monthly]
+        if monthly in models and any(r.cell(monthly) for r in self.rows + self.untrusted):
+            shown.append(monthly)
         return tuple(shown)
 
     @property

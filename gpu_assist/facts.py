@@ -44,14 +44,14 @@ class PricingModel(StrEnum):
     @property
     def term_years(self) -> int | None:
         """The years a reserved term commits to; None for the other models."""
-        return _TERM_YEARS.get(self)
+        return TERM_YEARS.get(self)
 
     @property
     def reserved(self) -> bool:
-        return self in _TERM_YEARS
+        return self in TERM_YEARS
 
 
-_TERM_YEARS = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}
+TERM_YEARS = {PricingModel.RESERVED_1Y: 1, PricingModel.RESERVED_3Y: 3}  # the years each reserved model commits to
 
 
 class Flag(StrEnum):

@@ -14,12 +14,14 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from .facts import CatalogLabel, ScopedFlag, parse_flags, parse_labels
+from .facts import CatalogLabel, PricingModel, ScopedFlag, parse_flags, parse_labels
 
-PRICE_COLUMN = {"on-demand": "on_demand_hourly", "spot": "spot_hourly", "reserved-1y": "reserved_1y_hourly",
-                "reserved-3y": "reserved_3y_hourly", "monthly": "monthly"}
-FLAG_SCOPE = {"on-demand": "on_demand", "spot": "spot", "reserved-1y": "reserved_1y", "reserved-3y": "reserved_3y",
-              "monthly": "monthly"}
+_M = PricingModel
+# Each pricing model's price column, and the scope its flags and notes name (`spot:…`, `reserved_1y:…`).
+PRICE_COLUMN = {_M.ON_DEMAND: "on_demand_hourly", _M.SPOT: "spot_hourly", _M.RESERVED_1Y: "reserved_1y_hourly",
+                _M.RESERVED_3Y: "reserved_3y_hourly", _M.MONTHLY: "monthly"}
+FLAG_SCOPE = {_M.ON_DEMAND: "on_demand", _M.SPOT: "spot", _M.RESERVED_1Y: "reserved_1y", _M.RESERVED_3Y: "reserved_3y",
+              _M.MONTHLY: "monthly"}
 FLAG_SCOPES = ("all", *FLAG_SCOPE.values())
 INTERCONNECTS = ("nvlink", "pcie", "unknown")
 
@@ -68,17 +70,17 @@ class Offer(NamedTuple):
         values[_NOTES] = parse_labels(values[_NOTES])
         return cls._make(values)
 
-    def price(self, model: str) -> Decimal | None:
+    def price(self, model: PricingModel) -> Decimal | None:
         """The price of a pricing model (`on-demand`, `spot`, `reserved-1y`, `reserved-3y`, `monthly`)."""
         price: Decimal | None = getattr(self, PRICE_COLUMN[model])
         return price
 
-    def flagged(self, model: str) -> bool:
+    def flagged(self, model: PricingModel) -> bool:
         """Whether a known data defect applies to `model`'s price (a flag of its own scope, or `all:`)."""
         scopes = ("all", FLAG_SCOPE[model])
         return any(flag.scope in scopes for flag in self.flags)
 
-    def notes_for(self, model: str) -> list[CatalogLabel]:
+    def notes_for(self, model: PricingModel) -> list[CatalogLabel]:
         """The labels a reader must see with `model`'s price (`all:` ones and those of its scope)."""
         scopes = ("all", FLAG_SCOPE[model])
         return [label for label in self.notes if label.scope in scopes]

@@ -26,10 +26,10 @@ from typing import Any
 
 from . import facts
 from .catalog import Catalog, days_old
-from .facts import Fact
+from .facts import TERM_YEARS, Fact, PricingModel
 from .fx import FxRates
 from .offers import Offer
-from .price_table import (HOURS_PER_YEAR, TERM_YEARS, PricedOffer, billed_seconds, cheapest_per_gpu_hour,
+from .price_table import (HOURS_PER_YEAR, PricedOffer, billed_seconds, cheapest_per_gpu_hour,
                           cheapest_per_offer, price_table, select_offers, term_hours, whole_instances)
 from .regions import check_selectors
 from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request
@@ -49,7 +49,7 @@ class QuoteOption:
     gpu: str
     gpu_count: int
     gpu_memory_gib: float
-    pricing_model: str
+    pricing_model: PricingModel
     hourly: Decimal  # per instance-hour in `currency` (reserved: effective; monthly: per 730 h)
     total: Decimal
     currency: str
@@ -106,7 +106,7 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
     table, flagged_excluded = price_table(
         offers, instances=whole_instances(request.count, offers), duration_s=[request.duration_s] * len(offers),
         models=models, fx=catalog.fx, currency=currency, include_flagged=include_flagged,
-        explicit_monthly="monthly" in request.pricing_models)
+        explicit_monthly=PricingModel.MONTHLY in request.pricing_models)
     shown = cheapest_per_offer(table, all_regions=all_regions)[:top]
     options = tuple(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True)
                     for priced in shown)
@@ -126,7 +126,7 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
     row, model, instances, duration_s = priced.offer, priced.pricing_model, priced.instances, priced.duration_s
     price = fx.convert(priced.price, row.currency, currency)
     billed_s = billed_seconds(duration_s, row.billing_granularity_s)
-    if model == "monthly":
+    if model == PricingModel.MONTHLY:
         months = -(-duration_s // MONTH_S)
         billed_hours = Decimal(months * HOURS_PER_MONTH)
         total = price * instances * months
@@ -140,17 +140,17 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
     savings = None
     if on_demand and model in TERM_YEARS:  # a term is sold as a discount on the hourly rate
         savings = 1 - hourly / on_demand
-    elif on_demand is not None and model != "on-demand":
+    elif on_demand is not None and model != PricingModel.ON_DEMAND:
         od_total = on_demand * instances * Decimal(billed_s) / HOUR_S
         savings = (od_total - total) / od_total if od_total else None
     source, as_of = (row.reserved_source, row.reserved_as_of) if model in TERM_YEARS and row.reserved_source \
         else (row.source, row.as_of)
     notes = _notes(row, gpus_requested, duration_s if job_length_known else None, model, instances, hourly,
                    on_demand, today, fx, currency, as_of)
-    if note_billing and model in ("on-demand", "spot") and billed_s > duration_s:
+    if note_billing and model in (PricingModel.ON_DEMAND, PricingModel.SPOT) and billed_s > duration_s:
         notes.insert(0, facts.BilledLonger(billed_s, row.billing_granularity_s))
     return QuoteOption(
-        provider=row.provider, region=row.region, zone=priced.zone if model == "spot" else "",
+        provider=row.provider, region=row.region, zone=priced.zone if model == PricingModel.SPOT else "",
         instance_type=row.instance_type, instances=instances, gpu=row.gpu, gpu_count=int(row.gpu_count),
         gpu_memory_gib=math.nan if row.gpu_memory_gib is None else row.gpu_memory_gib, pricing_model=model,
         hourly=hourly, total=total, currency=currency, billed_hours=billed_hours,
@@ -160,8 +160,9 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
     )
 
 
-def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: str, instances: int, hourly: Decimal,
-           on_demand: Decimal | None, today: dt.date, fx: FxRates, currency: str, as_of: str) -> list[Fact]:
+def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: PricingModel, instances: int,
+           hourly: Decimal, on_demand: Decimal | None, today: dt.date, fx: FxRates, currency: str,
+           as_of: str) -> list[Fact]:
     notes: list[Fact] = []
     gpus = instances * int(row.gpu_count)
     if gpus != gpus_requested:
@@ -170,7 +171,7 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: str, 
         notes.append(facts.MultiHost(instances))
     elif gpus_requested > 1 and row.interconnect == "pcie":
         notes.append(facts.PcieOnly())
-    if model == "spot":
+    if model == PricingModel.SPOT:
         notes.append(facts.SpotInterruption())
     if model in TERM_YEARS:
         years = TERM_YEARS[model]
@@ -178,7 +179,7 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: str, 
         notes.append(facts.ReservedTerm(years, terms, duration_s))
         if on_demand:
             notes.append(facts.BreakEven(hourly * HOURS_PER_MONTH / on_demand))
-    if model == "monthly":
+    if model == PricingModel.MONTHLY:
         notes.append(facts.MonthlyBilling())
     conversion = fx.conversion(row.currency, currency)
     notes += [facts.Labelled(label, conversion) for label in row.notes_for(model)]
@@ -197,12 +198,13 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: str, 
     return notes
 
 
-def _notices(request: Request, offers: Sequence[Offer], options: tuple[QuoteOption, ...], models: Sequence[str],
+def _notices(request: Request, offers: Sequence[Offer], options: tuple[QuoteOption, ...],
+             models: Sequence[PricingModel],
              flagged_excluded: int) -> tuple[Fact, ...]:
     notices: list[Fact] = [facts.Assumption(text) for text in request.assumptions]
     for model in models:
         if model in TERM_YEARS and all(o.price(model) is None for o in offers):
-            notices.append(facts.ReservedUnknown(facts.PricingModel(model)))
+            notices.append(facts.ReservedUnknown(model))
     if flagged_excluded:
         notices.append(facts.FlaggedLeftOut(flagged_excluded))
     unverified = sum(1 for o in options if not o.verified)
@@ -211,7 +213,7 @@ def _notices(request: Request, offers: Sequence[Offer], options: tuple[QuoteOpti
     return tuple(notices)
 
 
-def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[str], verified_only: bool,
+def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[PricingModel], verified_only: bool,
                  include_flagged: bool, currency: str) -> Fact:
     """Why a quote has no options: the first filter that left no offer, or the pricing models without a usable
     price, and what the catalogs offer instead (`no monthly prices for H100 …; on-demand from $2.10/GPU-h`)."""
@@ -230,7 +232,7 @@ def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[str], v
     if verified_only and not any(o.verified for o in in_regions):
         return facts.AllUnverified(scope)
     offers = tuple(o for o in in_regions if o.verified) if verified_only else in_regions
-    asked = tuple(facts.PricingModel(model) for model in models)
+    asked = tuple(models)
     if any(o.price(model) is not None for model in models for o in offers):
         return facts.AllFlagged(scope, asked)
     instead = []
@@ -239,6 +241,6 @@ def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[str], v
                   and (include_flagged or not o.flagged(model))]
         if model not in models and usable:
             _, price = cheapest_per_gpu_hour(usable, catalog.fx, currency,
-                                             hours_per_price=HOURS_PER_MONTH if model == "monthly" else 1)
-            instead.append(facts.Cheapest(facts.PricingModel(model), price, currency))
+                                             hours_per_price=HOURS_PER_MONTH if model == PricingModel.MONTHLY else 1)
+            instead.append(facts.Cheapest(model, price, currency))
     return facts.NoPrices(scope, asked, tuple(instead))

@@ -67,7 +67,7 @@ from typing import Any, NamedTuple
 
 from . import facts
 from .catalog import Catalog
-from .facts import Fact
+from .facts import Fact, PricingModel
 from .fx import FxRates
 from .gpus import GpuSpec, GpuTable
 from .offers import Offer
@@ -79,7 +79,7 @@ from .sizing import (GB, MemoryEstimate, OfferSizes, describe_assumptions, effec
                      missing_throughput, size_offers, spot_overhead, training_flops, training_hours, usable_gb)
 from .workload import Workload
 
-_NON_SPOT_MODELS = ("on-demand", "reserved-1y", "reserved-3y", "monthly")
+_NON_SPOT_MODELS = tuple(model for model in PricingModel if model != PricingModel.SPOT)
 # Notes that doubt a plan's price: they lead its reasons, so the reader weighs them first.
 _DOUBTS = (facts.Unverified, facts.Stale, facts.DateUnknown)
 
@@ -95,7 +95,7 @@ class Plan:
     region: str
     zone: str
     instance_type: str
-    pricing_model: str
+    pricing_model: str  # a PricingModel, or "spot+on-demand" (a mixed fleet), or "own"
     strategy: str
     hours: float | None  # the job's expected length; None when the compute is unknown (no tokens=, gpu_hours=)
     hourly: Decimal  # for all the plan's instances, per hour (reserved: effective; monthly: per 730 h)
@@ -219,7 +219,7 @@ def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], siz
     if workload.may_interrupt:
         # Training on spot runs longer by the checkpoint overhead; serving on spot is priced for the same hours.
         slowdown = 1 + spot_overhead(workload.assumptions) if workload.kind != "serve" else 1
-        table += price_table(offers, instances=sizes.instances, models=("spot",), fx=fx, currency=currency,
+        table += price_table(offers, instances=sizes.instances, models=(PricingModel.SPOT,), fx=fx, currency=currency,
                              duration_s=[math.ceil(seconds * slowdown) for seconds in sizes.duration_s])[0]
     plans = []
     for priced in cheapest_per_offer(table, all_regions=False):
@@ -231,7 +231,7 @@ def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], siz
                        effective_tflops(spec, gpus, option.instances, workload), refusal)
         plans.append(_plan_from_option(option, workload, base_hours, sized))
         on_demand = priced.offer.on_demand_hourly
-        if workload.kind != "serve" and priced.pricing_model == "spot" and option.instances >= 2 \
+        if workload.kind != "serve" and priced.pricing_model == PricingModel.SPOT and option.instances >= 2 \
                 and on_demand is not None:
             plans.append(_mixed_plan(option, fx.convert(on_demand, priced.offer.currency, currency), workload,
                                      base_hours, sized, priced.offer.billing_granularity_s))
@@ -257,8 +257,8 @@ def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float
     hours = base_hours
     # What the reader must weigh first: an unverified, stale or undated price leads the plan's notes.
     reasons: list[Fact] = sorted(option.notes, key=lambda n: not isinstance(n, _DOUBTS))
-    strategy = option.pricing_model
-    if option.pricing_model == "spot" and workload.kind != "serve" and base_hours is not None:
+    strategy: str = option.pricing_model
+    if option.pricing_model == PricingModel.SPOT and workload.kind != "serve" and base_hours is not None:
         overhead = spot_overhead(workload.assumptions)
         hours = base_hours * (1 + overhead)
         strategy = "spot + checkpoints"

@@ -82,13 +82,23 @@ class Fact:
         cls._fields = cls._fields + own
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        fields = self._fields
+        if kwargs or len(args) != len(fields):
+            args = self._in_order(args, kwargs)
+        self.__dict__.update(zip(fields, args))  # not through __setattr__, which refuses: frozen
+
+    def _in_order(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """Every field's value in order, from positional and keyword arguments and the class's defaults."""
         if len(args) > len(self._fields):
             raise TypeError(f"{type(self).__name__} takes {len(self._fields)} fields")
         values = dict(zip(self._fields, args), **kwargs)
-        for name in self._fields:
-            object.__setattr__(self, name, values.pop(name) if name in values else getattr(type(self), name))
-        if values:
-            raise TypeError(f"{type(self).__name__} has no field {next(iter(values))}")
+        unknown = values.keys() - set(self._fields)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]}")
+        missing = [name for name in self._fields if name not in values and not hasattr(type(self), name)]
+        if missing:  # a default is a class attribute
+            raise TypeError(f"{type(self).__name__} needs {missing[0]}")
+        return tuple(values[name] if name in values else getattr(type(self), name) for name in self._fields)
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self._fields)
@@ -107,6 +117,10 @@ class Fact:
 
     def __reduce__(self) -> tuple[type[Fact], tuple[Any, ...]]:
         return type(self), self._values()
+
+    def __deepcopy__(self, _memo: dict[int, Any]) -> Fact:
+        """Itself: a fact holds only immutable values (`dataclasses.asdict` deep-copies every note it meets)."""
+        return self
 
     # Traits the core decides by, set per class (`_untrusting = True`); a fact that wraps another reads its.
     _untrusting: ClassVar[bool] = False

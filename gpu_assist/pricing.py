@@ -181,8 +181,10 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: Prici
             notes.append(facts.BreakEven(hourly * HOURS_PER_MONTH / on_demand))
     if model == PricingModel.MONTHLY:
         notes.append(facts.MonthlyBilling())
-    conversion = fx.conversion(row.currency, currency)
-    notes += [facts.Labelled(label, conversion) for label in row.notes_for(model)]
+    labels = row.notes_for(model)
+    if labels:
+        conversion = fx.conversion(row.currency, currency)
+        notes += [facts.Labelled(label, conversion) for label in labels]
     if row.flags:
         notes.append(facts.Flagged(row.flags))
     if not row.verified:

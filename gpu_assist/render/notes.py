@@ -2,8 +2,8 @@
 
 Text, Slack, JSON, CSV, Markdown and the notebook's frames show a note in the same words, so one function per
 type serves them all (`words`); a medium that needs other words registers its own generic over the same types.
-A fact type without a function here is a `TypeError` at its first render, and `tests/unit/test_facts.py` renders
-one of each.
+A fact type without a function here is a `TypeError` at its first render; `tests/unit/test_facts.py` checks that
+every fact type has one.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def words(fact: object) -> str:
     raise TypeError(f"no words for {type(fact).__name__}")
 
 
-def listed(values: tuple[str, ...]) -> str:
+def _listed(values: tuple[str, ...]) -> str:
     """At most six names, then how many more."""
     return ", ".join(values[:6]) + (f" and {len(values) - 6} more" if len(values) > 6 else "")
 
@@ -188,8 +188,8 @@ def _scope(scope: f.Scope) -> str:
 
 def _offers(scope: f.Scope, noun: str) -> str:
     """`A100 offers from aws in eu` (with `noun` " offers"): the GPU, the noun, then where from."""
-    source = f" from {listed(scope.providers)}" if scope.providers else ""
-    where = f" in {listed(scope.regions)}" if scope.regions else ""
+    source = f" from {_listed(scope.providers)}" if scope.providers else ""
+    where = f" in {_listed(scope.regions)}" if scope.regions else ""
     return f"{scope.gpu}{noun}{source}{where}"
 
 
@@ -200,12 +200,12 @@ def _no_offers(fact: f.NoOffers) -> str:
 
 @words.register(f.NoProviderOffers)
 def _no_provider_offers(fact: f.NoProviderOffers) -> str:
-    return f"no {_offers(fact.scope, ' offers')}; {fact.scope.gpu} is offered by {listed(fact.offered_by)}"
+    return f"no {_offers(fact.scope, ' offers')}; {fact.scope.gpu} is offered by {_listed(fact.offered_by)}"
 
 
 @words.register(f.NoRegionOffers)
 def _no_region_offers(fact: f.NoRegionOffers) -> str:
-    return f"no {_offers(fact.scope, ' offers')}; offered in {listed(fact.offered_in)}"
+    return f"no {_offers(fact.scope, ' offers')}; offered in {_listed(fact.offered_in)}"
 
 
 @words.register(f.AllUnverified)

@@ -144,6 +144,8 @@ def test_a_fact_is_a_frozen_value():
         stale.days = 1  # type: ignore[misc]
     with pytest.raises(TypeError):
         Stale("2026-01-01", 40, True, "extra")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="needs days"):
+        Stale("2026-01-01")  # type: ignore[call-arg]
 
 
 def test_a_pricing_model_is_the_grammars_word():

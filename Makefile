@@ -103,6 +103,7 @@ bench: install
 # Rerunnable: regenerate the committed catalogs from the shared extracts and the ECB rates.
 catalogs: install $(STAMP)-catalog
 	$(BIN)/gpu-assist catalog import-skypilot $(SKYPILOT_EXTRACT) --as-of $(SKYPILOT_AS_OF)
+	$(BIN)/gpu-assist catalog import-china catalogs/sources
 	$(BIN)/gpu-assist catalog import-fx
 	$(BIN)/gpu-assist catalog validate
 

@@ -6,8 +6,9 @@ fact (an outlier, a flex-start price, a spot risk) is one class here and one fun
 
 - `PricingModel`: how a price is paid (an enum; a `str`, so it is written and compared as the grammar's word).
 - `Flag`: a known data defect a catalog row carries (`flags` column, `scope:reason`); `ScopedFlag` with its scope.
-- catalog labels (`notes` column, `scope:text`): `Derived`, `SourcesDisagree`, `Label`, each keeping the source's
-  words (they are the catalog's data, not ours), parsed once when an offer record is made (`parse_labels`).
+- catalog labels (`notes` column, `scope:text`): `Derived`, `SourcesDisagree`, `ContradictedBy`, `Label`, each
+  keeping the source's words (they are the catalog's data, not ours), parsed once when an offer record is made
+  (`parse_labels`).
 - option notes (`QuoteOption.notes`): `Stale`, `Unverified`, `DateUnknown`, `Converted`, `MultiHost`, `IdleGpus`,
   `PcieOnly`, `BilledLonger`, `SpotInterruption`, `ReservedTerm`, `BreakEven`, `MonthlyBilling`, `Flagged`,
   `Labelled` (a catalog label with the conversion its amounts are restated by); `AlsoAs` on a comparison row.
@@ -64,8 +65,14 @@ class Flag(StrEnum):
     PLACEHOLDER_PRICE = "placeholder-price"
     ZERO_HOST_PRICE = "zero-host-price"
     GPU_COUNT_MISMATCH = "gpu-count-mismatch"
-    ARTICLE_SPEC_MISMATCH = "article-spec-mismatch"
+    ARTICLE_CLAIM_CONTRADICTED = "article-claim-contradicted"
     FRACTIONAL_GPU = "fractional-gpu"
+
+    @property
+    def shown_as_unverified(self) -> bool:
+        """Whether the flagged price is an unverified claim, not a defect of a real price: shown with the other
+        unverified prices when asked for (`include-unverified`), as well as with `include-flagged`."""
+        return self is Flag.ARTICLE_CLAIM_CONTRADICTED
 
 
 @dataclass_transform(frozen_default=True, eq_default=True)
@@ -169,6 +176,17 @@ class SourcesDisagree(CatalogLabel):
     """Two public sources price the offer differently (both figures and dates in `text`)."""
 
 
+class ContradictedBy(CatalogLabel):
+    """An article's claim (its instance name or GPU) that the provider's documentation contradicts; `text` is
+    `contradicted-by <source>`, the source's key in SOURCES.md (`importers/china.py` writes it)."""
+
+    _about_trust = True
+
+    @property
+    def source(self) -> str:
+        return self.text.partition(" ")[2]
+
+
 class Label(CatalogLabel):
     """Any other label of the catalog (a reserved term's conditions, a marketplace snapshot, a spec doubt)."""
 
@@ -197,7 +215,8 @@ def _parsed_labels(column: str) -> tuple[CatalogLabel, ...]:
         if part:
             scope, _, text = part.partition(":")
             kind = Derived if text.startswith("derived ") else \
-                SourcesDisagree if text.startswith("sources disagree") else Label
+                SourcesDisagree if text.startswith("sources disagree") else \
+                ContradictedBy if text.startswith("contradicted-by ") else Label
             labels.append(kind(scope, text))
     return tuple(labels)
 

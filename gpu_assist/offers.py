@@ -75,10 +75,12 @@ class Offer(NamedTuple):
         price: Decimal | None = getattr(self, PRICE_COLUMN[model])
         return price
 
-    def flagged(self, model: PricingModel) -> bool:
-        """Whether a known data defect applies to `model`'s price (a flag of its own scope, or `all:`)."""
+    def flagged(self, model: PricingModel, *, claims_shown: bool = False) -> bool:
+        """Whether a known data defect applies to `model`'s price (a flag of its own scope, or `all:`); with
+        `claims_shown`, a flag that only marks an unverified claim (`Flag.shown_as_unverified`) does not count."""
         scopes = ("all", FLAG_SCOPE[model])
-        return any(flag.scope in scopes for flag in self.flags)
+        return any(flag.scope in scopes and not (claims_shown and flag.flag.shown_as_unverified)
+                   for flag in self.flags)
 
     def notes_for(self, model: PricingModel) -> list[CatalogLabel]:
         """The labels a reader must see with `model`'s price (`all:` ones and those of its scope)."""

@@ -70,9 +70,10 @@ def select_offers(catalog: Catalog, gpu: str, *, providers: Sequence[str] = (), 
 
 def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s: Sequence[int],
                 models: Iterable[PricingModel], fx: FxRates, currency: str, include_flagged: bool = False,
-                explicit_monthly: bool = False) -> tuple[list[PricedOffer], int]:
+                explicit_monthly: bool = False, include_unverified: bool = False) -> tuple[list[PricedOffer], int]:
     """Every (offer, pricing model) with a usable price, for per-offer `instances` and `duration_s`, model by
-    model in the order given, offers in their order; and how many prices were left out for known defects."""
+    model in the order given, offers in their order; and how many prices were left out for known defects
+    (`include_unverified` keeps the articles' contradicted claims: they are unverified prices, asked for)."""
     factors = {c: fx.factor(c, currency) for c in {o.currency for o in offers}}
     to_target = [factors[o.currency] for o in offers]
     billed_hours, months, on_demand_totals = [], [], []
@@ -98,7 +99,7 @@ def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s
             price = price_of(offer)
             if price is None:
                 continue
-            if not include_flagged and offer.flags and offer.flagged(model):
+            if not include_flagged and offer.flags and offer.flagged(model, claims_shown=include_unverified):
                 flagged_excluded += 1
                 continue
             total = instances[position] * float(price) * units[position] * to_target[position]

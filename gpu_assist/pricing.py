@@ -95,8 +95,10 @@ class Quote:
 
 
 def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str = "USD", top: int | None = None,
-          all_regions: bool = False, include_flagged: bool = False, verified_only: bool = False) -> Quote:
-    """Price `request` against `catalog`. `today` dates the staleness check; nothing is read from the clock."""
+          all_regions: bool = False, include_flagged: bool = False, verified_only: bool = False,
+          include_unverified: bool = False) -> Quote:
+    """Price `request` against `catalog`. `today` dates the staleness check; nothing is read from the clock.
+    `include_unverified` also prices the articles' claims their providers' documentation contradicts."""
     currency = request.currency or currency
     if request.regions:
         check_selectors(request.regions, catalog.regions, catalog.countries)
@@ -106,7 +108,7 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
     table, flagged_excluded = price_table(
         offers, instances=whole_instances(request.count, offers), duration_s=[request.duration_s] * len(offers),
         models=models, fx=catalog.fx, currency=currency, include_flagged=include_flagged,
-        explicit_monthly=PricingModel.MONTHLY in request.pricing_models)
+        explicit_monthly=PricingModel.MONTHLY in request.pricing_models, include_unverified=include_unverified)
     shown = cheapest_per_offer(table, all_regions=all_regions)[:top]
     options = tuple(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True)
                     for priced in shown)

@@ -19,6 +19,8 @@ def catalog(args: argparse.Namespace) -> int:
         return _validate(directory)
     if args.catalog_command == "import-skypilot":
         return _import_skypilot(args, directory)
+    if args.catalog_command == "import-china":
+        return _import_china(args, directory)
     if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
         return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
@@ -71,6 +73,23 @@ def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
     return 0
 
 
+def _import_china(args: argparse.Namespace, directory: Path) -> int:
+    """`catalog import-china`: aliyun.csv, tencent.csv, huawei.csv from the providers' documented specs, Tencent's
+    published list prices and the articles' claims (rerunnable: the same sources give the same files)."""
+    from ..gpus import load_gpus
+    from ..importers.china import PRICES_FILE, PROVIDERS, SPECS_FILE, ChinaSource
+    from ..sources import refresh
+
+    example = "gpu-assist catalog import-china catalogs/sources"
+    _require_directory(args.path, "sources folder", example)
+    for name in (SPECS_FILE, PRICES_FILE):
+        _require_file(args.path / name, f"the extract {name}", example)
+    gpus = load_gpus(directory / "gpus.csv")
+    for provider in PROVIDERS:
+        print(refresh(ChinaSource(provider, args.path, gpus), directory).summary())
+    return 0
+
+
 def _refresh_aws(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh aws`: the account's Price List and EC2 APIs."""
     from ..aws import default_region
@@ -105,10 +124,12 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
         print(_gpu_table(frame))
     else:
         from ..render.comparison import wrap
-        from ..render.tables import table
+        from ..render.tables import text_table
 
         shown = frame.drop(columns=["billing"]) if "billing" in frame else frame
-        print(table(list(shown.columns), [[str(v) for v in row] for row in shown.itertuples(index=False)]))
+        sources = list(shown.columns).index("sources")  # a provider with several sources folds them after commas
+        print(text_table(list(shown.columns), [[str(v) for v in row] for row in shown.itertuples(index=False)],
+                         fold={sources}, narrow=[(sources, 18)]))
         if "billing" in frame:
             print("\n".join(wrap(billing_footnote(frame))))
     return 0

@@ -124,6 +124,7 @@ EXAMPLES = {
     "slack": "gpu-assist slack serve --port 3000", "catalog": "gpu-assist catalog validate",
     "catalog refresh": "gpu-assist catalog refresh aws-public",
     "catalog import-skypilot": "gpu-assist catalog import-skypilot catalogs/sources --as-of 2026-12-02",
+    "catalog import-china": "gpu-assist catalog import-china catalogs/sources",
 }
 
 
@@ -269,6 +270,10 @@ def _add_catalog(commands: Any, verb: str) -> None:
                                           "aws_reserved_3y_allupfront.csv, gcp_cud.csv)")
     i.add_argument("--as-of", required=True, help="date of the extract, YYYY-MM-DD")
     i.add_argument("--catalog-dir", type=Path)
+    ic = cat.add_parser("import-china", help="write aliyun.csv, tencent.csv, huawei.csv from the providers' "
+                                             "documented specs, Tencent's published list prices and the articles")
+    ic.add_argument("path", type=Path, help="directory of cn_gpu_specs.csv and cn_gpu_prices.csv (catalogs/sources)")
+    ic.add_argument("--catalog-dir", type=Path)
     rf = cat.add_parser("refresh",
                         help="fetch fresh prices: aws (account APIs); aws-public, azure or skypilot "
                              "(public price lists, no account)")

@@ -132,7 +132,8 @@ def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, curre
     """The quote a command asks for: every option priced, filtered and sorted (`refine`), then either the
     comparison (`top` rows) or the flat list (`top` options)."""
     priced = quote(command.request, catalog, today=today, currency=currency, all_regions=command.all_regions,
-                   include_flagged=command.include_flagged, verified_only=command.verified_only)
+                   include_flagged=command.include_flagged, verified_only=command.verified_only,
+                   include_unverified=command.include_unverified)
     max_price = command.max_price
     if max_price is not None and command.max_price_currency not in (None, priced.currency):
         # Filtered at the figure the notice shows (`format_rate`'s places), so what it says is what it did.

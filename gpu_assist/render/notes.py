@@ -57,10 +57,15 @@ def _label(fact: f.CatalogLabel) -> str:
     return fact.text
 
 
+@words.register(f.ContradictedBy)
+def _contradicted_by(fact: f.ContradictedBy) -> str:
+    return f"article claim, contradicted by {fact.source}"
+
+
 @words.register(f.Labelled)
 def _labelled(fact: f.Labelled) -> str:
     conversion = fact.conversion
-    return restate_money(fact.label.text, conversion.written_in, conversion.currency, conversion.apply)
+    return restate_money(words(fact.label), conversion.written_in, conversion.currency, conversion.apply)
 
 
 @words.register(f.FxRate)

@@ -187,7 +187,7 @@ def test_catalog_commands(capsys, tmp_path):
     assert f"${gpus['A100']['min_verified_on_demand_per_gpu_hour_usd']:.4f}" in prices  # below $1: four places
     assert main(["catalog", "status", "--format", "json"]) == 0
     status = {s["provider"]: s for s in json.loads(capsys.readouterr().out)}
-    assert status["tencent"]["verified"] == "0%" and status["aws"]["verified"] == "100%"
+    assert status["huawei"]["verified"] == "0%" and status["aws"]["verified"] == "100%"
     assert (status["aws"]["billing"], status["lambda"]["billing"]) == ("per second", "per minute")
     assert status["vast"]["billing"] == status["aliyun"]["billing"] == "per hour, assumed"
     assert main(["catalog", "status"]) == 0
@@ -291,7 +291,7 @@ def test_a_bad_environment_variable_is_one_error_naming_it(capsys, monkeypatch, 
     (["tco"], "gpu-assist tco: nothing to answer", "gpu-assist tco 1xA100 hardware=100k"),
     (["quote", "8xA100", "72h", "--format", "xml"], "argument --format: invalid choice: 'xml'",
      "gpu-assist quote 8xA100 72h"),
-    (["catalog"], "required: {validate,list-gpus,status,import-skypilot,refresh,import-fx}",
+    (["catalog"], "required: {validate,list-gpus,status,import-skypilot,import-china,refresh,import-fx}",
      "gpu-assist catalog validate"),
     (["catalog", "refresh"], "required: provider", "gpu-assist catalog refresh aws-public"),
     (["db"], "required: {upgrade,current}", "gpu-assist db upgrade"),

@@ -116,12 +116,12 @@ def test_unverified_rows_get_their_own_section_unless_asked_for(context):
     default = _run(context, "quote 8xA100 72h")
     assert default.untrusted and all(r.trusted for r in default.rows)
     assert all(not r.trusted for r in default.untrusted)
-    # The seed articles' CN rows (aliyun/tencent A100 rows proved to be other GPUs and are flagged; huawei's stays).
+    # Tencent's published A100 list prices (2021-09-27) are stale; the articles' A100 claims are flagged.
     assert {r.provider for r in default.untrusted} & {"tencent", "aliyun", "huawei"}
     text = render(default)
     assert text.index("not ranked: unverified, stale or derived") > text.index("p4d.24xlarge")
-    assert "unverified list price (seed-" in text
-    for words in ("include-unverified", "provider=huawei", "region=cn"):
+    assert "stale: price as of 2021-09-27" in text
+    for words in ("include-unverified", "provider=tencent", "region=cn"):
         asked = _run(context, f"quote 8xA100 72h {words}")
         assert any(not r.trusted for r in asked.rows), words
     cn = _run(context, "quote 8xA100 72h region=cn")

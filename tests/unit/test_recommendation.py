@@ -13,7 +13,7 @@ from support import TODAY, offer
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, RecommendCommand, parse_command, run
 from gpu_assist.errors import ParseError
-from gpu_assist.facts import Derived, Fastest, Labelled, MultiHost, OverBudget, OverDeadline, Unverified
+from gpu_assist.facts import Derived, Fastest, Labelled, MultiHost, OverBudget, OverDeadline, Stale, Unverified
 from gpu_assist.recommendation import recommend
 from gpu_assist.sizing import GIB, memory_needed, min_gpus, spot_overhead, training_hours
 from gpu_assist.regions import location
@@ -309,7 +309,7 @@ def test_unverified_plans_never_rank_above_verified_ones(catalog):
     assert verified[0] and verified == sorted(verified, reverse=True)
     china = _recommend(catalog, "finetune 7B lora region=cn", top=50)
     assert china.plans and not any(p.verified for p in china.plans)
-    assert all(isinstance(p.reasons[0], Unverified) for p in china.plans)  # every line says so first
+    assert all(isinstance(p.reasons[0], (Unverified, Stale)) for p in china.plans)  # every line says so first
 
 
 def test_spreading_over_hosts_is_charged_and_noted(catalog):
@@ -522,7 +522,7 @@ def test_the_title_says_the_order_the_plans_are_in(capsys):
     yet the title said "cheapest first"."""
     assert main(["recommend", "train", "175B", "bf16", "deadline=2w", "region=cn"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("train 175B bf16 — 3 feasible plans, fewest GPUs first, then the cheapest hour (USD)\n")
+    assert out.startswith("train 175B bf16 — 4 feasible plans, fewest GPUs first, then the cheapest hour (USD)\n")
     assert "cheapest first" not in out.splitlines()[0]
     counts = [int(re.match(r"\d+\*? +([\d,]+)×", line)[1].replace(",", "")) for line in out.splitlines()
               if re.match(r"\d+\*? +[\d,]+×", line)]

@@ -1,0 +1,149 @@
+"""Alibaba, Tencent and Huawei rows (#34): specs from the providers' documentation, Tencent's published list prices
+with their dates, the articles' contradicted claims kept out of the ranked answers, and CNY answers that say where
+their price comes from and how old it is."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import shutil
+from decimal import Decimal
+
+import pytest
+
+from support import CATALOGS, SOURCES, TODAY
+from gpu_assist.catalog import validate_directory
+from gpu_assist.catalog_report import provider_status
+from gpu_assist.cli import main
+from gpu_assist.commands import Context, parse_command, run
+from gpu_assist.facts import ContradictedBy, Flag, PricingModel, Stale
+from gpu_assist.pricing import quote
+from gpu_assist.recommendation import recommend
+from gpu_assist.regions import CHINA_PROVIDERS
+from gpu_assist.render.notes import said
+from gpu_assist.render.text import render
+from gpu_assist.request import parse_request
+from gpu_assist.workload import parse_workload
+
+CHINA_FILES = tuple(f"{provider}.csv" for provider in CHINA_PROVIDERS)
+
+
+def _quote(catalog, text, **options):
+    return quote(parse_request(text, catalog.gpus), catalog, today=TODAY, **options)
+
+
+@pytest.fixture
+def context(catalog):
+    return Context(catalog_loader=lambda: catalog, today=lambda: TODAY, currency="USD")
+
+
+def _chinese_rows():
+    for name in CHINA_FILES:
+        with (CATALOGS / name).open(newline="", encoding="utf-8") as handle:
+            yield from csv.DictReader(handle)
+
+
+def test_the_import_is_rerunnable_byte_identical_and_validates(tmp_path, capsys):
+    directory = tmp_path / "catalogs"
+    directory.mkdir()
+    for name in ("gpus.csv", "fx.csv", "SOURCES.md"):
+        shutil.copy(CATALOGS / name, directory / name)
+    assert main(["catalog", "import-china", str(SOURCES), "--catalog-dir", str(directory)]) == 0
+    assert "tencent: 29 offers" in capsys.readouterr().out
+    for name in CHINA_FILES:
+        assert (directory / name).read_bytes() == (CATALOGS / name).read_bytes(), name
+    assert validate_directory(directory) == []
+
+
+def test_a_missing_source_file_is_one_clear_error(tmp_path, capsys):
+    assert main(["catalog", "import-china", str(tmp_path), "--catalog-dir", str(CATALOGS)]) != 0
+    err = capsys.readouterr().err
+    assert "cn_gpu_specs.csv not found" in err and "example: gpu-assist catalog import-china" in err
+    assert "Traceback" not in err
+
+
+def test_no_chinese_row_names_a_gpu_its_documentation_contradicts(gpus):
+    with (SOURCES / "cn_gpu_specs.csv").open(newline="", encoding="utf-8") as handle:
+        specs = list(csv.DictReader(handle))
+    checked = 0
+    for row in _chinese_rows():
+        name = row["instance_type"]
+        documented = {spec["gpu"] for spec in specs if spec["provider"] == row["provider"] and spec["gpu"]
+                      and spec["instance_type"].removeprefix("ecs.").startswith((f"{name}.", f"{name}-"))
+                      or spec["instance_type"] == name}
+        if documented:
+            checked += 1
+            assert row["gpu"] in {gpus.variant(gpus.find(gpu), float(row["gpu_memory_gib"])).name
+                                  for gpu in documented}, row
+    assert checked >= 25
+
+
+def test_every_article_claim_the_documentation_contradicts_is_flagged_with_its_source():
+    seeds = {(r["provider"], r["instance_type"], r["gpu_count"]): r for r in _chinese_rows()
+             if r["source"].startswith("seed-")}
+    flag = f"all:{Flag.ARTICLE_CLAIM_CONTRADICTED.value}"
+    assert {key for key, row in seeds.items() if row["flags"] != flag} == {("aliyun", "gn7i", "1")}
+    assert seeds[("tencent", "GN10Xp", "8")]["gpu"] == "V100-32GB"  # the article: 8× A100 80GB
+    assert seeds[("tencent", "GN7", "1")]["gpu"] == "T4"  # the article: A10
+    assert (seeds[("aliyun", "ebmgn6i", "4")]["gpu"], seeds[("aliyun", "ebmgn6i", "4")]["notes"]) == \
+        ("T4", "all:contradicted-by AL-SPEC-EBM-20210608")
+    assert seeds[("huawei", "GPU-F32", "1")]["notes"] == "all:contradicted-by HW-SPEC-EN-IDX8158082554"
+
+
+def test_tencent_gn10xp_is_listed_at_its_published_price_with_its_date_and_a_stale_label(context):
+    result = run(parse_command("quote 8xV100-32GB 72h provider=tencent include-unverified", context.catalog.gpus),
+                 context)
+    out = render(result)
+    assert "GN10Xp.20XLARGE320" in out
+    assert "¥" not in out.splitlines()[0] and "2021-09-27" in out
+    assert "stale: price as of 2021-09-27" in out
+
+
+def test_the_published_price_is_a_verified_stale_option_in_cny(catalog):
+    option = _quote(catalog, "8xV100-32GB 72h provider=tencent on-demand", currency="CNY").cheapest(
+        instance_type="GN10Xp.20XLARGE320")
+    assert (option.hourly, option.total, option.as_of, option.source) == \
+        (Decimal("95.84"), Decimal("95.84") * 72, "2021-09-27", "TC-PRICE-20210927")
+    assert option.verified and not option.trusted
+    assert any(isinstance(note, Stale) for note in option.notes)
+
+
+def test_monthly_prices_are_their_own_pricing_model_never_derived_from_hourly(catalog):
+    """GT4: 28.64 CNY/h but 13,748 CNY a month (480 h of the hourly price, not 730)."""
+    option = _quote(catalog, "1xA100 1mo monthly provider=tencent", currency="CNY").cheapest(
+        instance_type="GT4.4XLARGE96", pricing_model=PricingModel.MONTHLY)
+    assert option.total == Decimal("13748")
+    assert option.hourly == Decimal("13748") / 730
+
+
+def test_contradicted_claims_are_left_out_unless_unverified_prices_are_asked_for(catalog):
+    default = _quote(catalog, "8xV100-32GB 72h provider=tencent")
+    assert "GN10Xp" not in {o.instance_type for o in default.options}
+    assert default.flagged_excluded >= 2
+    asked = _quote(catalog, "8xV100-32GB 72h provider=tencent", include_unverified=True)
+    claim = asked.cheapest(instance_type="GN10Xp")
+    assert not claim.verified
+    assert any(isinstance(note.label, ContradictedBy) for note in claim.notes if hasattr(note, "label"))
+    assert "article claim, contradicted by TC-SPEC-20211110" in said(claim.notes)
+
+
+def test_a_1xa10_quote_in_china_says_where_its_price_comes_from(context):
+    text = render(run(parse_command("quote 1xA10 1h region=cn", context.catalog.gpus), context))
+    assert "gn7i" in text and "unverified list price (seed-000)" in text and "price date unknown" in text
+
+
+def test_recommend_in_china_never_plans_on_a_removed_article_claim(catalog):
+    removed = {(r["provider"], r["instance_type"]) for r in _chinese_rows() if r["flags"]}
+    result = recommend(parse_workload("train 7B tokens=1T region=cn", catalog.gpus), catalog, today=TODAY, top=None)
+    assert result.plans
+    assert not {(p.provider, p.instance_type) for p in result.plans} & removed
+
+
+def test_catalog_status_shows_each_chinese_provider_with_sources_and_verified_share(catalog):
+    status = provider_status(catalog, TODAY).set_index("provider")
+    assert status.loc["tencent", "sources"] == "TC-PRICE-20210927,seed-000,seed-002"
+    assert status.loc["tencent", "verified"] == "90%"
+    assert status.loc["tencent", "age_days"] == (TODAY - dt.date(2021, 9, 27)).days
+    assert (status.loc["aliyun", "verified"], status.loc["huawei", "verified"]) == ("0%", "0%")
+    assert status.loc["huawei", "sources"] == "seed-000,seed-002"
+

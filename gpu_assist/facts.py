@@ -11,6 +11,7 @@ fact (an outlier, a flex-start price, a spot risk) is one class here and one fun
   (`parse_labels`).
 - option notes (`QuoteOption.notes`): `Stale`, `Unverified`, `DateUnknown`, `Converted`, `MultiHost`, `IdleGpus`,
   `PcieOnly`, `BilledLonger`, `SpotInterruption`, `ReservedTerm`, `BreakEven`, `MonthlyBilling`, `Flagged`,
+  `PricedFrom` (a Chinese cloud's price: its source and date),
   `Labelled` (a catalog label with the conversion its amounts are restated by); `AlsoAs` on a comparison row.
 - notices (`Quote.notices`), said once under an answer: `Assumption`, `ReservedUnknown`, `FlaggedLeftOut`,
   `UnverifiedShown`, `MemoryFilter`, `PriceCap`, `PriceCapConverted`; `Restated` is a converted amount, and
@@ -284,6 +285,17 @@ class DateUnknown(Fact):
     """The source gives no date for the price."""
 
     _about_trust = True
+
+
+class PricedFrom(Fact):
+    """Where a verified price of a Chinese cloud comes from and its date: a CNY answer must say how old its figure
+    is, as no current public price exists to compare it with (`Unverified` names an unverified price's source)."""
+
+    source: str
+    as_of: str
+    price: Decimal  # as the source prints it, in `currency`, per hour (monthly: per month)
+    currency: str
+    model: PricingModel
 
 
 class Converted(Fact):

@@ -31,7 +31,7 @@ from .fx import FxRates
 from .offers import Offer
 from .price_table import (HOURS_PER_YEAR, PricedOffer, billed_seconds, cheapest_per_gpu_hour,
                           cheapest_per_offer, price_table, select_offers, term_hours, whole_instances)
-from .regions import check_selectors
+from .regions import CHINA_PROVIDERS, check_selectors
 from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request
 
 STALE_AFTER_DAYS = 30
@@ -189,6 +189,8 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: Prici
         notes += [facts.Labelled(label, conversion) for label in labels]
     if row.flags:
         notes.append(facts.Flagged(row.flags))
+    if row.verified and row.provider in CHINA_PROVIDERS:  # an unverified price names its source below
+        notes.append(facts.PricedFrom(row.source, as_of, row.price(model) or Decimal(0), row.currency, model))
     if not row.verified:
         notes.append(facts.Unverified(row.source))
     age = days_old(as_of, today)

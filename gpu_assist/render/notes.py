@@ -87,6 +87,12 @@ def _unverified(fact: f.Unverified) -> str:
     return f"unverified list price ({fact.source})"
 
 
+@words.register(f.PricedFrom)
+def _priced_from(fact: f.PricedFrom) -> str:
+    per = "month" if fact.model == f.PricingModel.MONTHLY else "h"
+    return f"list price {format_rate(fact.price, fact.currency)}/{per} ({fact.source}, {fact.as_of})"
+
+
 @words.register(f.Converted)
 def _converted(fact: f.Converted) -> str:
     return f"converted from {fact.written_in} at {words(fact.rate)}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import json
 import shutil
 from decimal import Decimal
 
@@ -16,10 +17,13 @@ from gpu_assist.catalog import validate_directory
 from gpu_assist.catalog_report import provider_status
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, parse_command, run
-from gpu_assist.facts import ContradictedBy, Flag, PricingModel, Stale
+from gpu_assist.facts import ContradictedBy, Flag, PricedFrom, PricingModel, Stale
 from gpu_assist.pricing import quote
 from gpu_assist.recommendation import recommend
 from gpu_assist.regions import CHINA_PROVIDERS
+from gpu_assist.render import json as render_json
+from gpu_assist.render.blocks import message
+from gpu_assist.render.frames import comparison_frame
 from gpu_assist.render.notes import said
 from gpu_assist.render.text import render
 from gpu_assist.request import parse_request
@@ -95,7 +99,7 @@ def test_tencent_gn10xp_is_listed_at_its_published_price_with_its_date_and_a_sta
                  context)
     out = render(result)
     assert "GN10Xp.20XLARGE320" in out
-    assert "¥" not in out.splitlines()[0] and "2021-09-27" in out
+    assert "list price ¥95.84/h (TC-PRICE-20210927, 2021-09-27)" in out
     assert "stale: price as of 2021-09-27" in out
 
 
@@ -105,6 +109,8 @@ def test_the_published_price_is_a_verified_stale_option_in_cny(catalog):
     assert (option.hourly, option.total, option.as_of, option.source) == \
         (Decimal("95.84"), Decimal("95.84") * 72, "2021-09-27", "TC-PRICE-20210927")
     assert option.verified and not option.trusted
+    assert PricedFrom("TC-PRICE-20210927", "2021-09-27", Decimal("95.84"), "CNY", PricingModel.ON_DEMAND) \
+        in option.notes
     assert any(isinstance(note, Stale) for note in option.notes)
 
 
@@ -113,7 +119,7 @@ def test_monthly_prices_are_their_own_pricing_model_never_derived_from_hourly(ca
     option = _quote(catalog, "1xA100 1mo monthly provider=tencent", currency="CNY").cheapest(
         instance_type="GT4.4XLARGE96", pricing_model=PricingModel.MONTHLY)
     assert option.total == Decimal("13748")
-    assert option.hourly == Decimal("13748") / 730
+    assert "list price ¥13,748.00/month (TC-PRICE-20210927, 2021-09-27)" in said(option.notes)
 
 
 def test_contradicted_claims_are_left_out_unless_unverified_prices_are_asked_for(catalog):
@@ -130,6 +136,20 @@ def test_contradicted_claims_are_left_out_unless_unverified_prices_are_asked_for
 def test_a_1xa10_quote_in_china_says_where_its_price_comes_from(context):
     text = render(run(parse_command("quote 1xA10 1h region=cn", context.catalog.gpus), context))
     assert "gn7i" in text and "unverified list price (seed-000)" in text and "price date unknown" in text
+
+
+def test_cny_answers_name_the_price_source_date_and_fx_date_in_every_face(context):
+    result = run(parse_command("quote 8xA100 72h region=cn", context.catalog.gpus), context)
+    source = "list price ¥237.51/h (TC-PRICE-20210927, 2021-09-27)"
+    fx_date = "(ecb-eurofxref 2026-10-30)"
+    text = render(result)
+    assert source in text and fx_date in text
+    payload = json.dumps(render_json.payload(result), ensure_ascii=False)
+    assert source in payload and fx_date in payload
+    slack = json.dumps(message(result)[1], ensure_ascii=False)
+    assert "TC-PRICE-20210927, 2021-09-27" in slack and fx_date in slack
+    frame = comparison_frame(result)
+    assert any(source in str(notes) for notes in frame["notes"])
 
 
 def test_recommend_in_china_never_plans_on_a_removed_article_claim(catalog):

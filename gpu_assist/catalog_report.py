@@ -40,18 +40,27 @@ def provider_status(catalog: Catalog, today: dt.date):
     rows = []
     for provider, group in catalog.offers.groupby("provider"):
         dates = sorted({d for d in group.as_of if d} | {d for d in group.reserved_as_of if d})
-        sources = sorted(set(group.source) | {s for s in group.reserved_source if s})
         ages = [days_old(d, today) if d else None for d in group.as_of]
         reserved_ages = [days_old(d, today) if d else None for d in group.reserved_as_of]
         stale = sum(1 for a, r in zip(ages, reserved_ages)
                     if (a is not None and a > STALE_AFTER_DAYS) or (r is not None and r > STALE_AFTER_DAYS))
         rows.append({
             "provider": provider, "offers": len(group), "gpu_models": group.gpu.nunique(),
-            "sources": ",".join(sources), "age_days": days_old(dates[0], today) if dates else "unknown",
+            "sources": _dated_sources(group), "age_days": days_old(dates[0], today) if dates else "unknown",
             "verified": f"{group.verified.mean():.0%}", "flagged": int((group["flags"] != "").sum()), "stale": stale,
             "billing": billing_of(str(provider), group.billing_granularity_s),
         })
     return pd.DataFrame(rows)
+
+
+def _dated_sources(group) -> str:
+    """Each source of a provider's prices with its newest date (`TC-PRICE-20210927 2021-09-27,seed-000`: an
+    undated source stands alone), so a reader sees which figures are how old without opening SOURCES.md."""
+    newest: dict[str, str] = {}
+    for source, as_of in [*zip(group.source, group.as_of), *zip(group.reserved_source, group.reserved_as_of)]:
+        if source:
+            newest[source] = max(newest.get(source, ""), as_of or "")
+    return ",".join(f"{source} {as_of}".rstrip() for source, as_of in sorted(newest.items()))
 
 
 def billing_of(provider: str, granularities) -> str:

@@ -129,7 +129,7 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
         shown = frame.drop(columns=["billing"]) if "billing" in frame else frame
         sources = list(shown.columns).index("sources")  # a provider with several sources folds them after commas
         print(text_table(list(shown.columns), [[str(v) for v in row] for row in shown.itertuples(index=False)],
-                         fold={sources}, narrow=[(sources, 18)]))
+                         fold={sources}, narrow=[(sources, 30)]))
         if "billing" in frame:
             print("\n".join(wrap(billing_footnote(frame))))
     return 0

@@ -161,7 +161,7 @@ def test_recommend_in_china_never_plans_on_a_removed_article_claim(catalog):
 
 def test_catalog_status_shows_each_chinese_provider_with_sources_and_verified_share(catalog):
     status = provider_status(catalog, TODAY).set_index("provider")
-    assert status.loc["tencent", "sources"] == "TC-PRICE-20210927,seed-000,seed-002"
+    assert status.loc["tencent", "sources"] == "TC-PRICE-20210927 2021-09-27,seed-000,seed-002"
     assert status.loc["tencent", "verified"] == "90%"
     assert status.loc["tencent", "age_days"] == (TODAY - dt.date(2021, 9, 27)).days
     assert (status.loc["aliyun", "verified"], status.loc["huawei", "verified"]) == ("0%", "0%")

@@ -21,6 +21,8 @@ def catalog(args: argparse.Namespace) -> int:
         return _import_skypilot(args, directory)
     if args.catalog_command == "import-china":
         return _import_china(args, directory)
+    if args.catalog_command == "refresh" and args.provider == "tencent":
+        return _refresh_tencent(args, directory)
     if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
         return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
@@ -87,6 +89,31 @@ def _import_china(args: argparse.Namespace, directory: Path) -> int:
     gpus = load_gpus(directory / "gpus.csv")
     for provider in PROVIDERS:
         print(refresh(ChinaSource(provider, args.path, gpus), directory).summary())
+    return 0
+
+
+def _refresh_tencent(args: argparse.Namespace, directory: Path) -> int:
+    """`catalog refresh tencent`: the account's CVM API (on-demand and spot per zone); the catalog's published list
+    and article rows stay, and nothing changes on failure."""
+    import csv
+
+    from ..importers.public import _progress
+    from ..importers.tencent_api import DEFAULT_REGIONS, TencentPriceSource, credential, documented_families
+    from ..sources import refresh
+
+    credential()  # no keys: one line naming the variables, before any progress bar
+    regions = [r for r in (args.regions or ",".join(DEFAULT_REGIONS)).split(",") if r]
+    with (directory / "tencent.csv").open(newline="", encoding="utf-8") as handle:
+        documented = documented_families(csv.DictReader(handle))
+    progress, task = _progress("Tencent Cloud CVM prices: regions", total=len(regions))
+
+    def advance(region: str, done: int, _total: int) -> None:
+        progress.update(task, completed=done, description=f"Tencent Cloud CVM prices: {region or 'done'}")
+
+    with progress:
+        source = TencentPriceSource(regions, documented, today=dt.date.today(), progress=advance)
+        report = refresh(source, directory)
+    print(report.summary())
     return 0
 
 

@@ -1,0 +1,146 @@
+"""Tencent Cloud's own CVM API → offer rows (`gpu-assist catalog refresh tencent`), with the team's own keys.
+
+`DescribeZoneInstanceConfigInfos` (CVM API 2017-03-12) lists, per region, every instance type each zone sells with
+its price for the charge type asked: POSTPAID_BY_HOUR gives the on-demand price per hour (`UnitPriceDiscount`, what
+the account pays, else `UnitPrice`), SPOTPAID the spot price per hour. Monthly (包年包月) prices need
+`InquiryPriceRunInstances` per instance, image and zone: not fetched here, so refreshed rows carry no monthly price
+(the published 2021 list keeps its own). The GPU model is not in the response (`GpuCount` is): it comes from the
+catalog's documented Tencent rows (`cn_gpu_specs.csv` via `import-china`), by instance family; a family the
+documentation does not describe is skipped and counted.
+
+Credentials come from the SDK's own chain (`TENCENTCLOUD_SECRET_ID`/`TENCENTCLOUD_SECRET_KEY`,
+`~/.tencentcloud/credentials`, a CVM role). Throttling (`RequestLimitExceeded`) is retried with backoff. The SDK is
+imported only here (never on a quote's path); tests point it at a local server through `HttpProfile.endpoint`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+from typing import Any
+
+from ..errors import GpuAssistError
+from .china import REGION as LIST_REGION
+
+SOURCE_KEY = "tencent-api"
+DEFAULT_REGIONS = ("ap-guangzhou", "ap-shanghai", "ap-beijing")
+CREDENTIAL_VARIABLES = "TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY"
+_CHARGE_COLUMNS = {"POSTPAID_BY_HOUR": "on_demand_hourly", "SPOTPAID": "spot_hourly"}
+_THROTTLED = ("RequestLimitExceeded", "RequestLimitExceeded.UinLimitExceeded", "InternalError")
+
+
+class NoCredentials(GpuAssistError):
+    """The SDK's credential chain found nothing: the CLI exits 2 with this one line."""
+
+
+def credential() -> Any:
+    """The SDK's default chain (environment, profile file, CVM role); NoCredentials when it finds none."""
+    from tencentcloud.common.credential import DefaultCredentialProvider
+    from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
+
+    try:
+        return DefaultCredentialProvider().get_credentials()
+    except (TencentCloudSDKException, OSError):  # the chain's last link raises OSError outside TKE
+        raise NoCredentials(f"no Tencent Cloud credentials: set {CREDENTIAL_VARIABLES}") from None
+
+
+def cvm_client(region: str, endpoint: str | None = None) -> Any:
+    """A CVM client for `region`; `endpoint` (`127.0.0.1:8080`) sends its calls there over plain HTTP (tests)."""
+    from tencentcloud.common.profile.client_profile import ClientProfile
+    from tencentcloud.common.profile.http_profile import HttpProfile
+    from tencentcloud.cvm.v20170312 import cvm_client as cvm
+
+    http = HttpProfile(endpoint=endpoint, protocol="http") if endpoint else HttpProfile(reqTimeout=30)
+    return cvm.CvmClient(credential(), region, ClientProfile(httpProfile=http))
+
+
+def _price(price: dict) -> str:
+    value = price.get("UnitPriceDiscount") or price.get("UnitPrice")
+    return format(Decimal(str(value)).normalize(), "f") if value else ""
+
+
+class TencentPriceSource:
+    """A PriceSource over Tencent Cloud's CVM API for some regions: on-demand and spot per zone, in CNY."""
+
+    provider = "tencent"
+    source = SOURCE_KEY
+
+    def __init__(self, regions: Iterable[str], documented: dict[str, tuple[str, str]], *, today: dt.date,
+                 client: Callable[[str], Any] | None = None, sleep: Callable[[float], None] = time.sleep,
+                 progress: Callable[[str, int, int], None] | None = None, retries: int = 4):
+        self.regions = list(regions)
+        self.documented = documented  # instance family → (GPU name, memory per GPU), from the documented rows
+        self.today = today
+        self.client = client or (lambda region: cvm_client(region))  # looked up per call: tests point it elsewhere
+        self.sleep = sleep
+        self.progress = progress or (lambda _region, _done, _total: None)
+        self.retries = retries
+        self.skipped: dict[str, int] = {}
+
+    def in_scope(self, row: dict) -> bool:
+        """This refresh replaces its own earlier rows in the regions it asks; the published list and the
+        articles' rows (region `cn`) stay."""
+        return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
+
+    def _call(self, client: Any, charge_type: str) -> list[dict]:
+        """One DescribeZoneInstanceConfigInfos call, retried with exponential backoff while throttled."""
+        from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
+
+        params = {"Filters": [{"Name": "instance-charge-type", "Values": [charge_type]}]}
+        for attempt in range(self.retries):
+            try:
+                return list(client.call_json("DescribeZoneInstanceConfigInfos", params)["Response"]
+                            .get("InstanceTypeQuotaSet", []))
+            except TencentCloudSDKException as error:
+                if error.get_code() not in _THROTTLED or attempt == self.retries - 1:
+                    raise GpuAssistError(f"Tencent Cloud {charge_type} prices: {error.get_code()}: "
+                                         f"{error.get_message()}") from None
+                self.sleep(0.5 * 2 ** attempt)
+        return []
+
+    def rows(self) -> list[dict[str, str]]:
+        rows: dict[tuple[str, str], dict[str, str]] = {}
+        for done, region in enumerate(self.regions):
+            self.progress(region, done, len(self.regions))
+            client = self.client(region)
+            for charge_type, column in _CHARGE_COLUMNS.items():
+                for item in self._call(client, charge_type):
+                    row = self._row(region, item, rows)
+                    if row is not None:
+                        row[column] = _price(item.get("Price") or {})
+        self.progress("", len(self.regions), len(self.regions))
+        return [row for row in rows.values() if row["on_demand_hourly"] or row["spot_hourly"]]
+
+    def _row(self, region: str, item: dict, rows: dict[tuple[str, str], dict[str, str]]) -> dict[str, str] | None:
+        """The row of an item's zone and instance type (made on first sight), None for a type without GPUs or one
+        whose family the documentation does not describe."""
+        count = Decimal(str(item.get("GpuCount") or 0))
+        if count <= 0:
+            return None
+        family = item["InstanceType"].split(".")[0]
+        if family not in self.documented:
+            self.skipped[f"family {family} not documented"] = self.skipped.get(f"family {family} not documented",
+                                                                               0) + 1
+            return None
+        key = (item["Zone"], item["InstanceType"])
+        if key not in rows:
+            gpu, memory = self.documented[family]
+            rows[key] = dict(provider="tencent", region=region, zone=item["Zone"], instance_type=item["InstanceType"],
+                             gpu=gpu, gpu_count=format(count.normalize(), "f"), gpu_memory_gib=memory,
+                             vcpus=str(item.get("Cpu", "")), memory_gib=str(item.get("Memory", "")),
+                             interconnect="unknown", currency="CNY", on_demand_hourly="", spot_hourly="",
+                             billing_granularity_s="3600", source=SOURCE_KEY, as_of=self.today.isoformat(),
+                             verified="yes", flags="all:fractional-gpu" if count < 1 else "",
+                             source_detail=f"DescribeZoneInstanceConfigInfos, {item.get('TypeName', '')}".strip(", "))
+        return rows[key]
+
+
+def documented_families(rows: Iterable[dict[str, str]]) -> dict[str, tuple[str, str]]:
+    """instance family → (GPU, memory per GPU) from the catalog's documented Tencent rows (not the articles')."""
+    families: dict[str, tuple[str, str]] = {}
+    for row in rows:
+        if row["verified"] == "yes" and row["region"] == LIST_REGION:
+            families.setdefault(row["instance_type"].split(".")[0], (row["gpu"], row["gpu_memory_gib"]))
+    return families

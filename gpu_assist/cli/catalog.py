@@ -23,6 +23,8 @@ def catalog(args: argparse.Namespace) -> int:
         return _import_china(args, directory)
     if args.catalog_command == "refresh" and args.provider == "tencent":
         return _refresh_tencent(args, directory)
+    if args.catalog_command == "refresh" and args.provider == "aliyun":
+        return _refresh_aliyun(args, directory)
     if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
         return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
@@ -97,22 +99,41 @@ def _refresh_tencent(args: argparse.Namespace, directory: Path) -> int:
     and article rows stay, and nothing changes on failure."""
     import csv
 
-    from ..importers.public import _progress
     from ..importers.tencent_api import DEFAULT_REGIONS, TencentPriceSource, credential, documented_families
-    from ..sources import refresh
 
     credential()  # no keys: one line naming the variables, before any progress bar
     regions = [r for r in (args.regions or ",".join(DEFAULT_REGIONS)).split(",") if r]
     with (directory / "tencent.csv").open(newline="", encoding="utf-8") as handle:
         documented = documented_families(csv.DictReader(handle))
-    progress, task = _progress("Tencent Cloud CVM prices: regions", total=len(regions))
+    return _refresh_with_progress("Tencent Cloud CVM prices", regions, directory, lambda progress: TencentPriceSource(
+        regions, documented, today=dt.date.today(), progress=progress))
+
+
+def _refresh_aliyun(args: argparse.Namespace, directory: Path) -> int:
+    """`catalog refresh aliyun`: the account's ECS API (pay-as-you-go and monthly per region); the articles' rows
+    stay, and nothing changes on failure."""
+    from ..gpus import load_gpus
+    from ..importers.aliyun_api import DEFAULT_REGIONS, AliyunPriceSource, credential
+
+    credential()  # no keys: one line naming the variables, before any progress bar
+    regions = [r for r in (args.regions or ",".join(DEFAULT_REGIONS)).split(",") if r]
+    gpus = load_gpus(directory / "gpus.csv")
+    return _refresh_with_progress("Alibaba Cloud ECS prices", regions, directory, lambda progress: AliyunPriceSource(
+        regions, gpus, today=dt.date.today(), progress=progress))
+
+
+def _refresh_with_progress(label: str, regions: list[str], directory: Path, make_source) -> int:
+    """Refresh a provider region by region under a progress bar on stderr, then say what was written."""
+    from ..importers.public import _progress
+    from ..sources import refresh
+
+    progress, task = _progress(f"{label}: regions", total=len(regions))
 
     def advance(region: str, done: int, _total: int) -> None:
-        progress.update(task, completed=done, description=f"Tencent Cloud CVM prices: {region or 'done'}")
+        progress.update(task, completed=done, description=f"{label}: {region or 'done'}")
 
     with progress:
-        source = TencentPriceSource(regions, documented, today=dt.date.today(), progress=advance)
-        report = refresh(source, directory)
+        report = refresh(make_source(advance), directory)
     print(report.summary())
     return 0
 

@@ -1,0 +1,157 @@
+"""Alibaba Cloud's own ECS API → offer rows (`gpu-assist catalog refresh aliyun`), with the team's own keys.
+
+ECS API version 2014-05-26, through the official SDK (alibabacloud-ecs20140526):
+- `DescribeInstanceTypes` (paged by NextToken): every instance type with its GPU model (`GPUSpec`, e.g.
+  "NVIDIA A10"), count (`GPUAmount`) and memory (`GPUMemorySize`, GiB per GPU); kept: types with a GPU gpus.csv knows;
+- `DescribePrice` per type and region: pay-as-you-go per hour (`PriceUnit=Hour`) and subscription per month
+  (`PriceUnit=Month`, Period 1: 包年包月, its own figure, never derived from the hourly one); `TradePrice`, what the
+  account pays, in the response's currency (CNY on the China site). A type the region does not sell answers with an
+  error code naming the instance type: skipped and counted. No spot price (DescribePrice does not give one).
+
+Credentials come from the SDK's own chain (`ALIBABA_CLOUD_ACCESS_KEY_ID`/`ALIBABA_CLOUD_ACCESS_KEY_SECRET`,
+~/.alibabacloud/credentials.ini, ~/.aliyun/config.json, an ECS RAM role). Throttling is retried with backoff. The SDK
+is imported only here; tests point it at a local server through `Config.endpoint`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+from typing import Any
+
+from ..errors import GpuAssistError
+from ..gpus import GpuTable
+
+SOURCE_KEY = "aliyun-api"
+DEFAULT_REGIONS = ("cn-hangzhou", "cn-shanghai", "cn-beijing")
+CREDENTIAL_VARIABLES = "ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET"
+_UNITS = {"Hour": "on_demand_hourly", "Month": "monthly"}
+_THROTTLED = ("Throttling", "Throttling.User", "Throttling.Api", "ServiceUnavailable")
+
+
+class NoCredentials(GpuAssistError):
+    """The SDK's credential chain found nothing: the CLI exits 2 with this one line."""
+
+
+def credential() -> Any:
+    """The SDK's default chain, resolved now; NoCredentials when it finds none. The chain logs each failed link
+    with a traceback: silenced, the one line says what to set."""
+    from alibabacloud_credentials.client import Client as Credentials
+    from alibabacloud_credentials.exceptions import CredentialException
+
+    chain = logging.getLogger("alibabacloud_credentials")
+    level, chain.level = chain.level, logging.CRITICAL
+    try:
+        found = Credentials()
+        found.get_credential()
+        return found
+    except CredentialException:
+        raise NoCredentials(f"no Alibaba Cloud keys: set {CREDENTIAL_VARIABLES}") from None
+    finally:
+        chain.setLevel(level)
+
+
+def ecs_client(region: str, endpoint: str | None = None) -> Any:
+    """An ECS client for `region`; `endpoint` (`127.0.0.1:8080`) sends its calls there over plain HTTP (tests)."""
+    from alibabacloud_ecs20140526.client import Client
+    from alibabacloud_tea_openapi import models
+
+    return Client(models.Config(credential=credential(), region_id=region, protocol="http" if endpoint else "https",
+                                endpoint=endpoint or f"ecs.{region}.aliyuncs.com"))
+
+
+class AliyunPriceSource:
+    """A PriceSource over Alibaba Cloud's ECS API for some regions: pay-as-you-go and monthly, per region."""
+
+    provider = "aliyun"
+    source = SOURCE_KEY
+
+    def __init__(self, regions: Iterable[str], gpus: GpuTable, *, today: dt.date,
+                 client: Callable[[str], Any] | None = None, sleep: Callable[[float], None] = time.sleep,
+                 progress: Callable[[str, int, int], None] | None = None, retries: int = 4):
+        self.regions = list(regions)
+        self.gpus = gpus
+        self.today = today
+        self.client = client or (lambda region: ecs_client(region))  # looked up per call: tests point it elsewhere
+        self.sleep = sleep
+        self.progress = progress or (lambda _step, _done, _total: None)
+        self.retries = retries
+        self.skipped: dict[str, int] = {}
+
+    def in_scope(self, row: dict) -> bool:
+        """This refresh replaces its own earlier rows in its regions; the articles' rows (region `cn`) stay."""
+        return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
+
+    def _skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def _call(self, call: Callable[[Any], Any], request: Any) -> dict | None:
+        """One SDK call's response body as a dict, retried with exponential backoff while throttled; None when the
+        region does not sell the instance type asked about."""
+        from alibabacloud_tea_openapi.exceptions import ClientException
+
+        for attempt in range(self.retries):
+            try:
+                body: dict = call(request).body.to_map()
+                return body
+            except ClientException as error:
+                code = str(error.code)
+                if "InstanceType" in code or code.endswith(("NotSupported", "NotFound")):
+                    self._skip(f"not sold in the region ({code})")
+                    return None
+                if code not in _THROTTLED or attempt == self.retries - 1:
+                    raise GpuAssistError(f"Alibaba Cloud ECS: {code}: {error.message}") from None
+                self.sleep(0.5 * 2 ** attempt)
+        return None
+
+    def gpu_types(self, client: Any) -> dict[str, dict[str, str]]:
+        """instance type → its GPU columns, for the types with a GPU gpus.csv knows (DescribeInstanceTypes)."""
+        from alibabacloud_ecs20140526 import models
+
+        found: dict[str, dict[str, str]] = {}
+        token = None
+        while True:
+            body = self._call(client.describe_instance_types,
+                              models.DescribeInstanceTypesRequest(max_results=1600, next_token=token)) or {}
+            for item in body.get("InstanceTypes", {}).get("InstanceType", []):
+                if not item.get("GPUAmount"):
+                    continue
+                spec = self.gpus.find(str(item.get("GPUSpec", "")).removeprefix("NVIDIA ").strip())
+                if spec is None:
+                    self._skip(f"GPU {item.get('GPUSpec') or 'unnamed'} not in gpus.csv")
+                    continue
+                memory = float(item.get("GPUMemorySize") or spec.memory_gib)
+                found[item["InstanceTypeId"]] = {
+                    "gpu": self.gpus.variant(spec, memory).name, "gpu_count": str(item["GPUAmount"]),
+                    "gpu_memory_gib": format(Decimal(str(memory)).normalize(), "f"),
+                    "vcpus": str(item.get("CpuCoreCount", "")), "memory_gib": str(item.get("MemorySize", ""))}
+            token = body.get("NextToken")
+            if not token:
+                return found
+
+    def rows(self) -> list[dict[str, str]]:
+        from alibabacloud_ecs20140526 import models
+
+        rows = []
+        for done, region in enumerate(self.regions):
+            self.progress(region, done, len(self.regions))
+            client = self.client(region)
+            for instance_type, specs in sorted(self.gpu_types(client).items()):
+                row = dict(provider="aliyun", region=region, instance_type=instance_type, **specs,
+                           interconnect="unknown", billing_granularity_s="3600", source=SOURCE_KEY,
+                           as_of=self.today.isoformat(), verified="yes", source_detail="DescribePrice TradePrice")
+                for unit, column in _UNITS.items():
+                    body = self._call(client.describe_price, models.DescribePriceRequest(
+                        region_id=region, resource_type="instance", instance_type=instance_type, price_unit=unit,
+                        period=1))
+                    price = (body or {}).get("PriceInfo", {}).get("Price", {})
+                    if price.get("TradePrice") is not None:
+                        row[column] = format(Decimal(str(price["TradePrice"])).normalize(), "f")
+                        row["currency"] = price.get("Currency", "CNY")
+                if row.get("on_demand_hourly") or row.get("monthly"):
+                    rows.append(row)
+        self.progress("", len(self.regions), len(self.regions))
+        return rows

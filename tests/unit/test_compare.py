@@ -19,6 +19,9 @@ from gpu_assist.render.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks, r
 from gpu_assist.render.text import render
 from gpu_assist.request import parse_request
 
+# The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
+pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
+
 
 @pytest.fixture
 def context(catalog):

@@ -18,6 +18,9 @@ from gpu_assist.sizing import GIB, memory_needed, min_gpus, spot_overhead, train
 from gpu_assist.regions import location
 from gpu_assist.workload import parse_workload
 
+# The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
+pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
+
 
 def _recommend(catalog, text, **options):
     return recommend(parse_workload(text, catalog.gpus), catalog, today=TODAY, **options)

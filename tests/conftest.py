@@ -198,6 +198,10 @@ def _move_the_clock(instant: str) -> dt.datetime:
 def pytest_configure(config):
     config.gpu_assist_secrets = _SECRETS_SCANNED  # read by tests/reliability's report
     config.gpu_assist_tree_before = _tree_status()
+    # The default request store (a command or server given no GPU_ASSIST_DB_URL) of this run and of every process it
+    # starts: a fresh folder, never the user's ~/.local/share, which another checkout's run may have migrated past
+    # this code's schema.
+    config.gpu_assist_data_home = os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpu-assist-test-data-")
     instant = config.getoption("--moved-clock")
     config.gpu_assist_moved_to = _move_the_clock(instant) if instant else None
 
@@ -221,6 +225,7 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_sessionfinish(session, exitstatus):
     """A test run leaves the tree as it found it: generated reports belong to `make soak` / `make bench`."""
+    shutil.rmtree(session.config.gpu_assist_data_home, ignore_errors=True)
     before, after = session.config.gpu_assist_tree_before, _tree_status()
     if before is None or after is None or before == after:
         return

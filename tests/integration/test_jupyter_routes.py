@@ -44,7 +44,8 @@ async def test_bad_input_is_400_with_the_message(jp_fetch):
         await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA1000 72h"})
     assert raised.value.code == 400
     assert json.loads(raised.value.response.body) == {
-        "error": "unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h"}
+        "error": "unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h", "hint": "did you mean A100?",
+        "example": "8xA100 72h"}
 
 
 async def test_routes_require_authentication(jp_fetch):

@@ -249,6 +249,7 @@ class ExtendHandler(LaunchHandler):
     """Submit an extension request (`{"q": "r-… 24h"}`) as the authenticated user; POST only, like a launch."""
 
     verb = "extend"
+    late = "the request may still be recorded: `requests` lists it"
 
 
 class DecideHandler(_CommandHandler):

@@ -97,6 +97,9 @@ async def test_the_fleet_route_calls_out_the_idle_instances_from_cloudwatch(jp_f
     assert usage[idle]["hourly_cost"] == round(float(hourly), 6) and usage[idle]["request_id"] == "r-0123456789ab"
     code, in_words = await _call(jp_fetch, "util", params={"q": "fleet region=us-east-1 threshold=95"})
     assert code == 200 and sorted(in_words["idle"]) == sorted([idle, busy])
+    code, unknown = await _call(jp_fetch, "util", params={"q": "fleet i-0123456789abcdef0"})
+    assert code == 502  # AWS refused: the message says what it said
+    assert unknown["error"].startswith("AWS said InvalidInstanceID.NotFound while reading the GPU fleet")
     code, here = await _call(jp_fetch, "util", params={"fleet": "0"})
     assert code == 200 and here["gpus"] == [] and here["reason"]  # this server's GPUs: none on a test machine
 

@@ -1,4 +1,4 @@
-"""jupyter_server routes: `<base_url>/gpu-assist/api/{quote,recommend,util,requests,spend,launch,extend}` and
+"""jupyter_server routes: `<base_url>/gpu-assist/api/{quote,recommend,util,requests,spend,launch,extend,stop}` and
 `POST …/requests/<id>/{approve,reject}`.
 
 JSON in and out through the core's JSON renderer. Every handler requires the server's own authentication
@@ -252,6 +252,14 @@ class ExtendHandler(LaunchHandler):
     late = "the request may still be recorded: `requests` lists it"
 
 
+class StopHandler(LaunchHandler):
+    """Ask to stop instances gpu-assist launched (`{"q": "i-0123456789abcdef0 region=us-east-1"}`), as the
+    authenticated user: the fleet's Request stop. POST only; AWS is asked whose the instances are first."""
+
+    verb = "stop"
+    late = "the request may still be recorded once AWS has said whose the instances are: `requests` lists it"
+
+
 class DecideHandler(_CommandHandler):
     """`POST …/requests/<id>/approve|reject` (JSON `{"reason": …}` optional): the approval lifecycle's rules decide
     whether this user may. An approval carries the launch out before it answers, so it may wait the longest (below
@@ -289,4 +297,5 @@ def setup_handlers(web_app, context: Context | None = None, *, timeout_cap_s: fl
     web_app.add_handlers(".*$", [(url_path_join(base, name), handler) for name, handler in (
         ("quote", QuoteHandler), ("recommend", RecommendHandler), ("util", UtilHandler),
         ("requests", RequestsHandler), ("spend", SpendHandler), ("launch", LaunchHandler),
-        ("extend", ExtendHandler), (r"requests/(r-[0-9a-f]{12})/(approve|reject)", DecideHandler))])
+        ("extend", ExtendHandler), ("stop", StopHandler),
+        (r"requests/(r-[0-9a-f]{12})/(approve|reject)", DecideHandler))])

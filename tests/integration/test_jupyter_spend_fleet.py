@@ -104,6 +104,26 @@ async def test_the_fleet_route_calls_out_the_idle_instances_from_cloudwatch(jp_f
     assert code == 200 and here["gpus"] == [] and here["reason"]  # this server's GPUs: none on a test machine
 
 
+async def test_a_stop_of_a_fleet_instance_is_asked_as_the_user_and_only_for_gpu_assists_own(jp_fetch, clock):
+    ec2 = client("ec2")
+    (ours,) = _running(ec2, 1)
+    (foreign,) = [i["InstanceId"] for i in ec2.run_instances(ImageId="ami-12c6146b", InstanceType="p4d.24xlarge",
+                                                              MinCount=1, MaxCount=1)["Instances"]]
+
+    code, record = await _call(jp_fetch, "stop", body={"q": f"{ours} region=us-east-1"})
+
+    assert code == 200 and (record["kind"], record["state"], record["requester"]) == ("stop", "pending",
+                                                                                      "jupyter:carol")
+    assert record["instance_ids"] == [ours]
+    code, refused = await _call(jp_fetch, "stop", body={"q": f"{foreign} region=us-east-1"})
+    assert code == 403 and refused["error"].startswith(f"not launched by gpu-assist: {foreign}")
+    code, stopped = await _call(jp_fetch, "requests", record["id"], "approve", user="bob", body={})
+    assert code == 200 and stopped["state"] == "stopped"
+    with pytest.raises(HTTPClientError) as raised:
+        await jp_fetch("gpu-assist", "api", "stop", headers=auth("carol"))
+    assert raised.value.code == 405  # a GET never asks for anything
+
+
 @pytest.mark.parametrize(("path", "params", "body", "example"), [
     ("util", {"fleet": "maybe"}, None, "util?fleet=1"),
     ("util", {"fleet": "1", "window": "soon"}, None, "util fleet window=30m"),
@@ -117,6 +137,7 @@ async def test_the_fleet_route_calls_out_the_idle_instances_from_cloudwatch(jp_f
     ("launch", None, {"q": "8xA100 2h region=us-east-1 project=a!b"}, "launch 8xA100 72h project=vision"),
     ("extend", None, {"q": "r-xyz 24h"}, "extend r-0123456789ab 24h"),
     ("requests", {"q": "r-nothex"}, None, "requests r-0123456789ab"),
+    ("stop", None, {"q": "i-nothex"}, "stop i-0123456789abcdef0"),
 ])
 async def test_bad_input_is_a_json_400_with_an_example(jp_fetch, clock, path, params, body, example):
     code, answer = await _call(jp_fetch, path, params=params, body=body)

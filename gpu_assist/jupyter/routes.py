@@ -26,17 +26,20 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Callable, Mapping, cast
+from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
-from ..commands import Command, Context, UtilCommand, parse_quote, parse_verb, run, words_of
+from ..commands import Command, Context, RequestDetail, UtilCommand, parse_quote, parse_verb, run, words_of
 from ..commands.grammar import parse_threshold, parse_window
 from ..errors import ConfigError, GpuAssistError, ParseError, PolicyError, ProvisionError
 from ..identity import JUPYTER, actor
 from ..render import json as render_json
+
+if TYPE_CHECKING:
+    from ..records import RequestRecord
 
 # Threads per pool: two quotes or plans at a time leave the loop its share of the GIL; AWS and store calls mostly
 # wait on sockets, so more of them may wait at once.
@@ -111,7 +114,11 @@ class _CommandHandler(APIHandler):
             self._refuse(error)
             return
         asker = self.actor()
-        await self.off_loop(lambda: self.answer_json(run(command, self.context, actor=asker)))
+        await self.off_loop(lambda: self.work(command, asker))
+
+    def work(self, command: Command, asker: str) -> str:
+        """What runs in the pool: the command, as `asker`, and its JSON."""
+        return self.answer_json(run(command, self.context, actor=asker))
 
     async def off_loop(self, work: Callable[[], str]) -> None:
         """Run `work` in this route's pool and finish with the JSON it returns, or with a JSON error: the user's
@@ -219,10 +226,38 @@ def _aws_region(value: str) -> str:
 
 
 class RequestsHandler(_CommandHandler):
-    """The recent requests, or one with its audit trail (`?q=r-0123456789ab`)."""
+    """The recent requests, or one with its audit trail (`?q=r-0123456789ab`), each with what the asking user may
+    do with it (`may_decide`, `why_not`) and, while it waits, the budgets it counts against: what the sidebar needs
+    to show Approve and Reject only to whom the policy lets decide, and the budget lines of the Slack card."""
 
     verb = "requests"
     timeout_s = 30.0
+
+    def work(self, command: Command, asker: str) -> str:
+        result = run(command, self.context, actor=asker)
+        approvals = self.context.approvals
+        if isinstance(result, RequestDetail):
+            answer: Any = {**render_json.payload(result), **_for_asker(approvals, result.record, asker)}
+        else:
+            answer = [{**render_json.request(r), **_for_asker(approvals, r, asker)}
+                      for r in cast("tuple[RequestRecord, ...]", result)]
+        return json.dumps(answer, ensure_ascii=False, indent=2)
+
+
+def _for_asker(approvals: Any, record: RequestRecord, asker: str) -> dict[str, Any]:
+    """Whether `asker` may approve or reject `record` now, by the policy's check an approval makes
+    (`Policy.decider_kind`; nothing is recorded, as nothing was attempted), why not when not, and a waiting
+    launch's or extension's budgets with it included (`Approvals.budget_standing`). The server decides again on
+    the click: this only spares a user a button that would be refused."""
+    from .. import states
+
+    if record.state != "pending" or record.expires_at <= approvals.clock():
+        why_not = f"it is {record.state}" if record.state != "pending" else "it has expired"
+        return {"may_decide": False, "why_not": why_not, "budgets": []}
+    kind, why_not = approvals.policy.decider_kind(asker, requester=record.requester, request_kind=record.kind)
+    may_decide = kind in states.APPROVE.actors
+    return {"may_decide": may_decide, "why_not": "" if may_decide else why_not,
+            "budgets": [render_json.budget(b) for b in approvals.budget_standing(record)]}
 
 
 class SpendHandler(_CommandHandler):

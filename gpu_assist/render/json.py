@@ -20,6 +20,7 @@ from .dispatch import register_by_name, registered_for
 from .money import round_money
 
 if TYPE_CHECKING:
+    from ..budgets import BudgetStatus
     from ..fleet import FleetReport
     from ..recommendation import Recommendation
     from ..records import RequestRecord
@@ -136,14 +137,24 @@ def spend(report: SpendReport) -> dict[str, Any]:
         "groups": {group: {key: cents(cost) for key, cost in totals.items()}
                    for group, totals in report.groups.items() if not report.by or group == report.by},
         "daily": [{"day": day.isoformat(), "cost": cents(cost)} for day, cost in report.daily],
-        "budgets": [{"name": b.name, "amount": cents(b.amount), "currency": b.currency,
-                     "month_to_date": cents(b.month_to_date), "committed": cents(b.committed),
-                     "remaining": cents(b.remaining), "over": b.over} for b in report.budgets],
+        "budgets": [budget(b) for b in report.budgets],
         "actual": None if report.actual is None else {
             **report.actual, "total": cents(report.actual["total"]),
             "by_tag": {k: cents(v) for k, v in report.actual["by_tag"].items()}},
         "notes": list(report.notes),
     }
+
+
+def budget(status: BudgetStatus) -> dict[str, Any]:
+    """Where a budget stands, money rounded to the cent: spent this month, committed by running launches, the
+    `estimate` of the request being decided (0 in a spend report), what is left, and the line every face shows."""
+    from .spend import budget_line
+
+    cents = lambda amount: round_money(amount, 2)  # noqa: E731
+    return {"name": status.name, "amount": cents(status.amount), "currency": status.currency,
+            "month_to_date": cents(status.month_to_date), "committed": cents(status.committed),
+            "estimate": cents(status.estimate), "remaining": cents(status.remaining), "over": status.over,
+            "line": budget_line(status)}
 
 
 @register_by_name(payload, "gpu_assist.records.RequestRecord")

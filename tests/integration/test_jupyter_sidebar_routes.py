@@ -1,6 +1,7 @@
-"""The sidebar's money and fleet routes on a real jupyter_server, with AWS as a moto server over HTTP: `spend` as
-the server's authenticated user asks it, `util?fleet=1` with the idle instances called out, every bad input a JSON
-400 with an example, and a POST from a browser cookie without its XSRF token refused."""
+"""The routes the JupyterLab sidebar calls besides quote, on a real jupyter_server with AWS as a moto server over
+HTTP: `spend` as the server's authenticated user asks it, `util?fleet=1` with the idle instances called out, `stop`
+for one of them, `requests` saying who may decide each and its budgets, every bad input a JSON 400 with an example,
+and a POST from a browser cookie without its XSRF token refused."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ def jp_server_config(aws, tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'state.db'}")
     monkeypatch.setenv("GPU_ASSIST_APPROVERS", "jupyter:bob")
     monkeypatch.setenv("GPU_ASSIST_AMI_ID", "ami-12c6146b")
+    (tmp_path / "policy.toml").write_text('[policy.budgets]\nmonthly = { "*" = 20000 }\n', encoding="utf-8")
+    monkeypatch.setenv("GPU_ASSIST_CONFIG", str(tmp_path / "policy.toml"))
     return {"ServerApp": {"jpserver_extensions": {"gpu_assist.jupyter": True}, "identity_provider_class": TokenUsers}}
 
 
@@ -57,12 +60,41 @@ async def test_spend_reports_the_launches_approved_through_the_routes_as_their_r
     assert report["groups"]["requester"] == {"jupyter:carol": report["total"]}
     assert report["groups"]["project"] == {"vision": report["total"]}
     assert report["daily"][-1] == {"day": "2026-12-02", "cost": report["total"]}
+    (team,) = report["budgets"]
+    assert (team["month_to_date"], team["estimate"]) == (report["total"], 0.0)
+    assert team["line"].startswith(f"budget team $20,000.00/month: ${report['total']:,.2f} spent + $")
     ((launch,),) = [report["launches"]]
     assert (launch["request_id"], launch["hours"], launch["state"]) == (record["id"], 1.0, "running")
     code, by_project = await _call(jp_fetch, "spend", params={"q": "today by=project"})
     assert code == 200 and list(by_project["groups"]) == ["project"]
     assert by_project["period"]["label"] == "2026-12-02 so far"
     assert (await _call(jp_fetch, "spend", headers={"Authorization": ""}))[0] == 403
+
+
+async def test_requests_say_who_may_decide_each_and_the_budgets_it_counts_against(jp_fetch, clock):
+    code, record = await _call(jp_fetch, "launch", body={"q": "8xA100 2h region=us-east-1"})
+    seen = {}
+    for user in ("carol", "bob", "alice"):
+        code, listed = await _call(jp_fetch, "requests", user=user)
+        (seen[user],) = [r for r in listed if r["id"] == record["id"]]
+
+    assert (seen["bob"]["may_decide"], seen["bob"]["why_not"]) == (True, "")
+    assert (seen["carol"]["may_decide"], seen["carol"]["why_not"]) == (
+        False, "requesters cannot approve or reject their own request")
+    assert (seen["alice"]["may_decide"], seen["alice"]["why_not"]) == (False, "jupyter:alice is not an approver")
+    (team,) = seen["bob"]["budgets"]
+    estimate = round(record["estimated_cost"], 2)
+    assert (team["name"], team["amount"], team["estimate"], team["over"]) == ("*", 20000.0, estimate, False)
+    assert team["line"].startswith("budget team $20,000.00/month: $0.00 spent + $0.00 committed + $")
+    code, detail = await _call(jp_fetch, "requests", user="bob", params={"q": record["id"]})
+    assert code == 200 and detail["may_decide"] and [e["action"] for e in detail["audit"]] == ["submit"]
+    await _call(jp_fetch, "requests", record["id"], "reject", user="bob", body={})
+    code, rejected = await _call(jp_fetch, "requests", user="bob", params={"q": record["id"]})
+    assert (rejected["may_decide"], rejected["why_not"], rejected["budgets"]) == (False, "it is rejected", [])
+    code, waiting = await _call(jp_fetch, "launch", body={"q": "8xA100 2h region=us-east-1"})
+    clock.advance(days=30)
+    code, late = await _call(jp_fetch, "requests", user="bob", params={"q": waiting["id"]})
+    assert (late["state"], late["may_decide"], late["why_not"]) == ("pending", False, "it has expired")
 
 
 def _running(ec2, count: int) -> list[str]:

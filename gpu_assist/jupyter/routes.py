@@ -167,18 +167,27 @@ class _CommandHandler(APIHandler):
 
 class QuoteHandler(_CommandHandler):
     """The flat list of options as `--format json` gives them (each names its comparison row), inside an object
-    that also carries the notices and, when there are no options, why: the sidebar shows both."""
+    that also carries the notices and, when there are no options, why: the sidebar shows both. With
+    `view=compare`, the comparison the CLI's table shows, row for row (`render_json.comparison_answer`)."""
 
     verb = "quote"
     pool = COMPUTE
     timeout_s = 30.0
 
     def command(self) -> Command:
-        return replace(parse_quote(words_of(self._words()), self.context.catalog.gpus), view="list")
+        view = self.get_argument("view", "list")
+        if view not in ("list", "compare"):
+            raise ParseError(f"view='{view[:40]}' is neither list nor compare",
+                             example="quote?q=8xA100+72h&view=compare")
+        return replace(parse_quote(words_of(self._words()), self.context.catalog.gpus), view=view)
 
     @staticmethod
     def answer_json(result: Any) -> str:
-        return json.dumps(render_json.quote_answer(result), ensure_ascii=False)
+        from ..compare import Comparison
+
+        answer = render_json.comparison_answer(result) if isinstance(result, Comparison) else \
+            render_json.quote_answer(result)
+        return json.dumps(answer, ensure_ascii=False)
 
 
 class RecommendHandler(_CommandHandler):

@@ -14,7 +14,7 @@ from functools import singledispatch
 from typing import TYPE_CHECKING, Any
 
 from ..commands.objects import HelpCommand, RequestDetail
-from ..compare import Comparison, compare
+from ..compare import Comparison, ComparisonRow, compare
 from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
 from .money import round_money
@@ -70,6 +70,35 @@ def quote_answer(result: Quote | Comparison) -> dict[str, Any]:
     quote = result.quote if isinstance(result, Comparison) else result
     return {"request": quote.request.describe(), "currency": quote.currency, "options": quote_options(result),
             "notices": list(quote.notices), "empty_reason": quote.empty_reason}
+
+
+def comparison_answer(result: Comparison) -> dict[str, Any]:
+    """The comparison as the CLI's table lays it out (`render/comparison.layout`), for a client that draws it:
+    the title, the pricing-model columns, rows with each model's total for the job (null: not offered), the
+    cheapest model and where that price is, the notes with their footnote markers, and the legend. Ranked rows
+    carry their rank; unverified or stale ones come apart, as in every other face."""
+    from .comparison import layout, shared_notes
+
+    laid, (shared, everywhere) = layout(result), shared_notes(result)
+    footnotes: dict[str, str] = {}
+
+    def row_of(row: ComparisonRow, line: tuple[str, ...]) -> dict[str, Any]:
+        said = shared if row.ranked or everywhere else ()
+        markers = [mark for mark in line[-1].split(",") if mark]
+        footnotes.update(zip(markers, [note for note in row.notes if note not in said]))
+        best = row.best
+        return {"rank": int(line[0]) if row.ranked else None, "key": row.key, "provider": row.provider,
+                "instance_type": row.instance_type, "instances": row.instances, "where": best.zone or best.region,
+                "totals": {model: round_money(cell.total, 2) if (cell := row.cell(model)) else None
+                           for model in result.columns},
+                "best": best.pricing_model, "verified": row.trusted, "notes": list(row.notes), "markers": markers}
+
+    rows = [row_of(row, line) for row, line in zip(result.rows, laid.rows)]
+    untrusted = [row_of(row, line) for row, line in zip(result.untrusted, laid.untrusted)]
+    return {"request": result.request.describe(), "currency": result.currency, "title": laid.title,
+            "columns": list(result.columns), "rows": rows, "untrusted": untrusted, "more": result.more,
+            "footnotes": footnotes, "legend": list(laid.legend), "notices": list(laid.notices),
+            "empty_reason": result.quote.empty_reason}
 
 
 def _plain(value: Any) -> Any:

@@ -5,14 +5,18 @@ and a POST from a browser cookie without its XSRF token refused."""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import json
 
 import pytest
 from tornado.httpclient import HTTPClientError
 
 from gpu_assist.aws import REQUEST_TAG, client
+from gpu_assist.commands import Context, parse_command, run
 from gpu_assist.fleet import NAMESPACE, UTILIZATION
+from gpu_assist.render import csv as render_csv
 from jupyter_context import pin_context
 from jupyter_users import TokenUsers, auth
 from support import Clock
@@ -95,6 +99,26 @@ async def test_requests_say_who_may_decide_each_and_the_budgets_it_counts_agains
     clock.advance(days=30)
     code, late = await _call(jp_fetch, "requests", user="bob", params={"q": waiting["id"]})
     assert (late["state"], late["may_decide"], late["why_not"]) == ("pending", False, "it has expired")
+
+
+async def test_the_quote_routes_comparison_is_the_clis_table_row_for_row(jp_fetch, clock, catalog):
+    code, answer = await _call(jp_fetch, "quote", params={"q": "8xA100 72h", "view": "compare"})
+
+    pinned = Context(catalog_loader=lambda: catalog, today=lambda: clock().date())
+    cli = list(csv.DictReader(io.StringIO(render_csv.render(run(parse_command("quote 8xA100 72h", catalog.gpus),
+                                                                     pinned)))))
+    shown = answer["rows"] + answer["untrusted"]
+    assert code == 200 and len(shown) == len(cli) > 10 and answer["title"].startswith("8×A100 40 GB for 72h — ")
+    assert [(r["rank"], r["provider"], r["instance_type"], r["instances"], r["where"], r["best"]) for r in shown] == [
+        (int(c["rank"]) if c["rank"] else None, c["provider"], c["instance_type"], int(c["instances"]), c["where"],
+         c["best"]) for c in cli]
+    assert [r["totals"] for r in shown] == [{m: float(c[m]) if c[m] else None for m in answer["columns"]} for c in cli]
+    assert answer["columns"] == ["on-demand", "spot", "reserved-1y", "reserved-3y"]
+    markers = {m for r in shown for m in r["markers"]}
+    assert markers == set(answer["footnotes"]) and markers
+    assert all(f"{m} {answer['footnotes'][m]}" in answer["legend"] for m in markers)
+    code, bad = await _call(jp_fetch, "quote", params={"q": "8xA100 72h", "view": "table"})
+    assert code == 400 and bad["example"] == "quote?q=8xA100+72h&view=compare"
 
 
 def _running(ec2, count: int) -> list[str]:

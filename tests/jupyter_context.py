@@ -10,8 +10,9 @@ from gpu_assist.commands import Context
 from support import Clock
 
 
-def pin_context(serverapp, catalog, clock: Clock) -> Context:
-    """Serve the routes of `serverapp` from a prepared Context on `catalog` and `clock`; returns it."""
+def pin_context(serverapp, catalog, clock: Clock, **fields) -> Context:
+    """Serve the routes of `serverapp` from a prepared Context on `catalog` and `clock` (and any other `fields` of
+    a Context: a sampler, say); returns it."""
     def approvals(context: Context):
         from gpu_assist.approvals import Approvals
         from gpu_assist.policy import load_policy
@@ -22,6 +23,6 @@ def pin_context(serverapp, catalog, clock: Clock) -> Context:
         return Approvals(Store(), policy, AwsProvisioner(policy), context.catalog, clock=context.now)
 
     context = Context(catalog_loader=lambda: catalog, now=clock, today=lambda: clock().date(),
-                      approvals_factory=approvals).prepare()
+                      approvals_factory=approvals, **fields).prepare()
     serverapp.web_app.settings["gpu_assist_context"] = context
     return context

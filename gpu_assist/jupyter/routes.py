@@ -114,9 +114,9 @@ class _CommandHandler(APIHandler):
             self._refuse(error)
             return
         asker = self.actor()
-        await self.off_loop(lambda: self.work(command, asker))
+        await self.off_loop(lambda: self.answer_for(command, asker))
 
-    def work(self, command: Command, asker: str) -> str:
+    def answer_for(self, command: Command, asker: str) -> str:
         """What runs in the pool: the command, as `asker`, and its JSON."""
         return self.answer_json(run(command, self.context, actor=asker))
 
@@ -242,7 +242,7 @@ class RequestsHandler(_CommandHandler):
     verb = "requests"
     timeout_s = 30.0
 
-    def work(self, command: Command, asker: str) -> str:
+    def answer_for(self, command: Command, asker: str) -> str:
         result = run(command, self.context, actor=asker)
         approvals = self.context.approvals
         if isinstance(result, RequestDetail):

@@ -325,9 +325,14 @@ class DecideHandler(_CommandHandler):
         except ValueError:
             self._refuse(GpuAssistError("the request body is not JSON", example='{"reason": "for the demo"}'))
             return
-        approvals, decider = self.context.approvals, self.actor()
-        decide = approvals.approve if decision == "approve" else approvals.reject
-        await self.off_loop(lambda: render_json.render(decide(request_id, decider, reason=reason)))
+        decider = self.actor()
+
+        def decide() -> str:  # in the pool: even reaching the store (built on first use) may wait on the database
+            approvals = self.context.approvals
+            act = approvals.approve if decision == "approve" else approvals.reject
+            return render_json.render(act(request_id, decider, reason=reason))
+
+        await self.off_loop(decide)
 
 
 def setup_handlers(web_app, context: Context | None = None, *, timeout_cap_s: float | None = None) -> None:

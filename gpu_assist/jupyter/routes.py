@@ -34,6 +34,7 @@ from jupyter_server.utils import url_path_join
 
 from ..commands import Command, Context, RequestDetail, UtilCommand, parse_quote, parse_verb, run, words_of
 from ..commands.grammar import parse_threshold, parse_window
+from ..compare import Comparison
 from ..errors import ConfigError, GpuAssistError, ParseError, PolicyError, ProvisionError
 from ..identity import JUPYTER, actor
 from ..render import json as render_json
@@ -183,8 +184,6 @@ class QuoteHandler(_CommandHandler):
 
     @staticmethod
     def answer_json(result: Any) -> str:
-        from ..compare import Comparison
-
         answer = render_json.comparison_answer(result) if isinstance(result, Comparison) else \
             render_json.quote_answer(result)
         return json.dumps(answer, ensure_ascii=False)

@@ -49,3 +49,6 @@ _.spot_hourly
 _.reserved_1y_hourly
 _.reserved_3y_hourly
 _.source_detail
+
+# A defect only the hand-written seed catalogs carry (catalogs/aliyun.csv, tencent.csv), read by value (facts.Flag)
+_.ARTICLE_SPEC_MISMATCH

@@ -22,11 +22,12 @@ def quote(text: str, **options):
 
     from .catalog import load_catalog
     from .pricing import quote as price
+    from .render.frames import quote_frame
     from .request import parse_request
 
     catalog = load_catalog()
     request = parse_request(text, catalog.gpus)
-    return price(request, catalog, today=dt.date.today(), **options).to_frame()
+    return quote_frame(price(request, catalog, today=dt.date.today(), **options))
 
 
 def recommend(text: str, **options):
@@ -34,13 +35,12 @@ def recommend(text: str, **options):
     import datetime as dt
 
     from .catalog import load_catalog
-    from .frames import records_frame
     from .recommendation import recommend as plan
+    from .render.frames import plans_frame
     from .workload import parse_workload
 
     catalog = load_catalog()
-    result = plan(parse_workload(text, catalog.gpus), catalog, today=dt.date.today(), **options)
-    return records_frame(p.to_dict() for p in result.plans)
+    return plans_frame(plan(parse_workload(text, catalog.gpus), catalog, today=dt.date.today(), **options))
 
 
 def utilization():

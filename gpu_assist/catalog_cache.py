@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
 FORMAT = b"gpu-assist-catalog/3\n"
 # Modules whose code decides what a loaded catalog holds: a change to any of them invalidates every cache.
-LOADER_MODULES = ("catalog.py", "catalog_cache.py", "catalog_files.py", "offers.py", "fx.py", "gpus.py", "regions.py",
-                  "request.py")
+LOADER_MODULES = ("catalog.py", "catalog_cache.py", "catalog_files.py", "offers.py", "facts.py", "fx.py", "gpus.py",
+                  "regions.py", "request.py")
 _PACKAGE = Path(__file__).resolve().parent
 
 

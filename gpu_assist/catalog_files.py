@@ -17,6 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from .errors import CatalogError
+from .facts import Flag, SourcesDisagree, parse_labels
 from .gpus import GpuTable
 from .offers import (FLAG_SCOPES, INTERCONNECTS, KEY_COLUMNS, NUMBER_COLUMNS, OFFER_COLUMNS, OPTIONAL_COLUMNS,
                      PRICE_COLUMNS)
@@ -145,6 +146,12 @@ def _bad_scopes(text: str) -> bool:
     return any(part.split(":")[0] not in FLAG_SCOPES for part in text.split(";") if part)
 
 
+def _unknown_flags(text: str) -> list[str]:
+    """The reasons of `flags` that are no `facts.Flag`: an offer record could not carry them."""
+    known = set(Flag)
+    return [reason for part in text.split(";") if part for reason in [part.partition(":")[2]] if reason not in known]
+
+
 def _as_of_message(row: Row) -> str | None:
     if row["as_of"] == "" and row["verified"] == "no":
         return None
@@ -198,6 +205,9 @@ def _rules(gpus: GpuTable, currencies: set[str]) -> list[Callable[[Row], str | N
         _as_of_message,
         when(lambda r: _bad_scopes(r["flags"]),
              lambda r: f"flags '{r['flags']}': each flag is scope:reason, scope one of {', '.join(FLAG_SCOPES)}"),
+        when(lambda r: bool(_unknown_flags(r["flags"])),
+             lambda r: f"flags '{r['flags']}': unknown defect '{_unknown_flags(r['flags'])[0]}' (known: "
+                       f"{', '.join(Flag)}; a new kind of defect is a member of facts.Flag)"),
         when(lambda r: _bad_scopes(r["notes"]),
              lambda r: f"notes '{r['notes']}': each note is scope:text, scope one of {', '.join(FLAG_SCOPES)}"),
         _reserved_as_of_message,
@@ -317,8 +327,8 @@ def source_disagreements(directory: Path) -> list[str]:
     lines: dict[tuple[str, str, str], str] = {}
     for path in offer_files(Path(directory)):
         for _, row in read_offer_file(path).rows:
-            if "sources disagree" not in row["notes"]:
-                continue
-            text = next(n.partition(":")[2] for n in row["notes"].split(";") if "sources disagree" in n)
-            lines.setdefault((row.get("provider", ""), row.get("instance_type", ""), row.get("region", "")), text)
+            disagreements = [label for label in parse_labels(row["notes"]) if isinstance(label, SourcesDisagree)]
+            if disagreements:
+                lines.setdefault((row.get("provider", ""), row.get("instance_type", ""), row.get("region", "")),
+                                 disagreements[0].text)
     return [f"{p} {i} {r}: {text}" for (p, i, r), text in sorted(lines.items())]

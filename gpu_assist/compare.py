@@ -22,16 +22,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cached_property
-from typing import Any
 
+from .facts import AlsoAs, Fact, MemoryFilter, PriceCap, PricingModel, ReservedUnknown
 from .pricing import Quote, QuoteOption
 from .request import Request
 
 SORTS = ("total", "price", "per-gpu", "provider")
-COLUMNS = ("on-demand", "spot", "reserved-1y", "reserved-3y", "monthly")
-# Notes that belong to a pricing model, not to an offer: the legend explains them once per column.
-MODEL_NOTES = ("spot: may be interrupted", "commits to a ", "breaks even vs on-demand", "monthly subscription")
-TRUST_NOTES = ("unverified", "stale", "derived", "price date unknown")
+COLUMNS = tuple(PricingModel)
 _TIE = Decimal("0.005")  # prices within half a percent are one price (rounding of host + GPU sums)
 
 
@@ -72,17 +69,14 @@ def refine(quote: Quote, *, sort: str = "total", max_price: Decimal | None = Non
     if min_gpu_memory_gib is not None:
         kept = [o for o in options if o.gpu_memory_gib >= min_gpu_memory_gib]
         if len(kept) < len(options):
-            largest = max((o.gpu_memory_gib for o in options), default=0)
-            notices.append(f"min-gpu-memory={min_gpu_memory_gib:g} left out {len(options) - len(kept)} options"
-                           + ("" if kept else f" (every {quote.request.gpu} offer has {largest:g} GB or less)"))
+            largest = None if kept else max((o.gpu_memory_gib for o in options), default=0)
+            notices.append(MemoryFilter(min_gpu_memory_gib, len(options) - len(kept), quote.request.gpu, largest))
         options = kept
     if max_price is not None:
         kept = [o for o in options if job_hourly(o) <= max_price]
         if len(kept) < len(options):
-            cheapest = min((job_hourly(o) for o in options), default=None)
-            notices.append(f"max-price={max_price:f} {quote.currency}/h left out {len(options) - len(kept)} "
-                           "options" + ("" if kept or cheapest is None else
-                                        f" (the cheapest costs {cheapest:,.2f} {quote.currency}/h)"))
+            cheapest = None if kept else min((job_hourly(o) for o in options), default=None)
+            notices.append(PriceCap(max_price, quote.currency, len(options) - len(kept), cheapest))
         options = kept
     ranked = asked_for_untrusted(quote, include_unverified)
     options.sort(key=lambda o: (not (o.trusted or o.provider in ranked), _sort_key(sort, o)))
@@ -117,17 +111,12 @@ class ComparisonRow:
         return any(o.trusted for _, o in self.cells)
 
     @property
-    def notes(self) -> tuple[str, ...]:
-        """What the reader must know about the offer itself (model-specific notes are the legend's)."""
-        notes = [n for _, o in self.cells for n in o.notes if not n.startswith(MODEL_NOTES)]
+    def notes(self) -> tuple[Fact, ...]:
+        """What the reader must know about the offer itself (a pricing model's notes are the legend's)."""
+        notes: list[Fact] = [n for _, o in self.cells for n in o.notes if not n.of_model]
         if self.folded:
-            notes.append("also as " + ", ".join(self.folded) + " (same per-GPU price, more hosts)")
+            notes.append(AlsoAs(self.folded))
         return tuple(dict.fromkeys(notes))
-
-    @property
-    def label(self) -> str:
-        """Why a row is not ranked with the others: its trust notes."""
-        return "; ".join(n for n in self.notes if n.startswith(TRUST_NOTES)) or "unverified"
 
 
 @dataclass(frozen=True)
@@ -156,37 +145,21 @@ class Comparison:
     def columns(self) -> tuple[str, ...]:
         """On-demand, spot and both reserved terms always; monthly where some row has it."""
         models = set(self.quote.request.pricing_models or COLUMNS)
-        shown = [m for m in COLUMNS if m in models and m != "monthly"]
-        if "monthly" in models and any(r.cell("monthly") for r in self.rows + self.untrusted):
-            shown.append("monthly")
+        monthly = PricingModel.MONTHLY
+        shown = [m for m in COLUMNS if m in models and m != monthly]
+        if monthly in models and any(r.cell(monthly) for r in self.rows + self.untrusted):
+            shown.append(monthly)
         return tuple(shown)
 
     @property
-    def notices(self) -> tuple[str, ...]:
+    def notices(self) -> tuple[Fact, ...]:
         """The quote's notices, less those the table's "unknown" cells explain."""
-        return tuple(n for n in self.quote.notices if "reserved price unknown" not in n)
+        return tuple(n for n in self.quote.notices if not isinstance(n, ReservedUnknown))
 
     def group_of(self, option: QuoteOption) -> str:
         """The key of the row that shows `option` (a folded row's options belong to the row it folded into)."""
         key = _row_key(option)
         return dict(self.moved).get(key, key)
-
-    def to_frame(self) -> Any:  # a pandas DataFrame; Any while jupyter/panels.py's table attribute is untyped
-        """One row per comparison row: money as floats in the quote's currency, NaN where no price."""
-        import pandas as pd
-
-        records = []
-        for row in self.rows + self.untrusted:
-            best = row.best
-            record = {"provider": row.provider, "instance_type": row.instance_type, "instances": row.instances,
-                      "where": best.zone or best.region}
-            for model in COLUMNS:
-                cell = row.cell(model)
-                record[model] = float(cell.total) if cell else float("nan")
-            record.update(best=next(m for m, o in row.cells if o is best), verified=row.trusted,
-                          ranked=row.ranked, notes="; ".join(row.notes), key=row.key)
-            records.append(record)
-        return pd.DataFrame(records)
 
 
 def _row_key(option: QuoteOption) -> str:

@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from .errors import CatalogError, ParseError
-from .render.money import format_rate
+from .facts import Conversion, FxRate, Restated
 
 FX_COLUMNS = ("base", "quote", "rate", "as_of", "source", "verified")
 
@@ -23,31 +23,41 @@ class FxRates:
     verified: bool
 
     def convert(self, amount: Decimal, from_currency: str, to_currency: str) -> Decimal:
-        if from_currency == to_currency:
-            return amount
-        return amount / self.per_usd[from_currency] * self.per_usd[to_currency]
+        return amount if from_currency == to_currency else self.conversion(from_currency, to_currency).apply(amount)
 
     def factor(self, from_currency: str, to_currency: str) -> float:
         """The same conversion as a float, for ranking only."""
         return float(self.per_usd[to_currency] / self.per_usd[from_currency])
 
-    def restate(self, amount: Decimal, from_currency: str, to_currency: str, *, example: str) -> tuple[Decimal, str]:
-        """`amount` in `to_currency`, and the conversion in words (`¥100,000.00 = $15,031.08 at 6.652882 CNY/USD
-        (ecb-eurofxref 2026-10-30)`), for an answer that says which amounts it converted; ParseError (with
-        `example`) when the catalog has no rate for one of the currencies."""
+    def restate(self, amount: Decimal, from_currency: str, to_currency: str, *,
+                example: str) -> tuple[Decimal, Restated]:
+        """`amount` in `to_currency`, and the conversion as a fact (`¥100,000.00 = $15,031.08 at 6.652882 CNY/USD
+        (ecb-eurofxref 2026-10-30)` in words), for an answer that says which amounts it converted; ParseError
+        (with `example`) when the catalog has no rate for one of the currencies."""
         missing = [code for code in (from_currency, to_currency) if code not in self.per_usd]
         if missing:
             raise ParseError(f"no FX rate for {missing[0]} in the catalog", hint=f"give the amount in {to_currency}",
                              example=example)
         converted = self.convert(amount, from_currency, to_currency)
         foreign = from_currency if from_currency != "USD" else to_currency
-        return converted, f"{format_rate(amount, from_currency)} = {format_rate(converted, to_currency)} at " \
-            + self.describe(foreign)
+        return converted, Restated(amount, from_currency, converted, to_currency, self.rate(foreign))
 
-    def describe(self, currency: str) -> str:
-        rate = self.per_usd[currency]
-        label = "" if self.verified else ", unverified"
-        return f"{rate.normalize():f} {currency}/USD ({self.source} {self.as_of}{label})"
+    def rate(self, currency: str) -> FxRate:
+        """The rate of `currency` per USD, with where and when it is from."""
+        return FxRate(currency, self.per_usd[currency], self.source, self.as_of, self.verified)
+
+    def conversion(self, from_currency: str, to_currency: str) -> Conversion:
+        """How `convert` turns amounts in `from_currency` into `to_currency`, as a value a renderer applies."""
+        if from_currency == to_currency:
+            return Conversion(from_currency, to_currency, Decimal(1), Decimal(1))
+        return Conversion(from_currency, to_currency, self.per_usd[from_currency], self.per_usd[to_currency])
+
+
+def rate_places(amount: Decimal) -> int:
+    """Decimal places a price per hour is written with: cents, or four places below one unit (sub-dollar
+    GPU-hours differ in the third place). The renderers show rates so, and a filter on a rate the user gave in
+    another currency (`max-price=`) compares at that figure, so what it says is what it did."""
+    return 4 if amount < 1 else 2
 
 
 def load_fx(path: Path) -> FxRates:

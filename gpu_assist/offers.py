@@ -4,7 +4,8 @@ The pricing core reads offers as `Offer` records (named tuples: attribute access
 money as exact `Decimal` from the catalog's decimal strings, `None` where a price or a spec is blank.
 A catalog stores each offer as a plain tuple of the same values except money, which it keeps in integer
 micro-units (the catalog's six decimal places, exact): such tuples are what the compiled cache pickles, and
-they unpickle twice as fast as tuples holding Decimals. `Offer.from_row` makes the record.
+they unpickle twice as fast as tuples holding Decimals. `Offer.from_row` makes the record, parsing the
+`flags` and `notes` columns into facts (`facts.ScopedFlag`, `facts.CatalogLabel`) once per distinct text.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-PRICE_COLUMN = {"on-demand": "on_demand_hourly", "spot": "spot_hourly", "reserved-1y": "reserved_1y_hourly",
-                "reserved-3y": "reserved_3y_hourly", "monthly": "monthly"}
-FLAG_SCOPE = {"on-demand": "on_demand", "spot": "spot", "reserved-1y": "reserved_1y", "reserved-3y": "reserved_3y",
-              "monthly": "monthly"}
+from .facts import CatalogLabel, PricingModel, ScopedFlag, parse_flags, parse_labels
+
+_M = PricingModel
+# Each pricing model's price column, and the scope its flags and notes name (`spot:…`, `reserved_1y:…`).
+PRICE_COLUMN = {_M.ON_DEMAND: "on_demand_hourly", _M.SPOT: "spot_hourly", _M.RESERVED_1Y: "reserved_1y_hourly",
+                _M.RESERVED_3Y: "reserved_3y_hourly", _M.MONTHLY: "monthly"}
+FLAG_SCOPE = {_M.ON_DEMAND: "on_demand", _M.SPOT: "spot", _M.RESERVED_1Y: "reserved_1y", _M.RESERVED_3Y: "reserved_3y",
+              _M.MONTHLY: "monthly"}
 FLAG_SCOPES = ("all", *FLAG_SCOPE.values())
 INTERCONNECTS = ("nvlink", "pcie", "unknown")
 
@@ -46,11 +51,11 @@ class Offer(NamedTuple):
     source: str
     as_of: str
     verified: bool
-    flags: str
+    flags: tuple[ScopedFlag, ...]  # known data defects (the `flags` column, parsed)
     source_detail: str
     country: str
     continent: str
-    notes: str
+    notes: tuple[CatalogLabel, ...]  # what a reader must see (the `notes` column, parsed)
     reserved_source: str
     reserved_as_of: str
 
@@ -61,22 +66,24 @@ class Offer(NamedTuple):
         for index in _PRICE_INDEXES:
             if values[index] is not None:
                 values[index] = Decimal(values[index]).scaleb(-6)
+        values[_FLAGS] = parse_flags(values[_FLAGS])
+        values[_NOTES] = parse_labels(values[_NOTES])
         return cls._make(values)
 
-    def price(self, model: str) -> Decimal | None:
+    def price(self, model: PricingModel) -> Decimal | None:
         """The price of a pricing model (`on-demand`, `spot`, `reserved-1y`, `reserved-3y`, `monthly`)."""
         price: Decimal | None = getattr(self, PRICE_COLUMN[model])
         return price
 
-    def flagged(self, model: str) -> bool:
+    def flagged(self, model: PricingModel) -> bool:
         """Whether a known data defect applies to `model`'s price (a flag of its own scope, or `all:`)."""
-        return "all:" in self.flags or f"{FLAG_SCOPE[model]}:" in self.flags
+        scopes = ("all", FLAG_SCOPE[model])
+        return any(flag.scope in scopes for flag in self.flags)
 
-    def notes_for(self, model: str) -> list[str]:
-        """The notes a reader must see with `model`'s price (`all:` ones and those of its scope)."""
-        scope = FLAG_SCOPE[model]
-        return [text for note in self.notes.split(";") if note
-                for note_scope, _, text in [note.partition(":")] if note_scope in ("all", scope)]
+    def notes_for(self, model: PricingModel) -> list[CatalogLabel]:
+        """The labels a reader must see with `model`'s price (`all:` ones and those of its scope)."""
+        scopes = ("all", FLAG_SCOPE[model])
+        return [label for label in self.notes if label.scope in scopes]
 
 
 OFFER_COLUMNS: tuple[str, ...] = Offer._fields
@@ -86,3 +93,4 @@ PRICE_COLUMNS = tuple(PRICE_COLUMN.values())
 NUMBER_COLUMNS = ("gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "billing_granularity_s") + PRICE_COLUMNS
 KEY_COLUMNS = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count")
 _PRICE_INDEXES = tuple(OFFER_COLUMNS.index(column) for column in PRICE_COLUMNS)
+_FLAGS, _NOTES = OFFER_COLUMNS.index("flags"), OFFER_COLUMNS.index("notes")

@@ -24,13 +24,13 @@ from operator import attrgetter
 from typing import NamedTuple
 
 from .catalog import Catalog
+from .facts import TERM_YEARS, PricingModel
 from .fx import FxRates
 from .offers import PRICE_COLUMN, Offer
 from .regions import matches
 from .request import HOUR_S, MONTH_S
 
 HOURS_PER_YEAR = 8760
-TERM_YEARS = {"reserved-1y": 1, "reserved-3y": 3}
 
 
 class PricedOffer(NamedTuple):
@@ -38,7 +38,7 @@ class PricedOffer(NamedTuple):
 
     position: int  # the offer's place in the offers priced: per-offer figures (recommend's hours) are keyed by it
     offer: Offer
-    pricing_model: str
+    pricing_model: PricingModel
     price: Decimal  # the offer's price in that model, in the offer's currency
     instances: int
     duration_s: int
@@ -51,7 +51,7 @@ def billed_seconds(duration_s: int, granularity_s: int) -> int:
     return -(-duration_s // granularity_s) * granularity_s
 
 
-def term_hours(model: str, duration_s: int) -> int:
+def term_hours(model: PricingModel, duration_s: int) -> int:
     """The hours a reserved `model` bills for a job of `duration_s`: whole terms, as many as cover the job."""
     term_s = HOURS_PER_YEAR * TERM_YEARS[model] * HOUR_S
     return billed_seconds(max(duration_s, 1), term_s) // HOUR_S
@@ -69,7 +69,7 @@ def select_offers(catalog: Catalog, gpu: str, *, providers: Sequence[str] = (), 
 
 
 def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s: Sequence[int],
-                models: Iterable[str], fx: FxRates, currency: str, include_flagged: bool = False,
+                models: Iterable[PricingModel], fx: FxRates, currency: str, include_flagged: bool = False,
                 explicit_monthly: bool = False) -> tuple[list[PricedOffer], int]:
     """Every (offer, pricing model) with a usable price, for per-offer `instances` and `duration_s`, model by
     model in the order given, offers in their order; and how many prices were left out for known defects."""
@@ -92,8 +92,8 @@ def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s
             terms = {seconds: float(term_hours(model, seconds)) for seconds in set(duration_s)}  # few lengths
             units = [terms[seconds] for seconds in duration_s]
         else:
-            units = months if model == "monthly" else billed_hours
-        cheaper_only = model == "monthly" and not explicit_monthly
+            units = months if model == PricingModel.MONTHLY else billed_hours
+        cheaper_only = model == PricingModel.MONTHLY and not explicit_monthly
         for position, offer in enumerate(offers):
             price = price_of(offer)
             if price is None:
@@ -115,11 +115,11 @@ def cheapest_per_offer(table: Sequence[PricedOffer], *, all_regions: bool) -> li
     spot keeping its zones; sorted cheapest first, fewer hosts first on ties, then in the table's order."""
     if all_regions:
         # Outside spot, a price does not depend on the zone: one row per region, the first in the table.
-        spot = [(0, n, row) for n, row in enumerate(table) if row.pricing_model == "spot"]
+        spot = [(0, n, row) for n, row in enumerate(table) if row.pricing_model == PricingModel.SPOT]
         regional: dict[tuple[object, ...], tuple[int, int, PricedOffer]] = {}
         for n, row in enumerate(table):
             offer = row.offer
-            if row.pricing_model != "spot":
+            if row.pricing_model != PricingModel.SPOT:
                 regional.setdefault((offer.provider, offer.region, offer.instance_type, offer.gpu_count,
                                      row.pricing_model), (1, n, row._replace(zone="")))
         kept = spot + list(regional.values())

@@ -24,20 +24,17 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
+from . import facts
 from .catalog import Catalog, days_old
+from .facts import TERM_YEARS, Fact, PricingModel
 from .fx import FxRates
 from .offers import Offer
-from .plural import plural
-from .price_table import (HOURS_PER_YEAR, TERM_YEARS, PricedOffer, billed_seconds, cheapest_per_gpu_hour,
+from .price_table import (HOURS_PER_YEAR, PricedOffer, billed_seconds, cheapest_per_gpu_hour,
                           cheapest_per_offer, price_table, select_offers, term_hours, whole_instances)
 from .regions import check_selectors
-from .render.money import restate_money
-from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request, format_duration
+from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request
 
 STALE_AFTER_DAYS = 30
-# Notes that make an offer's verified price in one pricing model untrusted (ranked after trusted ones).
-UNTRUSTED_NOTES = ("stale", "derived")
-_BILLING = {60: "per-minute", HOUR_S: "per-hour", 24 * HOUR_S: "per-day"}  # granularities, as a bill names them
 
 
 @dataclass(frozen=True)
@@ -52,7 +49,7 @@ class QuoteOption:
     gpu: str
     gpu_count: int
     gpu_memory_gib: float
-    pricing_model: str
+    pricing_model: PricingModel
     hourly: Decimal  # per instance-hour in `currency` (reserved: effective; monthly: per 730 h)
     total: Decimal
     currency: str
@@ -64,17 +61,17 @@ class QuoteOption:
     source: str
     as_of: str
     verified: bool
-    notes: tuple[str, ...] = ()
+    notes: tuple[Fact, ...] = ()  # what the reader must know (`facts`; the words are `render/notes.py`'s)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @cached_property
     def trusted(self) -> bool:
-        """A verified price from a dated source within the staleness limit, as the source gives it: not one its
-        notes call stale or derived (a spot price a catalog computes from on-demand is nobody's price). Kept once
-        known: ranking and grouping ask it of every option many times."""
-        return self.verified and not any(note.startswith(UNTRUSTED_NOTES) for note in self.notes)
+        """A verified price from a dated source within the staleness limit, as the source gives it: none of its
+        notes is untrusting (`facts.Stale`, `facts.Derived`: a spot price a catalog computes from on-demand is
+        nobody's price). Kept once known: ranking and grouping ask it of every option many times."""
+        return self.verified and not any(note.untrusting for note in self.notes)
 
 
 @dataclass(frozen=True)
@@ -86,8 +83,8 @@ class Quote:
     currency: str
     offers_considered: int
     flagged_excluded: int
-    notices: tuple[str, ...] = field(default=())
-    empty_reason: str | None = None  # when there are no options: which filter removed what, what exists instead
+    notices: tuple[Fact, ...] = field(default=())
+    empty_reason: Fact | None = None  # when there are no options: which filter removed what, what exists instead
 
     def __repr__(self) -> str:
         return f"Quote({self.request.describe()}: {len(self.options)} options)"
@@ -95,15 +92,6 @@ class Quote:
     def cheapest(self, **where: object) -> QuoteOption | None:
         """The first option whose attributes equal `where` (e.g. provider='aws', pricing_model='spot')."""
         return next((o for o in self.options if all(getattr(o, k) == v for k, v in where.items())), None)
-
-    def to_frame(self) -> Any:  # a pandas DataFrame; Any while jupyter/panels.py's table attribute is untyped
-        """The options as a DataFrame (money as floats: `frames.py`); `.attrs` keeps the notices and, for an
-        empty one, the reason."""
-        from .frames import records_frame
-
-        frame = records_frame(o.to_dict() for o in self.options)
-        frame.attrs.update(notices=list(self.notices), empty_reason=self.empty_reason)
-        return frame
 
 
 def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str = "USD", top: int | None = None,
@@ -118,7 +106,7 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
     table, flagged_excluded = price_table(
         offers, instances=whole_instances(request.count, offers), duration_s=[request.duration_s] * len(offers),
         models=models, fx=catalog.fx, currency=currency, include_flagged=include_flagged,
-        explicit_monthly="monthly" in request.pricing_models)
+        explicit_monthly=PricingModel.MONTHLY in request.pricing_models)
     shown = cheapest_per_offer(table, all_regions=all_regions)[:top]
     options = tuple(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True)
                     for priced in shown)
@@ -138,7 +126,7 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
     row, model, instances, duration_s = priced.offer, priced.pricing_model, priced.instances, priced.duration_s
     price = fx.convert(priced.price, row.currency, currency)
     billed_s = billed_seconds(duration_s, row.billing_granularity_s)
-    if model == "monthly":
+    if model == PricingModel.MONTHLY:
         months = -(-duration_s // MONTH_S)
         billed_hours = Decimal(months * HOURS_PER_MONTH)
         total = price * instances * months
@@ -152,18 +140,17 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
     savings = None
     if on_demand and model in TERM_YEARS:  # a term is sold as a discount on the hourly rate
         savings = 1 - hourly / on_demand
-    elif on_demand is not None and model != "on-demand":
+    elif on_demand is not None and model != PricingModel.ON_DEMAND:
         od_total = on_demand * instances * Decimal(billed_s) / HOUR_S
         savings = (od_total - total) / od_total if od_total else None
     source, as_of = (row.reserved_source, row.reserved_as_of) if model in TERM_YEARS and row.reserved_source \
         else (row.source, row.as_of)
     notes = _notes(row, gpus_requested, duration_s if job_length_known else None, model, instances, hourly,
                    on_demand, today, fx, currency, as_of)
-    if note_billing and model in ("on-demand", "spot") and billed_s > duration_s:
-        per = _BILLING.get(row.billing_granularity_s, f"per-{row.billing_granularity_s}-second")
-        notes.insert(0, f"billed {format_duration(billed_s)}: {per} billing")
+    if note_billing and model in (PricingModel.ON_DEMAND, PricingModel.SPOT) and billed_s > duration_s:
+        notes.insert(0, facts.BilledLonger(billed_s, row.billing_granularity_s))
     return QuoteOption(
-        provider=row.provider, region=row.region, zone=priced.zone if model == "spot" else "",
+        provider=row.provider, region=row.region, zone=priced.zone if model == PricingModel.SPOT else "",
         instance_type=row.instance_type, instances=instances, gpu=row.gpu, gpu_count=int(row.gpu_count),
         gpu_memory_gib=math.nan if row.gpu_memory_gib is None else row.gpu_memory_gib, pricing_model=model,
         hourly=hourly, total=total, currency=currency, billed_hours=billed_hours,
@@ -173,102 +160,89 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
     )
 
 
-def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: str, instances: int, hourly: Decimal,
-           on_demand: Decimal | None, today: dt.date, fx: FxRates, currency: str, as_of: str) -> list[str]:
-    notes = []
+def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: PricingModel, instances: int,
+           hourly: Decimal, on_demand: Decimal | None, today: dt.date, fx: FxRates, currency: str,
+           as_of: str) -> list[Fact]:
+    notes: list[Fact] = []
     gpus = instances * int(row.gpu_count)
     if gpus != gpus_requested:
-        notes.append(f"{gpus - gpus_requested} of {gpus} GPUs idle")
+        notes.append(facts.IdleGpus(gpus - gpus_requested, gpus))
     if instances > 1:
-        notes.append(f"spans {instances} hosts (network, not NVLink, between them)")
+        notes.append(facts.MultiHost(instances))
     elif gpus_requested > 1 and row.interconnect == "pcie":
-        notes.append("GPUs linked over PCIe only (no NVLink)")
-    if model == "spot":
-        notes.append("spot: may be interrupted; checkpoint your job")
+        notes.append(facts.PcieOnly())
+    if model == PricingModel.SPOT:
+        notes.append(facts.SpotInterruption())
     if model in TERM_YEARS:
         years = TERM_YEARS[model]
-        if duration_s is None:
-            notes.append(f"commits to a {years}-year term ({HOURS_PER_YEAR * years} h)")
-        else:
-            terms = term_hours(model, duration_s) // (HOURS_PER_YEAR * years)
-            bought = f"a {years}-year term" if terms == 1 else f"{terms} consecutive {years}-year terms"
-            notes.append(f"commits to {bought} ({HOURS_PER_YEAR * years * terms} h) for a {duration_s / HOUR_S:g} h "
-                         "job")
+        terms = 1 if duration_s is None else term_hours(model, duration_s) // (HOURS_PER_YEAR * years)
+        notes.append(facts.ReservedTerm(years, terms, duration_s))
         if on_demand:
-            break_even = hourly * HOURS_PER_MONTH / on_demand
-            notes.append(f"breaks even vs on-demand at {break_even:.0f} h/month of use")
-    if model == "monthly":
-        notes.append("monthly subscription: billed per whole month (730 h)")
-    notes += [restate_money(note, row.currency, currency, lambda amount: fx.convert(amount, row.currency, currency))
-              for note in row.notes_for(model)]
+            notes.append(facts.BreakEven(hourly * HOURS_PER_MONTH / on_demand))
+    if model == PricingModel.MONTHLY:
+        notes.append(facts.MonthlyBilling())
+    labels = row.notes_for(model)
+    if labels:
+        conversion = fx.conversion(row.currency, currency)
+        notes += [facts.Labelled(label, conversion) for label in labels]
     if row.flags:
-        notes.append(f"catalog flags: {row.flags} (included on request)")
+        notes.append(facts.Flagged(row.flags))
     if not row.verified:
-        notes.append(f"unverified list price ({row.source})")
+        notes.append(facts.Unverified(row.source))
     age = days_old(as_of, today)
     if age is None:
-        notes.append("price date unknown")
+        notes.append(facts.DateUnknown())
     elif age > STALE_AFTER_DAYS:
         # Reserved terms may come from a source of their own (reserved_as_of): say it is their date.
-        which = "reserved price" if model in TERM_YEARS and row.reserved_source else "price"
-        notes.append(f"stale: {which} as of {as_of} ({age} days old)")
+        notes.append(facts.Stale(as_of, age, reserved=model in TERM_YEARS and bool(row.reserved_source)))
     if row.currency != currency:
-        foreign = row.currency if row.currency != "USD" else currency
-        notes.append(f"converted from {row.currency} at {fx.describe(foreign)}")
+        notes.append(facts.Converted(row.currency, fx.rate(row.currency if row.currency != "USD" else currency)))
     return notes
 
 
-def _notices(request: Request, offers: Sequence[Offer], options: tuple[QuoteOption, ...], models: Sequence[str],
-             flagged_excluded: int) -> tuple[str, ...]:
-    notices = list(request.assumptions)
+def _notices(request: Request, offers: Sequence[Offer], options: tuple[QuoteOption, ...],
+             models: Sequence[PricingModel],
+             flagged_excluded: int) -> tuple[Fact, ...]:
+    notices: list[Fact] = [facts.Assumption(text) for text in request.assumptions]
     for model in models:
         if model in TERM_YEARS and all(o.price(model) is None for o in offers):
-            notices.append(f"{model}: reserved price unknown (no source in the catalogs gives one)")
+            notices.append(facts.ReservedUnknown(model))
     if flagged_excluded:
-        notices.append(f"{plural(flagged_excluded, 'price')} with known data defects left out "
-                       "(include-flagged shows them)")
+        notices.append(facts.FlaggedLeftOut(flagged_excluded))
     unverified = sum(1 for o in options if not o.verified)
     if unverified:
-        notices.append(f"{unverified} of {plural(len(options), 'option')} "
-                       + ("is an unverified list price" if unverified == 1 else "are unverified list prices"))
+        notices.append(facts.UnverifiedShown(unverified, len(options)))
     return tuple(notices)
 
 
-def _listed(values: Sequence[str]) -> str:
-    return ", ".join(values[:6]) + (f" and {len(values) - 6} more" if len(values) > 6 else "")
-
-
-def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[str], verified_only: bool,
-                 include_flagged: bool, currency: str) -> str:
+def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[PricingModel], verified_only: bool,
+                 include_flagged: bool, currency: str) -> Fact:
     """Why a quote has no options: the first filter that left no offer, or the pricing models without a usable
     price, and what the catalogs offer instead (`no monthly prices for H100 …; on-demand from $2.10/GPU-h`)."""
-    from .render.money import format_rate
-
     gpu = request.gpu
     offered = catalog.offers_of(gpu)
     if not offered:
-        return f"no offers of {gpu} in the catalogs"
-    source = f" from {_listed(request.providers)}" if request.providers else ""
+        return facts.NoOffers(gpu)
     offers = select_offers(catalog, gpu, providers=request.providers)
     if not offers:
-        return f"no {gpu} offers{source}; {gpu} is offered by {_listed(sorted({o.provider for o in offered}))}"
-    where = f" in {_listed(request.regions)}" if request.regions else ""
+        return facts.NoProviderOffers(facts.Scope(gpu, request.providers),
+                                      tuple(sorted({o.provider for o in offered})))
+    scope = facts.Scope(gpu, request.providers, request.regions)
     in_regions = select_offers(catalog, gpu, providers=request.providers, regions=request.regions)
     if not in_regions:
-        return f"no {gpu} offers{source}{where}; offered in {_listed(sorted({o.region for o in offers}))}"
+        return facts.NoRegionOffers(scope, tuple(sorted({o.region for o in offers})))
     if verified_only and not any(o.verified for o in in_regions):
-        return f"every {gpu} offer{source}{where} is an unverified list price (drop verified-only to see them)"
+        return facts.AllUnverified(scope)
     offers = tuple(o for o in in_regions if o.verified) if verified_only else in_regions
-    scope = f"{gpu}{source}{where}"
+    asked = tuple(models)
     if any(o.price(model) is not None for model in models for o in offers):
-        return f"every {' or '.join(models)} price for {scope} has a known data defect (include-flagged shows them)"
+        return facts.AllFlagged(scope, asked)
     instead = []
     for model in PRICING_MODELS:
         usable = [(o, price) for o in offers if (price := o.price(model)) is not None
                   and (include_flagged or not o.flagged(model))]
         if model not in models and usable:
             _, price = cheapest_per_gpu_hour(usable, catalog.fx, currency,
-                                             hours_per_price=HOURS_PER_MONTH if model == "monthly" else 1)
-            instead.append(f"{model} from {format_rate(price, currency)}/GPU-h")
-    missing = f"no {' or '.join(models)} prices for {scope} in the catalogs"
-    return f"{missing}; {', '.join(instead)}" if instead else missing
+                                             hours_per_price=HOURS_PER_MONTH if model == PricingModel.MONTHLY else 1)
+            instead.append(facts.Cheapest(model, price, currency))
+    return facts.NoPrices(scope, asked, tuple(instead))

@@ -65,7 +65,9 @@ from dataclasses import asdict, dataclass, replace
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from . import facts
 from .catalog import Catalog
+from .facts import Fact, PricingModel
 from .fx import FxRates
 from .gpus import GpuSpec, GpuTable
 from .offers import Offer
@@ -77,7 +79,9 @@ from .sizing import (GB, MemoryEstimate, OfferSizes, describe_assumptions, effec
                      missing_throughput, size_offers, spot_overhead, training_flops, training_hours, usable_gb)
 from .workload import Workload
 
-_NON_SPOT_MODELS = ("on-demand", "reserved-1y", "reserved-3y", "monthly")
+_NON_SPOT_MODELS = tuple(model for model in PricingModel if model != PricingModel.SPOT)
+# Notes that doubt a plan's price: they lead its reasons, so the reader weighs them first.
+_DOUBTS = (facts.Unverified, facts.Stale, facts.DateUnknown)
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ class Plan:
     region: str
     zone: str
     instance_type: str
-    pricing_model: str
+    pricing_model: str  # a PricingModel, or "spot+on-demand" (a mixed fleet), or "own"
     strategy: str
     hours: float | None  # the job's expected length; None when the compute is unknown (no tokens=, gpu_hours=)
     hourly: Decimal  # for all the plan's instances, per hour (reserved: effective; monthly: per 730 h)
@@ -108,7 +112,7 @@ class Plan:
     effective_tflops: float | None = None  # GPUs × peak × MFU × scaling: what the plan's money buys
     pareto: bool = False
     fits: bool = True  # False: this configuration cannot run the job at all (the first reason says why)
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[Fact, ...] = ()  # why it is what it is (`facts`), the weightiest first
 
     @property
     def rank_key(self) -> tuple[float, float]:
@@ -203,7 +207,7 @@ def _with_fastest(feasible: list[Plan], top: int | None, ranked: set[str]) -> li
     if timed:
         fastest = min(timed, key=lambda p: (p.hours, float(p.total or 0)))
         if fastest not in shown:
-            shown.append(replace(fastest, reasons=("the fastest plan", *fastest.reasons)))
+            shown.append(replace(fastest, reasons=(facts.Fastest(), *fastest.reasons)))
     return shown
 
 
@@ -215,7 +219,7 @@ def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], siz
     if workload.may_interrupt:
         # Training on spot runs longer by the checkpoint overhead; serving on spot is priced for the same hours.
         slowdown = 1 + spot_overhead(workload.assumptions) if workload.kind != "serve" else 1
-        table += price_table(offers, instances=sizes.instances, models=("spot",), fx=fx, currency=currency,
+        table += price_table(offers, instances=sizes.instances, models=(PricingModel.SPOT,), fx=fx, currency=currency,
                              duration_s=[math.ceil(seconds * slowdown) for seconds in sizes.duration_s])[0]
     plans = []
     for priced in cheapest_per_offer(table, all_regions=False):
@@ -227,7 +231,7 @@ def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], siz
                        effective_tflops(spec, gpus, option.instances, workload), refusal)
         plans.append(_plan_from_option(option, workload, base_hours, sized))
         on_demand = priced.offer.on_demand_hourly
-        if workload.kind != "serve" and priced.pricing_model == "spot" and option.instances >= 2 \
+        if workload.kind != "serve" and priced.pricing_model == PricingModel.SPOT and option.instances >= 2 \
                 and on_demand is not None:
             plans.append(_mixed_plan(option, fx.convert(on_demand, priced.offer.currency, currency), workload,
                                      base_hours, sized, priced.offer.billing_granularity_s))
@@ -240,9 +244,9 @@ class _Sized(NamedTuple):
     gpu_count: int
     gpu_memory_gib: float
     effective_tflops: float | None
-    refusal: str | None  # why the offer cannot run the job; None when it can
+    refusal: Fact | None  # why the offer cannot run the job; None when it can
 
-    def fields(self, reasons: Iterable[str]) -> dict[str, Any]:
+    def fields(self, reasons: Iterable[Fact]) -> dict[str, Any]:
         """The Plan fields these give, with `reasons` behind the refusal."""
         return {"gpu_count": self.gpu_count, "gpu_memory_gib": self.gpu_memory_gib, "fits": self.refusal is None,
                 "effective_tflops": self.effective_tflops,
@@ -251,16 +255,15 @@ class _Sized(NamedTuple):
 
 def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float | None, sized: _Sized) -> Plan:
     hours = base_hours
-    # What the reader must weigh first: an unverified or stale price leads the plan's notes.
-    reasons = sorted(option.notes, key=lambda n: not n.startswith(("unverified", "stale", "price date")))
-    strategy = option.pricing_model
-    if option.pricing_model == "spot" and workload.kind != "serve" and base_hours is not None:
+    # What the reader must weigh first: an unverified, stale or undated price leads the plan's notes.
+    reasons: list[Fact] = sorted(option.notes, key=lambda n: not isinstance(n, _DOUBTS))
+    strategy: str = option.pricing_model
+    if option.pricing_model == PricingModel.SPOT and workload.kind != "serve" and base_hours is not None:
         overhead = spot_overhead(workload.assumptions)
         hours = base_hours * (1 + overhead)
         strategy = "spot + checkpoints"
-        reasons = [r for r in reasons if not r.startswith("spot: may be interrupted")]
-        reasons.insert(0, f"checkpoint every {workload.assumptions.checkpoint_interval_h * 60:g} min: "
-                          f"+{overhead:.0%} expected time for writes and lost work")
+        reasons = [r for r in reasons if not isinstance(r, facts.SpotInterruption)]
+        reasons.insert(0, facts.Checkpointing(workload.assumptions.checkpoint_interval_h * 60, overhead))
     return Plan(gpu=option.gpu, instances=option.instances, provider=option.provider,
                 region=option.region, zone=option.zone, instance_type=option.instance_type,
                 pricing_model=option.pricing_model, strategy=strategy, hours=hours,
@@ -282,8 +285,7 @@ def _mixed_plan(spot: QuoteOption, on_demand_hourly: Decimal, workload: Workload
     billed = None if hours is None else \
         Decimal(billed_seconds(math.ceil(hours * HOUR_S), billing_granularity_s)) / HOUR_S
     hourly = spot.hourly * spot_instances + on_demand_hourly * on_demand_instances
-    reasons = (f"{spot_instances:,} spot + {on_demand_instances:,} on-demand instances: the on-demand part keeps "
-               "the job alive through interruptions", *spot.notes)
+    reasons = (facts.MixedFleet(spot_instances, on_demand_instances), *spot.notes)
     return Plan(gpu=spot.gpu, instances=spot.instances, provider=spot.provider,
                 region=spot.region, zone=spot.zone, instance_type=spot.instance_type, pricing_model="spot+on-demand",
                 strategy=f"{a.spot_share:.0%} spot + {1 - a.spot_share:.0%} on-demand", hours=hours, hourly=hourly,
@@ -300,15 +302,13 @@ def _own_plans(workload: Workload, gpus: GpuTable, memory: MemoryEstimate, flops
         holds = usable_gb(count, spec.memory_gib, workload.assumptions.usable_memory)
         fits = holds * GB >= memory.total_bytes
         hours = training_hours(flops, count, spec, workload, 1) if flops and workload.kind != "serve" else None
-        reasons = ["own hardware: marginal cost 0 (power and operations not counted; see `tco`)",
-                   "hybrid: develop here, burst to the cloud plans below for deadlines"]
+        reasons: list[Fact] = [facts.OwnHardware(), facts.Hybrid()]
         if not fits:
-            reasons.insert(0, f"{count}×{name} hold {holds:,.0f} GB usable < {memory.total_bytes / GB:,.0f} GB "
-                              "needed")
+            reasons.insert(0, facts.OwnTooSmall(count, name, holds, memory.total_bytes / GB))
         missing = missing_throughput(spec, workload.precision) if workload.kind != "serve" else None
         if missing:  # the same rule as the cloud's GPUs: no plan at a precision the GPU has no rate for
             fits = False
-            reasons.insert(0, missing)
+            reasons.insert(0, facts.Refused(missing))
         plans.append(Plan(gpu=name, gpu_count=count, instances=1, provider="own", region="", zone="",
                           instance_type=f"{count}x{name}", pricing_model="own", strategy="own GPUs",
                           hours=hours if fits else None, hourly=Decimal(0),
@@ -330,12 +330,12 @@ def _judge(plan: Plan, workload: Workload, budget: Decimal | None) -> Plan:
         deadline_h = workload.deadline_s / 3600
         meets = plan.hours <= deadline_h
         if not meets:
-            reasons.insert(0, f"takes {plan.hours:,.0f} h > deadline {deadline_h:g} h")
+            reasons.insert(0, facts.OverDeadline(plan.hours, deadline_h))
     within = None
     if budget is not None and plan.total is not None:
         within = plan.total <= budget
         if not within:
-            reasons.insert(0, f"costs {plan.total:,.0f} {plan.currency} > budget {budget:,.0f} {plan.currency}")
+            reasons.insert(0, facts.OverBudget(plan.total, budget, plan.currency))
     return replace(plan, meets_deadline=meets, within_budget=within, reasons=tuple(reasons))
 
 

@@ -23,14 +23,16 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Iterable, TypeVar
 
 from .errors import ParseError
+from .facts import PricingModel
 from .gpus import GpuTable
 
 EXAMPLE = "8xA100 72h"
+T = TypeVar("T")
 
-PRICING_MODELS = ("on-demand", "spot", "reserved-1y", "reserved-3y", "monthly")
+PRICING_MODELS = tuple(PricingModel)
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "nebius", "oci", "verda", "vast", "cudo", "hyperbolic", "shadeform",
              "hyperstack", "jarvislabs", "primeintellect", "mithril", "yotta", "lium", "aliyun", "tencent", "huawei")
 CURRENCIES = ("USD", "CNY")
@@ -55,13 +57,14 @@ PROVIDER_WORDS = {
     **{name: name for name in ("nebius", "oci", "verda", "vast", "cudo", "hyperbolic", "shadeform", "hyperstack",
                                "jarvislabs", "primeintellect", "mithril", "yotta", "lium")},
 }
+_M = PricingModel
 _PRICING_WORDS = {
-    "on-demand": ("on-demand",), "ondemand": ("on-demand",), "od": ("on-demand",), "按需": ("on-demand",),
-    "按量": ("on-demand",), "spot": ("spot",), "preemptible": ("spot",), "竞价": ("spot",),
-    "reserved": ("reserved-1y", "reserved-3y"), "预留": ("reserved-1y", "reserved-3y"),
-    "reserved-1y": ("reserved-1y",), "ri-1y": ("reserved-1y",), "reserved-3y": ("reserved-3y",),
-    "ri-3y": ("reserved-3y",), "monthly": ("monthly",), "subscription": ("monthly",), "包月": ("monthly",),
-    "包年包月": ("monthly",),
+    "on-demand": (_M.ON_DEMAND,), "ondemand": (_M.ON_DEMAND,), "od": (_M.ON_DEMAND,), "按需": (_M.ON_DEMAND,),
+    "按量": (_M.ON_DEMAND,), "spot": (_M.SPOT,), "preemptible": (_M.SPOT,), "竞价": (_M.SPOT,),
+    "reserved": (_M.RESERVED_1Y, _M.RESERVED_3Y), "预留": (_M.RESERVED_1Y, _M.RESERVED_3Y),
+    "reserved-1y": (_M.RESERVED_1Y,), "ri-1y": (_M.RESERVED_1Y,), "reserved-3y": (_M.RESERVED_3Y,),
+    "ri-3y": (_M.RESERVED_3Y,), "monthly": (_M.MONTHLY,), "subscription": (_M.MONTHLY,), "包月": (_M.MONTHLY,),
+    "包年包月": (_M.MONTHLY,),
 }
 _FILLER = {"for", "of", "gpu", "gpus", "with", "using", "on", "x", "个", "的", "用"}
 _UNITS_S = {
@@ -97,7 +100,7 @@ class Request:
     gpu: str
     count: int = 1
     duration_s: int = HOUR_S
-    pricing_models: tuple[str, ...] = ()
+    pricing_models: tuple[PricingModel, ...] = ()
     regions: tuple[str, ...] = ()
     providers: tuple[str, ...] = ()
     currency: str | None = None
@@ -107,7 +110,7 @@ class Request:
     def describe(self) -> str:
         return f"{self.count}x{self.gpu} for {format_duration(self.duration_s)}"
 
-    def narrowed(self, *, pricing_models: Iterable[str] = (), regions: Iterable[str] = (),
+    def narrowed(self, *, pricing_models: Iterable[PricingModel] = (), regions: Iterable[str] = (),
                  providers: Iterable[str] = (), currency: str | None = None) -> Request:
         """This request with filters given apart from its words (a CLI flag, a widget), as if they followed them:
         lists grow (duplicates dropped), a currency replaces the request's own."""
@@ -116,7 +119,7 @@ class Request:
                        currency=currency or self.currency)
 
 
-def _unique(first: Iterable[str], more: Iterable[str]) -> tuple[str, ...]:
+def _unique(first: Iterable[T], more: Iterable[T]) -> tuple[T, ...]:
     return tuple(dict.fromkeys([*first, *more]))
 
 
@@ -179,9 +182,9 @@ def parse_providers(value: str, *, token: str | None = None, example: str = "8xA
     return tuple(names)
 
 
-def parse_pricing_models(value: str, *, token: str | None = None) -> tuple[str, ...]:
+def parse_pricing_models(value: str, *, token: str | None = None) -> tuple[PricingModel, ...]:
     """`spot,on-demand`, `reserved` (both terms), `包月` → pricing models (`PRICING_MODELS`), else ParseError."""
-    models: list[str] = []
+    models: list[PricingModel] = []
     for word in _listed(value, token or f"pricing={value}"):
         if word.lower() not in _PRICING_WORDS:
             raise ParseError(f"unknown pricing model '{word}'", hint="known: " + ", ".join(PRICING_MODELS),
@@ -213,7 +216,7 @@ class _Builder:
         self.count: int | None = None
         self.memory_gib: float | None = None
         self.duration_s: int | None = None
-        self.pricing: list[str] = []
+        self.pricing: list[PricingModel] = []
         self.regions: list[str] = []
         self.providers: list[str] = []
         self.currency: str | None = None

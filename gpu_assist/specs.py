@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from .errors import ParseError
+from .facts import PricingModel
 from .request import MAX_DURATION_S, format_duration
 
 _TIME = "%Y-%m-%dT%H:%M:%SZ"  # how a time is written in a spec, and in the gpu-assist:expires-at tag
@@ -32,7 +33,7 @@ class OptionId:
 
     instance_type: str
     region: str
-    pricing_model: str
+    pricing_model: PricingModel
     provider: str = "aws"
     PATTERN: ClassVar[re.Pattern[str]] = re.compile(r"^aws:([a-z0-9.\-]+):([a-z0-9\-]+):(on-demand|spot)$")
 
@@ -43,7 +44,7 @@ class OptionId:
     def parse(cls, word: str) -> OptionId | None:
         """The option a word names, or None when it is not an option id."""
         match = cls.PATTERN.match(word.lower())
-        return cls(match[1], match[2], match[3]) if match else None
+        return cls(match[1], match[2], PricingModel(match[3])) if match else None
 
 
 def launch_button_value(option: OptionId, duration_s: int) -> str:

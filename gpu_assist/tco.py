@@ -26,6 +26,7 @@ from typing import Any
 from .amounts import parse_amount
 from .catalog import Catalog
 from .errors import ParseError
+from .facts import InputConverted
 from .fx import FxRates
 from .gpus import GpuTable
 from .plural import plural
@@ -78,7 +79,7 @@ class TcoResult:
     cloud_per_year: Decimal
     break_even_hours_per_month_first_year: Decimal
     break_even_hours_per_month: Decimal
-    conversions: tuple[str, ...] = ()  # "hardware ¥100,000.00 = $15,030.93 at …": amounts written in another currency
+    conversions: tuple[InputConverted, ...] = ()  # amounts written in another currency ("hardware ¥100,000.00 = …")
 
     @property
     def break_even_utilisation(self) -> Decimal:
@@ -124,17 +125,17 @@ def cheapest_cloud_rate(catalog: Catalog, gpu: str, currency: str, gpus: int = 1
     return rate, f"{row.provider} {rented} {row.region} on-demand ({row.source}, {row.as_of})"
 
 
-def in_one_currency(inputs: TcoInput, fx: FxRates) -> tuple[TcoInput, tuple[str, ...]]:
+def in_one_currency(inputs: TcoInput, fx: FxRates) -> tuple[TcoInput, tuple[InputConverted, ...]]:
     """`inputs` with every amount in `inputs.currency`: those written in another converted at the catalog's rates,
-    each conversion said in words; ParseError when the catalog has no rate for a currency."""
+    each conversion kept as a fact to show; ParseError when the catalog has no rate for a currency."""
     changes: dict[str, Any] = {}  # TcoInput field name to its amount converted
-    said: list[str] = []
+    said: list[InputConverted] = []
     for key, written in inputs.written_in:
         if written != inputs.currency:
             field_name = _AMOUNT_FIELDS[key]
             changes[field_name], conversion = fx.restate(getattr(inputs, field_name), written, inputs.currency,
                                                          example=EXAMPLE)
-            said.append(f"{key} {conversion}")
+            said.append(InputConverted(key, conversion))
     return replace(inputs, **changes), tuple(said)
 
 

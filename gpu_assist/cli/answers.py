@@ -125,7 +125,9 @@ def _say_why_empty(result: object, output: str) -> None:
     quote = getattr(result, "quote", result)
     reason = getattr(quote, "empty_reason", None)
     if output != "text" and reason and not getattr(quote, "options", ()):
-        print(f"no options: {reason}", file=sys.stderr)
+        from ..render.notes import words
+
+        print(f"no options: {words(reason)}", file=sys.stderr)
 
 
 def _nothing_to_watch(result: object) -> bool:

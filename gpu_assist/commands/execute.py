@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..compare import Comparison, compare, refine
 from ..errors import ParseError
+from ..facts import PriceCapConverted
+from ..fx import rate_places
 from ..pricing import Quote, quote
-from ..render.money import rate_places
 from .context import Context
 from .objects import (Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
                       RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand, UtilCommand)
@@ -135,10 +136,10 @@ def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, curre
     max_price = command.max_price
     if max_price is not None and command.max_price_currency not in (None, priced.currency):
         # Filtered at the figure the notice shows (`format_rate`'s places), so what it says is what it did.
-        exact, said = catalog.fx.restate(max_price, command.max_price_currency, priced.currency,
-                                         example="quote 8xA100 72h max-price=30")
+        exact, restated = catalog.fx.restate(max_price, command.max_price_currency, priced.currency,
+                                             example="quote 8xA100 72h max-price=30")
         max_price = exact.quantize(Decimal(1).scaleb(-rate_places(exact))).normalize()
-        priced = replace(priced, notices=(*priced.notices, f"max-price {said}"))
+        priced = replace(priced, notices=(*priced.notices, PriceCapConverted(restated)))
     refined = refine(priced, sort=command.sort, max_price=max_price,
                      min_gpu_memory_gib=command.min_gpu_memory_gib, include_unverified=command.include_unverified)
     if command.view == "list":

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from ..compare import SORTS
 from ..errors import ParseError
+from ..facts import PricingModel
 from ..gpus import GpuTable
 from ..request import normalise, parse_duration, parse_request
 from .objects import (MAX_TOP, Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
@@ -223,11 +224,11 @@ def _parse_launch(words: list[str], gpus: GpuTable) -> LaunchCommand:
     request = parse_request(" ".join(rest), gpus)
     if set(request.providers) - {"aws"}:
         raise ParseError("gpu-assist launches on AWS only", example=example)
-    if not set(request.pricing_models) <= {"on-demand", "spot"}:
+    if not set(request.pricing_models) <= {PricingModel.ON_DEMAND, PricingModel.SPOT}:
         raise ParseError("launch buys on-demand or spot", example=example)
     if not request.duration_given:
         raise ParseError("say for how long: the duration is the instance's time to live", example=example)
-    request = replace(request, providers=("aws",), pricing_models=request.pricing_models or ("on-demand",))
+    request = replace(request, providers=("aws",), pricing_models=request.pricing_models or (PricingModel.ON_DEMAND,))
     return LaunchCommand(request, request.duration_s, project)
 
 

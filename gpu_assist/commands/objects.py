@@ -12,6 +12,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..compare import SORTS
+from ..facts import PricingModel
 from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request, format_duration
 
 if TYPE_CHECKING:
@@ -101,6 +102,8 @@ class QuoteCommand:
                                 for name, value in values.items()}
         if "max_price" in read:
             read["max_price"] = Decimal(read["max_price"])
+        if "pricing_models" in read:
+            read["pricing_models"] = tuple(map(PricingModel, read["pricing_models"]))
         request_names = {f.name for f in fields(Request)}
         request = Request(**{k: v for k, v in read.items() if k in request_names})
         return replace(cls(request), **{k: v for k, v in read.items() if k not in request_names})

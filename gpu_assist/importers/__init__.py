@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from ..facts import Flag
+
 # Families whose multi-GPU sizes link their GPUs with NVLink/NVSwitch; PCIe-only families.
 _NVLINK = re.compile(r"^(p3\.(8|16)xlarge|p3dn|p4d|p4de|p5|p5e|p5en|p6-|a2-|a3-|a4-|Standard_ND|"
                      r"gpu_\d+x_\w*sxm|gpu_8x_a100$)")
@@ -41,7 +43,7 @@ def spot_flags(on_demand: str, spot: str) -> list[str]:
     if not (on_demand and spot):
         return []
     if Decimal(spot) >= Decimal(on_demand):
-        return ["spot:not-below-on-demand"]
+        return [f"spot:{Flag.NOT_BELOW_ON_DEMAND}"]
     if Decimal(spot) >= Decimal(on_demand) * NEAR_CAP:
-        return ["spot:at-on-demand-cap"]
+        return [f"spot:{Flag.AT_ON_DEMAND_CAP}"]
     return []

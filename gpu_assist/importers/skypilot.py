@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+from ..facts import Flag
 from ..gpus import GpuTable
 from ..regions import location
 from . import interconnect, number_text, spot_flags
@@ -158,7 +159,7 @@ class SkyPilotSource:
         for r, spec, flags in self._priced_gpu_rows():
             count = number_text(r["AcceleratorCount"])
             if Decimal(count) < 1:
-                flags.append("all:fractional-gpu")
+                flags.append(f"all:{Flag.FRACTIONAL_GPU}")
             yield self._offer(
                 region=r["Region"], zone=r["AvailabilityZone"], instance_type=r["InstanceType"], gpu=spec.name,
                 gpu_count=count, gpu_memory_gib=str(_gpu_memory_gib(r["GpuInfo"], spec.memory_gib)),
@@ -199,7 +200,7 @@ class SkyPilotSource:
             flags = sorted(set(spot_flags(on_demand, spot) + spot_flags(host["Price"], host["SpotPrice"])
                                + spot_flags(accelerator["Price"], accelerator["SpotPrice"])))
             if host["Price"] and Decimal(host["Price"]) == 0:
-                flags.insert(0, "all:zero-host-price")
+                flags.insert(0, f"all:{Flag.ZERO_HOST_PRICE}")
             yield self._offer(
                 region=host["Region"], zone=host["AvailabilityZone"], instance_type=host["InstanceType"],
                 gpu=spec.name, gpu_count=str(count),
@@ -224,7 +225,7 @@ class SkyPilotSource:
     def _rows_azure(self):
         for r, spec, flags in self._priced_gpu_rows():
             if r["InstanceType"] == "Standard_ND96isr_H100_v5" and number_text(r["AcceleratorCount"]) != "8":
-                flags.append("all:gpu-count-mismatch")
+                flags.append(f"all:{Flag.GPU_COUNT_MISMATCH}")
             yield self._offer(
                 region=r["Region"], instance_type=r["InstanceType"], gpu=spec.name,
                 gpu_count=number_text(r["AcceleratorCount"]),

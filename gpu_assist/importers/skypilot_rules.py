@@ -8,6 +8,7 @@ import ast
 import json
 from decimal import Decimal
 
+from ..facts import Flag
 from ..gpus import GpuSpec
 from . import number_text
 
@@ -89,12 +90,12 @@ def _verda(raw: Listed) -> None:
     if raw.spot:
         raw.notes.append("spot:derived spot (the source sets spot = 0.35 × on-demand, not a market price)")
     if ("verda", raw.row["InstanceType"], raw.on_demand) in _REVIEW:
-        raw.flags.append("on_demand:price-needs-review")
+        raw.flags.append(f"on_demand:{Flag.PRICE_NEEDS_REVIEW}")
 
 
 def _mithril(raw: Listed) -> None:
     """Mithril: every price is 1.00 per GPU-hour, spot and on-demand, H100 and H200 alike: a placeholder."""
-    raw.flags.append("all:placeholder-price")
+    raw.flags.append(f"all:{Flag.PLACEHOLDER_PRICE}")
 
 
 def _hyperbolic(raw: Listed) -> None:

@@ -21,7 +21,9 @@ from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..identity import chosen_name
 from ..pricing import Quote
+from ..render.frames import comparison_frame, quote_frame
 from ..render.money import format_money
+from ..render.notes import said, words
 from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, PROVIDERS, Request, parse_currency, parse_duration,
                        parse_pricing_models, parse_providers, parse_regions)
 
@@ -127,10 +129,10 @@ class QuotePanel(_Panel):
         if isinstance(result, Comparison):
             self.show_comparison(result)
             return
-        frame = result.to_frame()
+        frame = quote_frame(result)
         if frame.empty:
-            display(HTML(f"<i>No option matches:</i> {html.escape(result.empty_reason or 'try fewer filters')}"
-                         + "".join(f"<br>{html.escape(n)}" for n in result.notices)))
+            display(HTML(f"<i>No option matches:</i> {html.escape(frame.attrs['empty_reason'] or 'try fewer filters')}"
+                         + "".join(f"<br>{html.escape(n)}" for n in frame.attrs["notices"])))
             return
         shown = frame[["provider", "region", "zone", "instance_type", "instances", "pricing_model", "hourly",
                        "total", "per_gpu_hour", "verified"]].copy()
@@ -142,7 +144,7 @@ class QuotePanel(_Panel):
         display(shown.style.format({"hourly": "{:,.4f}", "total": "{:,.2f}", "per_gpu_hour": "{:,.4f}"})
                 .set_table_attributes('class="gpu-assist-quote"'))
         if result.notices:
-            display(HTML("<br>".join(html.escape(n) for n in result.notices)))
+            display(HTML("<br>".join(html.escape(n) for n in said(result.notices))))
 
 
     def show_comparison(self, result: Comparison) -> None:
@@ -150,11 +152,12 @@ class QuotePanel(_Panel):
         chart of the cheapest ranked total per provider."""
         from IPython.display import HTML, display
 
-        frame = result.to_frame()
+        frame = comparison_frame(result)
         self.table = frame
         if frame.empty:
-            display(HTML(f"<i>No option matches:</i> {html.escape(result.quote.empty_reason or 'try fewer filters')}"
-                         + "".join(f"<br>{html.escape(n)}" for n in result.notices)))
+            reason = words(result.quote.empty_reason) if result.quote.empty_reason else "try fewer filters"
+            display(HTML(f"<i>No option matches:</i> {html.escape(reason)}"
+                         + "".join(f"<br>{html.escape(n)}" for n in said(result.notices))))
             return
         ranked = frame[frame.ranked]
         best = ranked.assign(best_total=ranked[list(COLUMNS)].min(axis=1)).groupby("provider", sort=False)[
@@ -170,7 +173,7 @@ class QuotePanel(_Panel):
         if len(frame) > len(ranked):
             display(HTML("<i>Rows with verified=False (unverified, stale or derived prices) are not ranked.</i>"))
         if result.notices:
-            display(HTML("<br>".join(html.escape(n) for n in result.notices)))
+            display(HTML("<br>".join(html.escape(n) for n in said(result.notices))))
 
 
 class RecommendPanel(_Panel):

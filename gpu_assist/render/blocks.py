@@ -14,6 +14,7 @@ from typing import Any
 import datetime as dt
 from typing import TYPE_CHECKING, Sequence
 
+from .. import facts
 from ..commands.objects import QuoteCommand
 from ..compare import Comparison
 from ..fleet import FleetReport
@@ -25,6 +26,7 @@ from ..records import RequestRecord
 from ..request import format_duration
 from ..specs import Checks, ExtendSpec, LaunchSpec, OptionId, launch_button_value
 from .money import format_hours, format_money, format_percent, format_plan_cost
+from .notes import said, words
 from .tables import table, text_table
 from .text import render as render_text
 
@@ -85,6 +87,16 @@ def _code(text: str) -> str:
     return "```" + text[: _SECTION_LIMIT - 6] + "```"
 
 
+# The notes a quote card's caveat line keeps: what can interrupt, commit or doubt the price, and many hosts.
+_CAVEATS = (facts.SpotInterruption, facts.Unverified, facts.Stale, facts.ReservedTerm, facts.MultiHost,
+            facts.DateUnknown)
+
+
+def _reason(quote: Quote) -> str:
+    """Why a quote has no options, in words."""
+    return words(quote.empty_reason) if quote.empty_reason else "try fewer filters"
+
+
 def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
     from .comparison import job_length
 
@@ -92,8 +104,8 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
     options = result.options[:top]
     title = f"{request.count}×{request.gpu} for {job_length(request.duration_s)}"
     if not options:
-        return [_section(f"*{title}*: no option matches: {result.empty_reason or 'try fewer filters'}."),
-                _context(list(result.notices) or ["prices from catalogs/SOURCES.md"])]
+        return [_section(f"*{title}*: no option matches: {_reason(result)}."),
+                _context(said(result.notices) or ["prices from catalogs/SOURCES.md"])]
     rows = [[str(i), o.provider, o.instance_type, o.zone or o.region, o.pricing_model,
              format_money(o.total, o.currency), format_money(o.per_gpu_hour, o.currency, places=2)]
             for i, o in enumerate(options, 1)]
@@ -108,10 +120,10 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
         bits = []
         if o.savings_vs_on_demand is not None:
             bits.append(f"saves {format_percent(o.savings_vs_on_demand)} vs on-demand")
-        bits += [n for n in o.notes if n.startswith(("spot", "unverified", "stale", "commits", "spans", "price date"))]
+        bits += [words(n) for n in o.notes if isinstance(n, _CAVEATS)]
         if bits:
             caveats.append(f"{i}. " + "; ".join(bits))
-    blocks.append(_context(caveats + list(result.notices) or ["prices from catalogs/SOURCES.md"]))
+    blocks.append(_context(caveats + said(result.notices) or ["prices from catalogs/SOURCES.md"]))
     buttons = [{"type": "button", "action_id": f"{REQUEST_LAUNCH}_{i}",
                 "text": {"type": "plain_text", "text": f"Request launch #{i}"},
                 "value": launch_button_value(OptionId(o.instance_type, o.region, o.pricing_model), request.duration_s)}
@@ -146,8 +158,8 @@ def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None
     header = f"{view.title}" if not start else f"{view.title} (from #{start + 1})"
     blocks: list[dict] = [{"type": "header", "text": {"type": "plain_text", "text": header[:150]}}]
     if not rows and not result.untrusted:
-        reason = result.quote.empty_reason or "try fewer filters"
-        return blocks + [_section(f"No offer matches: {reason}."), _context(list(result.notices) or [reason])]
+        reason = _reason(result.quote)
+        return blocks + [_section(f"No offer matches: {reason}."), _context(list(view.notices) or [reason])]
     columns = result.columns
     for index, (row, line) in enumerate(zip(rows, lines), start + 1):
         cells = line[4:4 + len(columns)]
@@ -211,7 +223,7 @@ def recommendation_blocks(result, *, top: int = 5) -> list[dict]:
                                                 rows, right={0, 5, 6}))))
     else:
         blocks.append(_section("No plan meets every constraint."))
-    why = [f"not chosen: {p.gpu_count:,}×{p.gpu} — {p.reasons[0]}" for p in result.rejected[:3] if p.reasons]
+    why = [f"not chosen: {p.gpu_count:,}×{p.gpu} — {words(p.reasons[0])}" for p in result.rejected[:3] if p.reasons]
     why += [f"not chosen: {line}" for line in result.not_planned[:2]]
     blocks.append(_context(list(result.assumptions[:4]) + why))
     return blocks

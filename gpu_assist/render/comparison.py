@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..compare import Comparison, ComparisonRow
+from ..facts import PricingModel, SpotInterruption
 from ..pricing import QuoteOption
 from ..price_table import HOURS_PER_YEAR
 from ..plural import plural
 from ..request import HOUR_S, Request, format_duration
 from .money import format_hours, format_money
+from .notes import words
 from .tables import WIDTH
 
 HEADERS = {"on-demand": "on-demand", "spot": "spot", "reserved-1y": "res. 1y", "reserved-3y": "res. 3y",
@@ -94,18 +96,23 @@ def title(comparison: Comparison) -> str:
 
 def _cell(option: QuoteOption | None, model: str, best: QuoteOption, currency: str, unit: str) -> str:
     if option is None:
-        return "unknown" if model.startswith("reserved") else ""
+        return "unknown" if PricingModel(model).reserved else ""
     return format_total(option.total, currency, unit) + (BEST if option is best else "")
 
 
 def shared_notes(comparison: Comparison) -> tuple[tuple[str, ...], bool]:
     """The notes every ranked row carries (with two rows or more), and whether every unranked row carries them
     too: said once at the head of the legend instead of a marker on each row."""
-    ranked = comparison.rows
+    ranked = [said(row) for row in comparison.rows]
     if len(ranked) < 2:
         return (), True
-    shared = tuple(n for n in ranked[0].notes if all(n in row.notes for row in ranked[1:]))
-    return shared, all(n in row.notes for row in comparison.untrusted for n in shared)
+    shared = tuple(n for n in ranked[0] if all(n in notes for notes in ranked[1:]))
+    return shared, all(n in said(row) for row in comparison.untrusted for n in shared)
+
+
+def said(row: ComparisonRow) -> tuple[str, ...]:
+    """The words of a row's notes, in order."""
+    return tuple(words(note) for note in row.notes)
 
 
 def layout(comparison: Comparison, *, unit: str = "") -> Layout:
@@ -117,8 +124,8 @@ def layout(comparison: Comparison, *, unit: str = "") -> Layout:
     shared, everywhere = shared_notes(comparison)
 
     def line(rank: str, row: ComparisonRow) -> tuple[str, ...]:
-        said = shared if row.ranked or everywhere else ()
-        marks = [str(markers.setdefault(note, len(markers) + 1)) for note in row.notes if note not in said]
+        shared_here = shared if row.ranked or everywhere else ()
+        marks = [str(markers.setdefault(note, len(markers) + 1)) for note in said(row) if note not in shared_here]
         instance = row.instance_type if row.instances == 1 else f"{row.instances}× {row.instance_type}"
         best, cells = row.best, dict(row.cells)
         return (rank, row.provider, instance, best.zone or best.region,
@@ -132,11 +139,11 @@ def layout(comparison: Comparison, *, unit: str = "") -> Layout:
     legend += [f"{'all rows' if everywhere else 'ranked rows'}: {note}" for note in shared]
     every = comparison.rows + comparison.untrusted
     if "spot" in columns and any(r.cell("spot") for r in every):
-        legend.append("spot: may be interrupted; checkpoint your job")
-    if any(m.startswith("reserved") for m in columns):
-        terms = [m for m in columns if m.startswith("reserved")]
+        legend.append(words(SpotInterruption()))
+    terms = [model for model in map(PricingModel, columns) if model.term_years]
+    if terms:
         line_ = ", ".join(HEADERS[m] for m in terms) + ": the whole term is paid (" + \
-            " / ".join(f"{HOURS_PER_YEAR * int(m[-2]):,} h" for m in terms) + ") whatever the job's length"
+            " / ".join(f"{HOURS_PER_YEAR * (m.term_years or 0):,} h" for m in terms) + ") whatever the job's length"
         if any(r.cell(m) is None for r in every for m in terms):
             line_ += "; unknown: no source in the catalogs gives that offer's reserved price"
         legend.append(line_)
@@ -146,7 +153,7 @@ def layout(comparison: Comparison, *, unit: str = "") -> Layout:
     return Layout(title=title(comparison),
                   headers=("#", "provider", "instance", "where", *(HEADERS[m] for m in columns), "notes"),
                   money_columns=tuple(range(4, 4 + len(columns))), rows=rows, untrusted=untrusted,
-                  legend=tuple(legend), notices=comparison.notices,
+                  legend=tuple(legend), notices=tuple(words(n) for n in comparison.notices),
                   more=comparison.more)
 
 

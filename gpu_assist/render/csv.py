@@ -12,6 +12,7 @@ from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
+from .notes import words
 from .tabular import plan_table, quote_table
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def render_comparison(result: Comparison, **_options: Any) -> str:
         cells = [f"{cell.total:.2f}" if (cell := row.cell(m)) else "" for m in COLUMNS]
         rows.append([rank if row.ranked else "", row.provider, row.instance_type, row.instances,
                      best.zone or best.region, *cells, best.pricing_model, result.currency,
-                     "yes" if row.trusted else "no", "; ".join(row.notes)])
+                     "yes" if row.trusted else "no", "; ".join(map(words, row.notes))])
     return _write(headers, rows)
 
 

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..commands.objects import HelpCommand, RequestDetail
 from ..compare import Comparison, ComparisonRow, compare
+from ..facts import Fact
 from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
 from .money import round_money
+from .notes import words
 
 if TYPE_CHECKING:
     from ..budgets import BudgetStatus
@@ -59,7 +61,7 @@ def quote_options(result: Quote | Comparison) -> list[dict[str, Any]]:
         item["group"] = comparison.group_of(option)
         for key, places in _PLACES.items():
             item[key] = round_money(item[key], places)
-        item["notes"] = list(item["notes"])
+        item["notes"] = [words(note) for note in option.notes]
         items.append(item)
     return items
 
@@ -69,7 +71,8 @@ def quote_answer(result: Quote | Comparison) -> dict[str, Any]:
     (the REST answer; the CLI's `--format json` is the bare option list, with the reason on stderr)."""
     quote = result.quote if isinstance(result, Comparison) else result
     return {"request": quote.request.describe(), "currency": quote.currency, "options": quote_options(result),
-            "notices": list(quote.notices), "empty_reason": quote.empty_reason}
+            "notices": [words(notice) for notice in quote.notices],
+            "empty_reason": words(quote.empty_reason) if quote.empty_reason else None}
 
 
 def comparison_answer(result: Comparison) -> dict[str, Any]:
@@ -77,32 +80,34 @@ def comparison_answer(result: Comparison) -> dict[str, Any]:
     the title, the pricing-model columns, rows with each model's total for the job (null: not offered), the
     cheapest model and where that price is, the notes with their footnote markers, and the legend. Ranked rows
     carry their rank; unverified or stale ones come apart, as in every other face."""
-    from .comparison import layout, shared_notes
+    from .comparison import layout, said, shared_notes
 
     laid, (shared, everywhere) = layout(result), shared_notes(result)
     footnotes: dict[str, str] = {}
 
     def row_of(row: ComparisonRow, line: tuple[str, ...]) -> dict[str, Any]:
-        said = shared if row.ranked or everywhere else ()
+        shared_here = shared if row.ranked or everywhere else ()
         markers = [mark for mark in line[-1].split(",") if mark]
-        footnotes.update(zip(markers, [note for note in row.notes if note not in said]))
+        footnotes.update(zip(markers, [note for note in said(row) if note not in shared_here]))
         best = row.best
         return {"rank": int(line[0]) if row.ranked else None, "key": row.key, "provider": row.provider,
                 "instance_type": row.instance_type, "instances": row.instances, "where": best.zone or best.region,
                 "totals": {model: round_money(cell.total, 2) if (cell := row.cell(model)) else None
                            for model in result.columns},
-                "best": best.pricing_model, "verified": row.trusted, "notes": list(row.notes), "markers": markers}
+                "best": best.pricing_model, "verified": row.trusted, "notes": list(said(row)), "markers": markers}
 
     rows = [row_of(row, line) for row, line in zip(result.rows, laid.rows)]
     untrusted = [row_of(row, line) for row, line in zip(result.untrusted, laid.untrusted)]
     return {"request": result.request.describe(), "currency": result.currency, "title": laid.title,
             "columns": list(result.columns), "rows": rows, "untrusted": untrusted, "more": result.more,
             "footnotes": footnotes, "legend": list(laid.legend), "notices": list(laid.notices),
-            "empty_reason": result.quote.empty_reason}
+            "empty_reason": words(result.quote.empty_reason) if result.quote.empty_reason else None}
 
 
 def _plain(value: Any) -> Any:
-    """Decimals as rounded numbers, tuples as lists, dataclasses as dicts, for json.dumps."""
+    """Decimals as rounded numbers, tuples as lists, dataclasses as dicts, facts in words, for json.dumps."""
+    if isinstance(value, Fact):
+        return words(value)
     if isinstance(value, Decimal):
         return round_money(value, 6)
     if isinstance(value, dict):

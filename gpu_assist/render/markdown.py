@@ -9,6 +9,7 @@ from ..compare import Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
+from .notes import words
 from .tabular import plan_table, quote_table
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def render_comparison(result: Comparison, **_options: Any) -> str:
 @render.register(Quote)
 def _quote(result: Quote, **_options: Any) -> str:
     headers, rows = quote_table(result)
-    return "\n".join([*_table(headers, rows), "", *(f"- {n}" for n in result.notices)])
+    return "\n".join([*_table(headers, rows), "", *(f"- {words(n)}" for n in result.notices)])
 
 
 @register_by_name(render, "gpu_assist.recommendation.Recommendation")

@@ -6,6 +6,8 @@ import re
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Callable
 
+from ..fx import rate_places
+
 if TYPE_CHECKING:
     from ..recommendation import Plan
 
@@ -17,12 +19,6 @@ def format_money(amount: Decimal, currency: str, *, places: int = 2) -> str:
     quantum = Decimal(1).scaleb(-places)
     rounded = amount.quantize(quantum, rounding=ROUND_HALF_EVEN)
     return f"{_SYMBOL.get(currency, currency + ' ')}{rounded:,.{places}f}"
-
-
-def rate_places(amount: Decimal) -> int:
-    """Decimal places a price per hour is shown with: cents, or four places below one unit (sub-dollar GPU-hours
-    differ in the third place)."""
-    return 4 if amount < 1 else 2
 
 
 def format_rate(amount: Decimal, currency: str) -> str:

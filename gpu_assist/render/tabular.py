@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from .money import format_hours, format_money, format_percent
+from .notes import words
 
 
 def _money(amount: Decimal | None, currency: str, plain: bool, places: int = 2) -> str:
@@ -23,7 +24,7 @@ def quote_table(result, *, plain: bool = False):
              _money(o.per_gpu_hour, currency, plain, 4),
              ("" if o.savings_vs_on_demand is None else f"{o.savings_vs_on_demand:.4f}") if plain
              else format_percent(o.savings_vs_on_demand), o.currency, "yes" if o.verified else "no",
-             "; ".join(o.notes)] for o in result.options]
+             "; ".join(map(words, o.notes))] for o in result.options]
     return headers, rows
 
 
@@ -40,7 +41,7 @@ def plan_table(result, *, plain: bool = False):
         rows.append([gpus, p.provider, p.zone or p.region, p.instance_type, instances,
                      p.strategy, hours, _money(p.hourly, p.currency, plain, 4), _money(p.total, p.currency, plain),
                      p.currency, _verdict(p.meets_deadline, plain), _verdict(p.within_budget, plain),
-                     "yes" if p.verified else "no", "; ".join(p.reasons)])
+                     "yes" if p.verified else "no", "; ".join(map(words, p.reasons))])
     return headers, rows
 
 

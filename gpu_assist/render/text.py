@@ -18,6 +18,7 @@ from ..plural import plural
 from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
 from .money import format_money, format_percent, format_rate
+from .notes import words
 from .tables import fitting_table, table, text_table
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def render_comparison(result: Comparison, *, color: bool = False, **_options: An
     view = views[""]
     lines = [view.title]
     if not view.rows and not view.untrusted:
-        lines += wrap(f"no options: {result.quote.empty_reason or 'no offer matches'}")
+        lines += wrap(f"no options: {_reason(result.quote)}")
         return "\n".join(lines + [line for notice in view.notices for line in wrap(f"note: {notice}")])
     totals = [option.total for row in result.rows + result.untrusted for _, option in row.cells]
     view, table = _first_fitting(laid_out, _ladder(totals))
@@ -131,10 +132,11 @@ def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
     memory = next((o.gpu_memory_gib for o in options), None)
     lines = [f"{job(result.request, memory)} — {plural(len(options), 'option')}, verified first, cheapest first "
              f"({result.currency})"]
-    shared = [n for n in options[0].notes if all(n in o.notes for o in options[1:])] if len(options) > 1 else []
+    notes = [[words(note) for note in o.notes] for o in options]
+    shared = [n for n in notes[0] if all(n in said for said in notes[1:])] if len(options) > 1 else []
     markers: dict[str, int] = {}
-    marks = [",".join(str(markers.setdefault(n, len(markers) + 1)) for n in o.notes if n not in shared)
-             for o in options]
+    marks = [",".join(str(markers.setdefault(n, len(markers) + 1)) for n in said if n not in shared)
+             for said in notes]
     headers = ["#", "provider", "region/zone", "instance", "n", "pricing", "hourly", "total", "per GPU-h", "saves",
                "notes"]
 
@@ -157,7 +159,7 @@ def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
     for note, number in markers.items():
         lines += wrap(f"{number} {note}")
     for notice in result.notices:
-        lines += wrap(f"note: {notice}")
+        lines += wrap(f"note: {words(notice)}")
     return "\n".join(lines)
 
 
@@ -187,7 +189,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
     if result.plans:
         rows = []
         for rank, plan in enumerate(result.plans, 1):
-            marks = ",".join(str(markers.setdefault(r, len(markers) + 1)) for r in plan.reasons)
+            marks = ",".join(str(markers.setdefault(words(r), len(markers) + 1)) for r in plan.reasons)
             total = format_plan_cost(plan, format_total)
             rows.append([f"{rank}{'*' if plan.pareto else ''}", f"{plan.gpu_count:,}×{plan.gpu}", plan.provider,
                          plan.zone or plan.region,
@@ -211,7 +213,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
         lines.append("not chosen:")
         for plan in result.rejected[:8]:
             lines += wrap(f"  {plan.gpu_count:,}×{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
-                          f"{plan.reasons[0] if plan.reasons else 'infeasible'}", "    ")
+                          f"{words(plan.reasons[0]) if plan.reasons else 'infeasible'}", "    ")
         for line in result.not_planned:
             lines += wrap(f"  {line}", "    ")
     lines.append("reasoning:")
@@ -288,9 +290,14 @@ def render_tco(result: TcoResult, **_options: Any) -> str:
     else:
         break_even = f"break-even: none: over {i.years} years owning costs more than renting even at 730 h/month " \
                      "(in use all the time), so renting wins at any usage"
-    notes = [*result.conversions, f"cloud rate: {result.cloud_rate_source}", break_even]
+    notes = [*map(words, result.conversions), f"cloud rate: {result.cloud_rate_source}", break_even]
     notes.append(f"at {i.hours_per_month:g} h/month, {result.cheaper} is cheaper")
     return "\n".join(lines + [line for note in notes for line in wrap(note)])
+
+
+def _reason(quote: Quote) -> str:
+    """Why a quote has no options, in words."""
+    return words(quote.empty_reason) if quote.empty_reason else "no offer matches"
 
 
 @render.register(HelpCommand)

@@ -15,6 +15,7 @@ from gpu_assist.compare import compare, refine
 from gpu_assist.pricing import quote
 from gpu_assist.provision.aws import REQUEST_TAG
 from gpu_assist.render.comparison import format_total
+from gpu_assist.render.notes import words
 from gpu_assist.request import parse_request
 from slack_client import SIGNING_SECRET, action_body, command_body, settle, signed_post
 from support import TODAY
@@ -138,7 +139,7 @@ def test_an_old_or_malformed_more_button_is_out_of_date(slack, mock_slack, value
 def test_an_empty_quote_card_says_which_filter_removed_what(slack, mock_slack, catalog):
     _, _, response_url = _command(slack, mock_slack, "quote 8xH100 1mo monthly")
     (answer,) = _responses(mock_slack, response_url)
-    reason = quote(parse_request("8xH100 1mo monthly", catalog.gpus), catalog, today=TODAY).empty_reason
+    reason = words(quote(parse_request("8xH100 1mo monthly", catalog.gpus), catalog, today=TODAY).empty_reason)
     assert reason.startswith("no monthly prices for H100")
     assert answer["blocks"][1]["text"]["text"] == f"No offer matches: {reason}."
 

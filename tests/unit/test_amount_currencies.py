@@ -16,6 +16,7 @@ from gpu_assist.commands.grammar import parse_quote, words_of
 from gpu_assist.compare import job_hourly
 from gpu_assist.render.blocks import comparison_blocks
 from gpu_assist.render.json import quote_answer
+from gpu_assist.render.notes import words
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
@@ -35,7 +36,7 @@ def test_a_max_price_in_yuan_filters_a_dollar_quote_at_its_dollar_worth(catalog,
     assert main(["quote", "8xA100", "72h", "max-price=¥30", "list"]) == 0
     shown = capsys.readouterr().out
     cap = _dollars(catalog, 30)
-    assert f"max-price ¥30.00 = ${cap} at {catalog.fx.describe('CNY')}" in shown
+    assert f"max-price ¥30.00 = ${cap} at {words(catalog.fx.rate('CNY'))}" in shown
     assert f"max-price={cap} USD/h" in shown and "max-price=30 USD/h" not in shown
     assert main(["quote", "8xA100", "72h", "--max-price", "¥30", "--format", "json"]) == 0
     options = json.loads(capsys.readouterr().out)

@@ -13,9 +13,11 @@ from gpu_assist.cli import main
 from gpu_assist.commands import Context, QuoteCommand, parse_command, run
 from gpu_assist.compare import Comparison, compare, job_hourly, refine
 from gpu_assist.errors import ParseError
+from gpu_assist.facts import AlsoAs, Derived, Labelled, MemoryFilter, MultiHost, PriceCap, Stale
 from gpu_assist.pricing import Quote, QuoteOption, quote
 from gpu_assist.render import csv as render_csv, markdown as render_markdown
 from gpu_assist.render.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks, read_more
+from gpu_assist.render.notes import said
 from gpu_assist.render.text import render
 from gpu_assist.request import parse_request
 
@@ -56,7 +58,7 @@ def test_no_two_rows_of_a_provider_differ_only_in_host_split(context):
             assert not same or any(abs(a.cell(m).total - b.cell(m).total) > a.cell(m).total / 200 for m in same), \
                 (a.key, b.key)
     gcp = next(r for r in result.rows if r.instance_type == "a2-highgpu-8g")
-    assert "8× a2-highgpu-1g" in gcp.folded and any("also as" in n for n in gcp.notes)
+    assert "8× a2-highgpu-1g" in gcp.folded and AlsoAs(gcp.folded) in gcp.notes
     lambda_row = next(r for r in result.rows if r.provider == "lambda")
     assert lambda_row.instances == 1 and lambda_row.folded
 
@@ -73,7 +75,7 @@ def test_fewest_hosts_win_only_a_tie(make_catalog):
     keys = {r.key: r for r in result.rows}
     assert keys["gcp/big-8"].folded == ("2× mid-4",)  # same price, more hosts: folded
     assert "gcp/small-1" in keys  # offers spot, which big-8 does not: not the same purchase
-    assert any("spans 8 hosts" in n for n in keys["gcp/small-1"].notes)
+    assert MultiHost(8) in keys["gcp/small-1"].notes
     assert result.group_of(next(o for o in result.quote.options if o.instance_type == "mid-4")) == "gcp/big-8"
 
 
@@ -91,7 +93,7 @@ def test_a_dearer_type_over_more_hosts_keeps_its_own_row(make_catalog):
     keys = {r.key: r for r in result.rows}
     assert keys["huawei/gpu-accel-a100"].folded == ("4× twin",)  # $1.32 per GPU-hour both: folded
     assert "huawei/GPU-F32" in keys and not keys["huawei/GPU-F32"].folded
-    assert not any("GPU-F32" in note for row in result.rows for note in row.notes)
+    assert not any("GPU-F32" in note for row in result.rows for note in said(row.notes))
 
 
 @pytest.mark.parametrize("text", ["quote 8xA100 72h", "quote 8xA100 72h provider=huawei", "quote 16xH100 1w",
@@ -133,7 +135,7 @@ def test_a_derived_spot_price_is_never_ranked_above_a_price_someone_set(context)
     spot = _run(context, "quote 4xH100 1w spot")
     derived = [r for r in spot.rows + spot.untrusted if r.provider == "verda"]
     assert derived and all(not r.ranked for r in derived)  # its spot is 0.35 × on-demand, nobody's market price
-    assert all(r.label.startswith("derived spot") for r in derived)
+    assert all(any(isinstance(n, Labelled) and isinstance(n.label, Derived) for n in r.notes) for r in derived)
     assert spot.rows and all(r.trusted for r in spot.rows)
     both = _run(context, "quote 1xH200 10h")
     (row,) = [r for r in both.rows if r.instance_type == "2H200.141S.88V"]
@@ -145,7 +147,8 @@ def test_stale_prices_are_labelled_and_not_ranked(make_catalog):
                            offer(instance_type="old", on_demand_hourly="10", as_of="2026-09-01"))
     result = compare(refine(quote(parse_request("8xA100 1h", catalog.gpus), catalog, today=TODAY)))
     assert [r.instance_type for r in result.rows] == ["fresh"]
-    assert result.untrusted[0].instance_type == "old" and "stale" in result.untrusted[0].label
+    assert result.untrusted[0].instance_type == "old"
+    assert any(isinstance(n, Stale) for n in result.untrusted[0].notes)
 
 
 @pytest.mark.parametrize("text", ["quote 8xA100 72h", "quote 8xA100 72h list", "quote 1xH100 1mo",
@@ -206,9 +209,11 @@ def test_sort_and_filters_are_words_of_the_grammar(context):
     assert prices == sorted(prices)
     capped = _run(context, "quote 8xA100 72h max-price=30 list")
     assert capped.options and all(job_hourly(o) <= 30 for o in capped.options)
-    assert any("max-price=30" in n for n in capped.notices)
+    assert any(isinstance(n, PriceCap) and n.max_price == 30 for n in capped.notices)
+    assert any("max-price=30" in n for n in said(capped.notices))
     none = _run(context, "quote 8xA100 72h min-gpu-memory=80 list")
-    assert not none.options and any("min-gpu-memory=80" in n and "40 GB" in n for n in none.notices)
+    assert not none.options and any(isinstance(n, MemoryFilter) and n.largest == 40 for n in none.notices)
+    assert any("min-gpu-memory=80" in n and "40 GB" in n for n in said(none.notices))
     by_provider = _run(context, "quote 8xA100 72h sort=provider")
     providers = [r.provider for r in by_provider.rows]
     assert providers == sorted(providers)

@@ -9,9 +9,11 @@ import pytest
 from fake_nvml import FakeNvml, eight_gpus
 from gpu_assist.commands import Context, parse_command
 from gpu_assist.compare import compare, refine
+from gpu_assist.facts import NoPrices
 from gpu_assist.jupyter import QuotePanel, RecommendPanel, UtilizationPanel
 from gpu_assist.jupyter.panels import cost_bars
 from gpu_assist.jupyter.utilization_panel import sparkline
+from gpu_assist.render.notes import words
 from gpu_assist.pricing import quote
 from gpu_assist.request import parse_request
 from gpu_assist.nvml import NvmlSampler
@@ -67,8 +69,9 @@ def test_an_empty_quote_shows_its_reason(context):
     panel.gpu.value, panel.count.value, panel.duration.value, panel.pricing.value = "H100", 8, "1mo", "monthly"
     with capture_output() as shown:
         panel.button.click()
-    reason = panel.result.quote.empty_reason
-    assert panel.result.rows == () and reason.startswith("no monthly prices for H100")
+    reason = words(panel.result.quote.empty_reason)
+    assert panel.result.rows == () and isinstance(panel.result.quote.empty_reason, NoPrices)
+    assert reason.startswith("no monthly prices for H100")
     assert shown.outputs[0].data["text/html"] == f"<i>No option matches:</i> {reason}"
     import gpu_assist
 

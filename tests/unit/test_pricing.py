@@ -7,7 +7,10 @@ import math
 from decimal import Decimal
 
 from support import CATALOGS, SOURCES, TODAY, offer
+from gpu_assist.facts import (DateUnknown, Flag, Flagged, IdleGpus, MultiHost, PricingModel, ReservedTerm,
+                              ReservedUnknown, ScopedFlag, SpotInterruption, Stale, Unverified)
 from gpu_assist.pricing import quote
+from gpu_assist.render.notes import said
 from gpu_assist.request import parse_request
 
 
@@ -35,14 +38,14 @@ def test_sixteen_gpus_need_two_eight_gpu_instances(catalog):
     assert best.instance_type == "p4d.24xlarge"
     assert best.instances == 2
     assert best.total == 2 * best.hourly * 10
-    assert any("spans 2 hosts" in note for note in best.notes)
+    assert MultiHost(2) in best.notes and any("spans 2 hosts" in note for note in said(best.notes))
 
 
 def test_three_gpus_on_an_eight_gpu_instance_leave_five_idle(make_catalog):
     catalog = make_catalog(offer(on_demand_hourly="32.77"))
     option = _quote(catalog, "3xA100 2h").options[0]
     assert option.instances == 1
-    assert "5 of 8 GPUs idle" in option.notes
+    assert IdleGpus(5, 8) in option.notes and "5 of 8 GPUs idle" in said(option.notes)
     assert option.total == Decimal("32.77") * 2
     assert option.per_gpu_hour == Decimal("32.77") * 2 / (3 * 2)
 
@@ -68,8 +71,9 @@ def test_cny_rows_convert_at_the_fx_rate(make_catalog):
     usd = _quote(catalog, "8xA100 72h").options[0]
     assert usd.currency == "USD"
     assert usd.total == Decimal(28) * 72 / rate
-    assert any(f"converted from CNY at {rate.normalize():f} CNY/USD" in n for n in usd.notes)
-    assert "unverified list price (seed-000)" in usd.notes and "price date unknown" in usd.notes
+    assert any(f"converted from CNY at {rate.normalize():f} CNY/USD" in n for n in said(usd.notes))
+    assert Unverified("seed-000") in usd.notes and DateUnknown() in usd.notes
+    assert "unverified list price (seed-000)" in said(usd.notes) and "price date unknown" in said(usd.notes)
     cny = _quote(catalog, "8xA100 72h currency=CNY").options[0]
     assert cny.total == Decimal(28) * 72
 
@@ -92,7 +96,7 @@ def test_chinese_rows_carry_their_family_gpu_and_mismatches_are_left_out(catalog
     assert _quote(catalog, "8xA100-80GB 72h provider=tencent").options == ()
     shown = _quote(catalog, "1xA10 1h provider=aliyun", include_flagged=True).options
     assert {o.instance_type for o in shown} == {"gn7i", "gn7i-c12g1"}
-    assert any("family is NVIDIA A10" in note for o in shown for note in o.notes)
+    assert any("family is NVIDIA A10" in note for o in shown for note in said(o.notes))
 
 
 def test_flagged_prices_are_left_out_unless_asked_for(make_catalog):
@@ -107,7 +111,9 @@ def test_flagged_prices_are_left_out_unless_asked_for(make_catalog):
     assert result.flagged_excluded == 2
     included = _quote(catalog, "8xA100 1h", include_flagged=True)
     assert ("bad-all", "on-demand") in {(o.instance_type, o.pricing_model) for o in included.options}
-    assert any("catalog flags" in n for n in included.cheapest(instance_type="bad-all").notes)
+    flagged = included.cheapest(instance_type="bad-all").notes
+    assert Flagged((ScopedFlag("all", Flag.ZERO_HOST_PRICE),)) in flagged
+    assert "catalog flags: all:zero-host-price (included on request)" in said(flagged)
 
 
 def test_the_bundled_flags_exclude_spot_equal_to_on_demand(catalog):
@@ -135,7 +141,7 @@ def test_spot_notes_interruption_and_reports_savings(make_catalog):
     spot = _quote(catalog, "8xA100 4h spot").options[0]
     assert spot.zone == "use1-az1"
     assert spot.savings_vs_on_demand == Decimal("0.75")
-    assert any("may be interrupted" in n for n in spot.notes)
+    assert SpotInterruption() in spot.notes and any("may be interrupted" in n for n in said(spot.notes))
 
 
 def test_reserved_is_the_cost_of_the_whole_term_with_its_break_even(make_catalog):
@@ -144,7 +150,7 @@ def test_reserved_is_the_cost_of_the_whole_term_with_its_break_even(make_catalog
     one_year = result.cheapest(pricing_model="reserved-1y")
     assert one_year.total == Decimal(24) * 8760
     assert one_year.savings_vs_on_demand == Decimal("0.4")
-    assert "breaks even vs on-demand at 438 h/month of use" in one_year.notes  # 24 × 730 / 40
+    assert "breaks even vs on-demand at 438 h/month of use" in said(one_year.notes)  # 24 × 730 / 40
     assert result.cheapest(pricing_model="reserved-3y").total == Decimal(16) * 8760 * 3
 
 
@@ -154,7 +160,8 @@ def test_a_job_longer_than_a_term_buys_as_many_terms_as_it_needs(make_catalog):
     result = _quote(catalog, "8xA100 100w reserved")
     one_year = result.cheapest(pricing_model="reserved-1y")
     assert one_year.total == Decimal(24) * 8760 * 2 and one_year.billed_hours == 8760 * 2
-    assert "commits to 2 consecutive 1-year terms (17520 h) for a 16800 h job" in one_year.notes
+    assert ReservedTerm(1, 2, 16800 * 3600) in one_year.notes
+    assert "commits to 2 consecutive 1-year terms (17520 h) for a 16800 h job" in said(one_year.notes)
     assert result.cheapest(pricing_model="reserved-3y").total == Decimal(16) * 8760 * 3  # one 3-year term
 
 
@@ -163,7 +170,8 @@ def test_reserved_unknown_is_said_not_invented(catalog):
     result = _quote(catalog, "8xA100 72h reserved aws")
     assert {(o.pricing_model, o.region, o.source) for o in result.options} == \
         {("reserved-3y", "us-east-1", "aws-reserved-3y")}
-    assert "reserved-1y: reserved price unknown (no source in the catalogs gives one)" in result.notices
+    assert ReservedUnknown(PricingModel.RESERVED_1Y) in result.notices
+    assert "reserved-1y: reserved price unknown (no source in the catalogs gives one)" in said(result.notices)
 
 
 def test_monthly_shows_only_when_it_beats_on_demand(make_catalog):
@@ -180,7 +188,7 @@ def test_monthly_shows_only_when_it_beats_on_demand(make_catalog):
 def test_stale_prices_are_labelled(make_catalog):
     catalog = make_catalog(offer(as_of="2026-09-01"))
     notes = _quote(catalog, "8xA100 1h").options[0].notes
-    assert "stale: price as of 2026-09-01 (92 days old)" in notes
+    assert Stale("2026-09-01", 92) in notes and "stale: price as of 2026-09-01 (92 days old)" in said(notes)
 
 
 def test_default_keeps_the_cheapest_region_per_offer_and_all_regions_keeps_each(make_catalog):

@@ -10,11 +10,13 @@ import pytest
 
 from support import CATALOGS, SOURCES, TODAY
 from gpu_assist.cli import main
+from gpu_assist.facts import Flag, Flagged, Labelled, SourcesDisagree
 from gpu_assist.gpus import load_gpus
 from gpu_assist.importers import spot_flags
 from gpu_assist.importers.skypilot import SkyPilotSource, price_text
 from gpu_assist.pricing import quote
 from gpu_assist.regions import location
+from gpu_assist.render.notes import said
 from gpu_assist.request import parse_request
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
@@ -100,7 +102,9 @@ def test_mithril_placeholders_are_flagged_and_never_quoted_unless_asked(catalog,
     assert all("all:placeholder-price" in r["flags"] for r in rows.values())
     assert not any(o.provider == "mithril" for o in _quote(catalog, "8xH100 1h").options)
     shown = _quote(catalog, "8xH100 1h provider=mithril", include_flagged=True).options
-    assert shown and all("catalog flags: all:placeholder-price" in " ".join(o.notes) for o in shown)
+    assert shown and all("catalog flags: all:placeholder-price" in " ".join(said(o.notes)) for o in shown)
+    assert all(any(f.flag == Flag.PLACEHOLDER_PRICE for n in o.notes if isinstance(n, Flagged) for f in n.flags)
+               for o in shown)
 
 
 def test_float_artefacts_beyond_six_decimals_are_rounded_and_nothing_else(gpus):
@@ -193,7 +197,8 @@ def test_sources_disagree_is_shown_with_both_figures(catalog):
         instance_type="a3-highgpu-8g")
     # the sources' figures (`$88.4899999025753/h` in gcp_cud.csv) as quotes show rates: four places
     assert any("sources disagree on on-demand: skypilot-gcp $43.0662/h (2026-12-02) vs gcp-cud "
-               "$88.4900/h (2026-07-30)" in n for n in option.notes)
+               "$88.4900/h (2026-07-30)" in n for n in said(option.notes))
+    assert any(isinstance(n, Labelled) and isinstance(n.label, SourcesDisagree) for n in option.notes)
 
 
 def test_a_notes_money_is_in_the_quotes_currency(catalog):
@@ -202,8 +207,8 @@ def test_a_notes_money_is_in_the_quotes_currency(catalog):
     p4d = _quote(catalog, "8xA100 72h provider=aws region=us-east-1 reserved-3y currency=CNY").cheapest(
         instance_type="p4d.24xlarge")
     upfront = f"{Decimal('214419.99') * rate:,.2f}"
-    assert any(f"about ¥{upfront} upfront per instance" in n for n in p4d.notes), p4d.notes
-    assert not any("$" in n for n in p4d.notes)
+    assert any(f"about ¥{upfront} upfront per instance" in n for n in said(p4d.notes)), p4d.notes
+    assert not any("$" in n for n in said(p4d.notes))
 
 
 def test_lambda_h100_pcie_is_the_pcie_card_not_the_sxm_part(gpus):

@@ -13,9 +13,12 @@ from support import TODAY, offer
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, RecommendCommand, parse_command, run
 from gpu_assist.errors import ParseError
+from gpu_assist.facts import (Derived, Fastest, Labelled, MultiHost, OverBudget, OverDeadline, TooManyToHold,
+                              Unverified)
 from gpu_assist.recommendation import recommend
 from gpu_assist.sizing import GIB, memory_needed, min_gpus, spot_overhead, training_hours
 from gpu_assist.regions import location
+from gpu_assist.render.notes import words
 from gpu_assist.workload import parse_workload
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
@@ -69,14 +72,15 @@ def test_a_plan_beyond_its_deadline_is_never_feasible(catalog):
     assert result.plans
     assert all(p.hours <= 72 and p.meets_deadline for p in result.plans)
     late = [p for p in result.rejected if p.meets_deadline is False]
-    assert late and all(p.reasons[0].startswith("takes ") for p in late)
+    assert late and all(isinstance(p.reasons[0], OverDeadline) and words(p.reasons[0]).startswith("takes ")
+                        for p in late)
 
 
 def test_budget_is_enforced_and_explained(catalog):
     result = _recommend(catalog, "train 7B tokens=20B budget=$500", top=1000)
     assert all(p.total <= 500 for p in result.plans)
     over = [p for p in result.rejected if p.within_budget is False]
-    assert over and "> budget 500 USD" in over[0].reasons[0]
+    assert over and isinstance(over[0].reasons[0], OverBudget) and "> budget 500 USD" in words(over[0].reasons[0])
 
 
 def test_region_cn_returns_only_chinese_regions(catalog):
@@ -94,7 +98,8 @@ def test_a_plan_that_cannot_hold_the_job_under_the_instance_cap_is_not_listed(ca
     assert any(line.startswith("A10 (24 GiB): 3,360 GB needs ≥ 145 GPUs") for line in result.reasoning)
     a10 = next(p for p in result.rejected if p.gpu == "A10")
     assert not a10.fits and a10.gpu_count == 145
-    assert a10.reasons[0] == "needs 145 instances of 1×A10 (145 GPUs) to hold 3,360 GB; max_instances is 128 " \
+    assert a10.reasons[0] == TooManyToHold(145, 1, "A10", 145, a10.reasons[0].needed_gb, 128)
+    assert words(a10.reasons[0]) == "needs 145 instances of 1×A10 (145 GPUs) to hold 3,360 GB; max_instances is 128 " \
                              "(max_instances=145 lifts it)"
     raised = _recommend(catalog, "train 175B bf16 deadline=2w region=cn max_instances=200", top=1000)
     assert {p.gpu_count for p in raised.plans if p.gpu == "A10"} == {145}
@@ -174,7 +179,8 @@ def test_own_hardware_is_a_plan_at_zero_marginal_cost(catalog):
     assert own.provider == "own" and own.total == 0 and own.hours is not None
     too_small = _recommend(catalog, "train 7B tokens=20B own=2xRTX3090", top=5)
     # 2 × 24 GiB × 90 % usable = 46.4 GB: GiB of GPU memory and GB of need in one unit
-    assert any(p.provider == "own" and not p.fits and p.reasons[0] == "2×RTX3090 hold 46 GB usable < 134 GB needed"
+    assert any(p.provider == "own" and not p.fits
+               and words(p.reasons[0]) == "2×RTX3090 hold 46 GB usable < 134 GB needed"
                for p in too_small.rejected)
 
 
@@ -289,7 +295,7 @@ def test_no_deadline_means_30_days_stated_in_the_assumptions(catalog):
 
 def test_the_fastest_plan_is_always_listed(catalog):
     result = _recommend(catalog, "train 7B tokens=1T", top=3)
-    assert len(result.plans) == 4 and result.plans[-1].reasons[0] == "the fastest plan"
+    assert len(result.plans) == 4 and result.plans[-1].reasons[0] == Fastest()
     everything = _recommend(catalog, "train 7B tokens=1T", top=1000)
     assert result.plans[-1].hours == min(p.hours for p in everything.plans if p.verified)
 
@@ -308,13 +314,13 @@ def test_unverified_plans_never_rank_above_verified_ones(catalog):
     assert verified[0] and verified == sorted(verified, reverse=True)
     china = _recommend(catalog, "finetune 7B lora region=cn", top=50)
     assert china.plans and not any(p.verified for p in china.plans)
-    assert all(p.reasons[0].startswith("unverified") for p in china.plans)  # every line says so
+    assert all(isinstance(p.reasons[0], Unverified) for p in china.plans)  # every line says so first
 
 
 def test_spreading_over_hosts_is_charged_and_noted(catalog):
     result = _recommend(catalog, "train 7B tokens=1T", top=1000)
     multi = next(p for p in result.plans if p.instances > 1 and p.pricing_model == "on-demand")
-    assert any(r.startswith(f"spans {multi.instances} hosts") for r in multi.reasons)
+    assert MultiHost(multi.instances) in multi.reasons
     workload = parse_workload("train 7B tokens=1T", catalog.gpus)
     spec = catalog.gpus.specs[multi.gpu]
     assert math.isclose(multi.hours, training_hours(6 * 7e9 * 1e12, multi.gpu_count, spec, workload,
@@ -579,7 +585,8 @@ def test_own_gpus_at_no_marginal_cost_are_on_the_pareto_front(capsys):
 
 def test_a_plan_on_a_derived_spot_price_never_ranks_above_one_on_a_price_someone_set(catalog):
     plans = _recommend(catalog, "train 7B tokens=20B deadline=72h budget=5000", top=10_000).plans
-    derived = [n for n, p in enumerate(plans) if any(r.startswith("derived spot") for r in p.reasons)]
+    derived = [n for n, p in enumerate(plans)
+               if any(isinstance(r, Labelled) and isinstance(r.label, Derived) for r in p.reasons)]
     assert derived, "verda's spot prices (0.35 × on-demand in the source) should still be planned"
     assert all(not plans[n].verified for n in derived)
     assert max(n for n, p in enumerate(plans) if p.verified) < min(derived)

@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from gpu_assist.errors import ParseError
+from gpu_assist.render.notes import words
 from gpu_assist.tco import cheapest_cloud_rate, parse_tco, total_cost_of_ownership
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
@@ -85,14 +86,15 @@ def test_an_amount_keeps_its_currency(catalog, capsys):
     shown = capsys.readouterr().out
     dollars = Decimal(100_000) / catalog.fx.per_usd["CNY"]
     assert f"1 × ${dollars:,.2f}" in shown and "$100,000" not in shown
-    assert f"hardware ¥100,000.00 = ${dollars:,.2f} at {catalog.fx.describe('CNY')}" in shown
+    assert f"hardware ¥100,000.00 = ${dollars:,.2f} at {words(catalog.fx.rate('CNY'))}" in shown
     # Any mix: each amount in its own currency, the answer in the first one written unless currency= says.
     result = total_cost_of_ownership(parse_tco("tco 2xA100 hardware=25000usd ops=¥10000 cloud=2usd",
                                                catalog.gpus), catalog)
     assert result.inputs.currency == "USD"
     assert result.inputs.ops_per_year == Decimal(10_000) / catalog.fx.per_usd["CNY"]
     assert result.inputs.hardware_per_gpu == 25_000 and result.cloud_rate_per_gpu_hour == 2
-    assert len(result.conversions) == 1 and result.conversions[0].startswith("ops ¥10,000.00 = $")
+    assert len(result.conversions) == 1 and result.conversions[0].key == "ops"
+    assert words(result.conversions[0]).startswith("ops ¥10,000.00 = $")
     result = total_cost_of_ownership(parse_tco("tco 1xA100 hardware=15000 cloud=2usd currency=CNY", catalog.gpus),
                                      catalog)
     assert result.cloud_rate_per_gpu_hour == 2 * catalog.fx.per_usd["CNY"] and result.inputs.hardware_per_gpu == 15000

@@ -1,0 +1,47 @@
+"""The notebook's DataFrames of quotes, comparisons and plans: the core's records as columns, notes in words.
+
+Money is float64 there (`frames.records_frame` says why); the exact figures stay in the objects.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..compare import COLUMNS, Comparison
+from ..frames import records_frame
+from ..pricing import Quote
+from .notes import said, words
+
+if TYPE_CHECKING:
+    from ..recommendation import Recommendation
+
+
+def quote_frame(quote: Quote) -> Any:  # a pandas DataFrame; Any while jupyter/panels.py's table attribute is untyped
+    """The options as a DataFrame; `.attrs` keeps the notices and, for an empty one, the reason."""
+    frame = records_frame({**o.to_dict(), "notes": tuple(said(o.notes))} for o in quote.options)
+    frame.attrs.update(notices=said(quote.notices),
+                       empty_reason=words(quote.empty_reason) if quote.empty_reason else None)
+    return frame
+
+
+def comparison_frame(comparison: Comparison) -> Any:
+    """One row per comparison row: money as floats in the quote's currency, NaN where no price."""
+    import pandas as pd
+
+    records = []
+    for row in comparison.rows + comparison.untrusted:
+        best = row.best
+        record = {"provider": row.provider, "instance_type": row.instance_type, "instances": row.instances,
+                  "where": best.zone or best.region}
+        for model in COLUMNS:
+            cell = row.cell(model)
+            record[model] = float(cell.total) if cell else float("nan")
+        record.update(best=next(m for m, o in row.cells if o is best), verified=row.trusted,
+                      ranked=row.ranked, notes="; ".join(said(row.notes)), key=row.key)
+        records.append(record)
+    return pd.DataFrame(records)
+
+
+def plans_frame(result: Recommendation) -> Any:
+    """The feasible plans, cheapest first, each plan's reasons in words."""
+    return records_frame({**p.to_dict(), "reasons": tuple(said(p.reasons))} for p in result.plans)

@@ -1,0 +1,291 @@
+"""The words of the core's facts (`gpu_assist.facts`): one function per fact type, for every medium.
+
+Text, Slack, JSON, CSV, Markdown and the notebook's frames show a note in the same words, so one function per
+type serves them all (`words`); a medium that needs other words registers its own generic over the same types.
+A fact type without a function here is a `TypeError` at its first render; `tests/unit/test_facts.py` checks that
+every fact type has one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import singledispatch
+
+from .. import facts as f
+from ..plural import plural
+from ..price_table import HOURS_PER_YEAR
+from ..request import HOUR_S, format_duration
+from .money import format_rate, restate_money
+
+_BILLING = {60: "per-minute", HOUR_S: "per-hour", 24 * HOUR_S: "per-day"}  # granularities, as a bill names them
+
+
+@singledispatch
+def words(fact: object) -> str:
+    """The sentence a reader sees for `fact`."""
+    raise TypeError(f"no words for {type(fact).__name__}")
+
+
+def _listed(values: tuple[str, ...]) -> str:
+    """At most six names, then how many more."""
+    return ", ".join(values[:6]) + (f" and {len(values) - 6} more" if len(values) > 6 else "")
+
+
+# Facts without fields: always the same words.
+_CONSTANT = {
+    f.DateUnknown: "price date unknown",
+    f.PcieOnly: "GPUs linked over PCIe only (no NVLink)",
+    f.SpotInterruption: "spot: may be interrupted; checkpoint your job",
+    f.MonthlyBilling: "monthly subscription: billed per whole month (730 h)",
+    f.Fastest: "the fastest plan",
+    f.OwnHardware: "own hardware: marginal cost 0 (power and operations not counted; see `tco`)",
+    f.Hybrid: "hybrid: develop here, burst to the cloud plans below for deadlines",
+}
+for _type in _CONSTANT:
+    words.register(_type, lambda fact: _CONSTANT[type(fact)])
+
+
+# --- the catalogs' own facts -------------------------------------------------------------------------------------
+
+@words.register(f.ScopedFlag)
+def _scoped_flag(fact: f.ScopedFlag) -> str:
+    return f"{fact.scope}:{fact.flag.value}"
+
+
+@words.register(f.CatalogLabel)
+def _label(fact: f.CatalogLabel) -> str:
+    return fact.text
+
+
+@words.register(f.Labelled)
+def _labelled(fact: f.Labelled) -> str:
+    conversion = fact.conversion
+    return restate_money(fact.label.text, conversion.written_in, conversion.currency, conversion.apply)
+
+
+@words.register(f.FxRate)
+def _fx_rate(fact: f.FxRate) -> str:
+    label = "" if fact.verified else ", unverified"
+    return f"{fact.per_usd.normalize():f} {fact.currency}/USD ({fact.source} {fact.as_of}{label})"
+
+
+# --- an option's notes -------------------------------------------------------------------------------------------
+
+@words.register(f.Stale)
+def _stale(fact: f.Stale) -> str:
+    which = "reserved price" if fact.reserved else "price"
+    return f"stale: {which} as of {fact.as_of} ({fact.days} days old)"
+
+
+@words.register(f.Unverified)
+def _unverified(fact: f.Unverified) -> str:
+    return f"unverified list price ({fact.source})"
+
+
+@words.register(f.Converted)
+def _converted(fact: f.Converted) -> str:
+    return f"converted from {fact.written_in} at {words(fact.rate)}"
+
+
+@words.register(f.IdleGpus)
+def _idle(fact: f.IdleGpus) -> str:
+    return f"{fact.idle} of {fact.gpus} GPUs idle"
+
+
+@words.register(f.MultiHost)
+def _multi_host(fact: f.MultiHost) -> str:
+    return f"spans {fact.hosts} hosts (network, not NVLink, between them)"
+
+
+@words.register(f.BilledLonger)
+def _billed_longer(fact: f.BilledLonger) -> str:
+    per = _BILLING.get(fact.granularity_s, f"per-{fact.granularity_s}-second")
+    return f"billed {format_duration(fact.billed_s)}: {per} billing"
+
+
+@words.register(f.ReservedTerm)
+def _reserved_term(fact: f.ReservedTerm) -> str:
+    years, terms = fact.years, fact.terms
+    if fact.job_s is None:
+        return f"commits to a {years}-year term ({HOURS_PER_YEAR * years} h)"
+    bought = f"a {years}-year term" if terms == 1 else f"{terms} consecutive {years}-year terms"
+    return f"commits to {bought} ({HOURS_PER_YEAR * years * terms} h) for a {fact.job_s / HOUR_S:g} h job"
+
+
+@words.register(f.BreakEven)
+def _break_even(fact: f.BreakEven) -> str:
+    return f"breaks even vs on-demand at {fact.hours_per_month:.0f} h/month of use"
+
+
+@words.register(f.Flagged)
+def _flagged(fact: f.Flagged) -> str:
+    return f"catalog flags: {';'.join(words(flag) for flag in fact.flags)} (included on request)"
+
+
+@words.register(f.AlsoAs)
+def _also_as(fact: f.AlsoAs) -> str:
+    return "also as " + ", ".join(fact.folded) + " (same per-GPU price, more hosts)"
+
+
+# --- a quote's notices -------------------------------------------------------------------------------------------
+
+@words.register(f.Assumption)
+def _assumption(fact: f.Assumption) -> str:
+    return fact.text
+
+
+@words.register(f.ReservedUnknown)
+def _reserved_unknown(fact: f.ReservedUnknown) -> str:
+    return f"{fact.model}: reserved price unknown (no source in the catalogs gives one)"
+
+
+@words.register(f.FlaggedLeftOut)
+def _flagged_left_out(fact: f.FlaggedLeftOut) -> str:
+    return f"{plural(fact.prices, 'price')} with known data defects left out (include-flagged shows them)"
+
+
+@words.register(f.UnverifiedShown)
+def _unverified_shown(fact: f.UnverifiedShown) -> str:
+    return f"{fact.unverified} of {plural(fact.options, 'option')} " \
+        + ("is an unverified list price" if fact.unverified == 1 else "are unverified list prices")
+
+
+@words.register(f.MemoryFilter)
+def _memory_filter(fact: f.MemoryFilter) -> str:
+    return f"min-gpu-memory={fact.min_gib:g} left out {fact.removed} options" \
+        + ("" if fact.largest is None else f" (every {fact.gpu} offer has {fact.largest:g} GB or less)")
+
+
+@words.register(f.PriceCap)
+def _price_cap(fact: f.PriceCap) -> str:
+    return f"max-price={fact.max_price:f} {fact.currency}/h left out {fact.removed} options" \
+        + ("" if fact.cheapest is None else f" (the cheapest costs {fact.cheapest:,.2f} {fact.currency}/h)")
+
+
+@words.register(f.Restated)
+def _restated(fact: f.Restated) -> str:
+    return f"{format_rate(fact.amount, fact.written_in)} = {format_rate(fact.converted, fact.currency)} at " \
+        + words(fact.rate)
+
+
+@words.register(f.InputConverted)
+def _input_converted(fact: f.InputConverted) -> str:
+    return f"{fact.key} {words(fact.restated)}"
+
+
+@words.register(f.PriceCapConverted)
+def _price_cap_converted(fact: f.PriceCapConverted) -> str:
+    return f"max-price {words(fact.restated)}"
+
+
+# --- why a quote is empty ----------------------------------------------------------------------------------------
+
+@words.register(f.Scope)
+def _scope(scope: f.Scope) -> str:
+    """`H100 from aws, gcp in eu`: what was asked about."""
+    return _offers(scope, "")
+
+
+def _offers(scope: f.Scope, noun: str) -> str:
+    """`A100 offers from aws in eu` (with `noun` " offers"): the GPU, the noun, then where from."""
+    source = f" from {_listed(scope.providers)}" if scope.providers else ""
+    where = f" in {_listed(scope.regions)}" if scope.regions else ""
+    return f"{scope.gpu}{noun}{source}{where}"
+
+
+@words.register(f.NoOffers)
+def _no_offers(fact: f.NoOffers) -> str:
+    return f"no offers of {fact.gpu} in the catalogs"
+
+
+@words.register(f.NoProviderOffers)
+def _no_provider_offers(fact: f.NoProviderOffers) -> str:
+    return f"no {_offers(fact.scope, ' offers')}; {fact.scope.gpu} is offered by {_listed(fact.offered_by)}"
+
+
+@words.register(f.NoRegionOffers)
+def _no_region_offers(fact: f.NoRegionOffers) -> str:
+    return f"no {_offers(fact.scope, ' offers')}; offered in {_listed(fact.offered_in)}"
+
+
+@words.register(f.AllUnverified)
+def _all_unverified(fact: f.AllUnverified) -> str:
+    return f"every {_offers(fact.scope, ' offer')} is an unverified list price (drop verified-only to see them)"
+
+
+@words.register(f.AllFlagged)
+def _all_flagged(fact: f.AllFlagged) -> str:
+    return f"every {' or '.join(fact.models)} price for {_scope(fact.scope)} has a known data defect " \
+        "(include-flagged shows them)"
+
+
+@words.register(f.Cheapest)
+def _cheapest(fact: f.Cheapest) -> str:
+    return f"{fact.model} from {format_rate(fact.per_gpu_hour, fact.currency)}/GPU-h"
+
+
+@words.register(f.NoPrices)
+def _no_prices(fact: f.NoPrices) -> str:
+    missing = f"no {' or '.join(fact.models)} prices for {_scope(fact.scope)} in the catalogs"
+    return f"{missing}; {', '.join(words(c) for c in fact.instead)}" if fact.instead else missing
+
+
+# --- a plan's reasons --------------------------------------------------------------------------------------------
+
+@words.register(f.Checkpointing)
+def _checkpointing(fact: f.Checkpointing) -> str:
+    return f"checkpoint every {fact.interval_min:g} min: +{fact.overhead:.0%} expected time for writes and lost work"
+
+
+@words.register(f.MixedFleet)
+def _mixed_fleet(fact: f.MixedFleet) -> str:
+    return f"{fact.spot:,} spot + {fact.on_demand:,} on-demand instances: the on-demand part keeps the job alive " \
+        "through interruptions"
+
+
+@words.register(f.OwnTooSmall)
+def _own_too_small(fact: f.OwnTooSmall) -> str:
+    return f"{fact.count}×{fact.gpu} hold {fact.usable_gb:,.0f} GB usable < {fact.needed_gb:,.0f} GB needed"
+
+
+@words.register(f.OverDeadline)
+def _over_deadline(fact: f.OverDeadline) -> str:
+    return f"takes {fact.hours:,.0f} h > deadline {fact.deadline_h:g} h"
+
+
+@words.register(f.OverBudget)
+def _over_budget(fact: f.OverBudget) -> str:
+    return f"costs {fact.total:,.0f} {fact.currency} > budget {fact.budget:,.0f} {fact.currency}"
+
+
+def _instance_cap(instances: int, max_instances: int) -> str:
+    """The cap an offer needing `instances` instances is refused under, and the word that lifts it."""
+    return f"max_instances is {max_instances:,} (max_instances={instances} lifts it)"
+
+
+@words.register(f.TooManyToHold)
+def _too_many_to_hold(fact: f.TooManyToHold) -> str:
+    return f"needs {fact.instances:,} instances of {fact.host_gpus}×{fact.gpu} ({fact.gpus:,} GPUs) to hold " \
+        f"{fact.needed_gb:,.0f} GB; {_instance_cap(fact.instances, fact.max_instances)}"
+
+
+@words.register(f.TooManyToServe)
+def _too_many_to_serve(fact: f.TooManyToServe) -> str:
+    return f"needs {fact.instances:,} instances of {fact.host_gpus}×{fact.gpu} ({fact.gpus:,} GPUs) to serve " \
+        f"{fact.users:,} users; {_instance_cap(fact.instances, fact.max_instances)}"
+
+
+@words.register(f.GroupSpansHosts)
+def _group_spans_hosts(fact: f.GroupSpansHosts) -> str:
+    return f"a tensor-parallel group of {fact.tp:,} GPUs would span hosts of {fact.host_gpus}: choose a larger host"
+
+
+@words.register(f.Refused)
+def _refused(fact: f.Refused) -> str:
+    return fact.text
+
+
+def said(notes: Iterable[object]) -> list[str]:
+    """The words of each fact, in order."""
+    return [words(note) for note in notes]
+

@@ -190,6 +190,8 @@ def _move_the_clock(instant: str) -> dt.datetime:
         destination = destination.replace(tzinfo=dt.timezone.utc)
     os.environ[_CLOCK_SHIFT_ENV] = repr(destination.timestamp() - time.time())
     time_machine.travel(destination, tick=True).start()
+    time.time()  # time-machine's clock ticks from its first reading, not from start(): a server started minutes
+    # later reads its own first at once (sitecustomize.py), so both run `shift` ahead of the real clock
     hook = os.path.join(os.path.dirname(__file__), "moved_clock")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [hook, os.environ.get("PYTHONPATH")]))
     return destination

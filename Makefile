@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test test-fast test-alone lint typecheck golden docs soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
+.PHONY: demo test test-moved test-fast test-alone lint typecheck golden docs soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,10 +57,19 @@ test-deps:
 	$(call apt_install,$(TEST_PACKAGES))
 
 # The whole suite in file order, then the in-process part again in a random order (pytest-randomly prints the seed;
-# `--randomly-seed=N` replays one order), so no test passes only because another ran before it.
+# `--randomly-seed=N` replays one order), so no test passes only because another ran before it; then the whole
+# suite at each moved clock, so none passes only at the hour or on the date it happens to run.
 test: lint
 	$(BIN)/python -m pytest -q -p no:randomly
 	$(BIN)/python -m pytest -q -m "not slow"
+	$(MAKE) --no-print-directory test-moved
+
+# The wall clock moved (`pytest --moved-clock`, tests/conftest.py: in the test process and every Python process it
+# starts, ticking): 03:00 UTC on an ordinary weekday, inside the hours where a test's clock once crossed midnight,
+# and the last half-minute of a year, a year after the catalogs' dates, when every bundled price is stale.
+MOVED_CLOCKS := 2027-06-15T03:00:00Z 2027-12-31T23:59:30Z
+test-moved: install-test
+	for instant in $(MOVED_CLOCKS); do $(BIN)/python -m pytest -q -p no:randomly --moved-clock $$instant || exit 1; done
 
 # The in-process tests only (no server processes or subprocesses, no moto, PostgreSQL or browser; the mock Slack
 # Web API as a thread), in a random order: under a minute.

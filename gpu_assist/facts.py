@@ -19,7 +19,8 @@ fact (an outlier, a flex-start price, a spot risk) is one class here and one fun
 - why a quote is empty (`Quote.empty_reason`): `NoOffers`, `NoProviderOffers`, `NoRegionOffers`, `AllUnverified`,
   `AllFlagged`, `NoPrices`.
 - a plan's reasons (`Plan.reasons`): its option's notes and `Fastest`, `Checkpointing`, `MixedFleet`,
-  `OwnHardware`, `Hybrid`, `OwnTooSmall`, `OverDeadline`, `OverBudget`, `Refused`.
+  `OwnHardware`, `Hybrid`, `OwnTooSmall`, `OverDeadline`, `OverBudget`, and why an offer cannot run the job at
+  all: `TooManyToHold`, `TooManyToServe`, `GroupSpansHosts`, `Refused`.
 
 Why `Fact` and not `@dataclass`: a cold quote creates every class here at import, and a frozen dataclass costs
 about 0.4 ms to create (it compiles generated code) where a `Fact` costs microseconds; mypy reads both alike
@@ -550,7 +551,37 @@ class OverBudget(Fact):
     currency: str
 
 
+class TooManyToHold(Fact):
+    """Holding the job's memory takes more instances than `max_instances` allows."""
+
+    instances: int
+    host_gpus: int
+    gpu: str
+    gpus: int
+    needed_gb: float
+    max_instances: int
+
+
+class TooManyToServe(Fact):
+    """Serving `users` takes more instances than `max_instances` allows."""
+
+    instances: int
+    host_gpus: int
+    gpu: str
+    gpus: int
+    users: int
+    max_instances: int
+
+
+class GroupSpansHosts(Fact):
+    """A serving tensor-parallel group of `tp` GPUs is wider than a host of `host_gpus`."""
+
+    tp: int
+    host_gpus: int
+
+
 class Refused(Fact):
-    """Sizing's reason why an offer cannot run the job (its words: `sizing.py` writes them with the figures)."""
+    """Why the user's own GPUs cannot run the job at its precision (`sizing.missing_throughput`'s words, which the
+    reasoning lines share)."""
 
     text: str

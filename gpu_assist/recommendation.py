@@ -244,13 +244,13 @@ class _Sized(NamedTuple):
     gpu_count: int
     gpu_memory_gib: float
     effective_tflops: float | None
-    refusal: str | None  # why the offer cannot run the job; None when it can
+    refusal: Fact | None  # why the offer cannot run the job; None when it can
 
     def fields(self, reasons: Iterable[Fact]) -> dict[str, Any]:
         """The Plan fields these give, with `reasons` behind the refusal."""
         return {"gpu_count": self.gpu_count, "gpu_memory_gib": self.gpu_memory_gib, "fits": self.refusal is None,
                 "effective_tflops": self.effective_tflops,
-                "reasons": (facts.Refused(self.refusal), *reasons) if self.refusal else tuple(reasons)}
+                "reasons": (self.refusal, *reasons) if self.refusal else tuple(reasons)}
 
 
 def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float | None, sized: _Sized) -> Plan:

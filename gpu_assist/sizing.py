@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .facts import Fact, GroupSpansHosts, TooManyToHold, TooManyToServe
 from .gpus import GpuSpec, GpuTable
 from .amounts import format_count
 from .workload import Assumptions, Workload
@@ -220,7 +221,7 @@ class OfferSizes:
     gpus: list[int]  # GPUs the plan uses (serving: tensor-parallel group × replicas)
     duration_s: list[int]  # priced for
     job_hours: list[float | None]  # at full speed; None when the compute is unknown
-    refusals: list[str | None]  # why a plan on this offer cannot run the job (None: it can)
+    refusals: list[Fact | None]  # why a plan on this offer cannot run the job (None: it can)
 
 
 def size_offers(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_memory_gib: list[float],
@@ -254,11 +255,6 @@ def size_offers(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_mem
     return line, sizes
 
 
-def _instance_cap(a: Assumptions, needed: int) -> str:
-    """The cap an offer needing `needed` instances is refused under, and the word that lifts it."""
-    return f"max_instances is {a.max_instances:,} (max_instances={needed} lifts it)"
-
-
 def _serving_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_memory_gib: list[float],
                    memory: MemoryEstimate, line: str) -> tuple[str, OfferSizes]:
     """Each offer's instances for the serving layout; a tensor-parallel group wider than the offer's host is
@@ -266,7 +262,7 @@ def _serving_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_
     layouts: dict[tuple[int, float], tuple[int, int, list[str]]] = {}
     instances: list[int] = []
     gpus: list[int] = []
-    refusals: list[str | None] = []
+    refusals: list[Fact | None] = []
     notes: list[str] = []
     for g, memory_gib in zip(host_gpus, gpu_memory_gib):
         layout = layouts.get((g, memory_gib))
@@ -278,10 +274,10 @@ def _serving_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_
         instances.append(needed)
         gpus.append(total_gpus)
         if tp > g:
-            refusals.append(f"a tensor-parallel group of {tp:,} GPUs would span hosts of {g}: choose a larger host")
+            refusals.append(GroupSpansHosts(tp, g))
         elif needed > workload.assumptions.max_instances:
-            refusals.append(f"needs {needed:,} instances of {g}×{spec.name} ({total_gpus:,} GPUs) to serve "
-                            f"{workload.users:,} users; {_instance_cap(workload.assumptions, needed)}")
+            refusals.append(TooManyToServe(needed, g, spec.name, total_gpus, workload.users,
+                                           workload.assumptions.max_instances))
         else:
             refusals.append(None)
     count = len(host_gpus)
@@ -309,10 +305,9 @@ def _training_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu
             single = math.ceil(per_gpu / (deadline_h * g))
             count = max(count, single if single <= 1 else
                         math.ceil(per_gpu / (deadline_h * g * a.multi_host_efficiency)))
-        refusal = None
+        refusal: Fact | None = None
         if holding > a.max_instances:
-            refusal = f"needs {holding:,} instances of {g}×{spec.name} ({need:,} GPUs) to hold " \
-                      f"{memory.total_bytes / GB:,.0f} GB; {_instance_cap(a, holding)}"
+            refusal = TooManyToHold(holding, g, spec.name, need, memory.total_bytes / GB, a.max_instances)
         else:
             count = min(count, a.max_instances)
         hours = training_hours(flops, count * g, spec, workload, count) if flops else None

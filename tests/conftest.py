@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import glob
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 import urllib.request
 
 import pytest
 
 from gpu_assist.catalog import load_catalog
 from gpu_assist.sources import rows_to_csv
-from support import AWS_SECRET, CATALOGS, DB_PASSWORD, free_port
+from support import AWS_SECRET, CATALOGS, DB_PASSWORD, NOON, free_port
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -21,6 +23,16 @@ pytest_plugins = ["pytest_jupyter.jupyter_server"]
 @pytest.fixture(scope="session")
 def catalog():
     return load_catalog(CATALOGS, cache_dir=None)
+
+
+@pytest.fixture
+def pinned_wall_clock():
+    """The wall clock at support.NOON (noon UTC on support.TODAY), ticking: for code that reads the date itself, as
+    a user's `gpu-assist` does (`cli.main` asks for today's date; a price's age, and so its labels, follow it)."""
+    import time_machine
+
+    with time_machine.travel(NOON) as traveller:
+        yield traveller
 
 
 @pytest.fixture(scope="session")
@@ -154,9 +166,51 @@ def _tree_status() -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def pytest_addoption(parser):
+    parser.addoption("--moved-clock", metavar="UTC-INSTANT", default=None,
+                     help="run the suite as if the wall clock read this instant (e.g. 2027-12-31T23:59:30Z), "
+                          "ticking from there, in this process and every Python process the tests start")
+
+
+_CLOCK_SHIFT_ENV = "GPU_ASSIST_TEST_CLOCK_SHIFT_S"  # read by tests/moved_clock/sitecustomize.py
+
+
+def _move_the_clock(instant: str) -> dt.datetime:
+    """Shift the wall clock (time.time, datetime.now, date.today; not monotonic clocks or sleeps) of this process
+    to `instant`, ticking, and hand the same shift to every Python process started from here on: moto and the mock
+    Slack run in this process, servers get it through tests/moved_clock/sitecustomize.py on PYTHONPATH."""
+    import time_machine
+
+    try:
+        destination = dt.datetime.fromisoformat(instant.replace("Z", "+00:00"))
+    except ValueError:
+        raise pytest.UsageError(f"--moved-clock {instant!r} is no instant; "
+                                "example: --moved-clock 2027-12-31T23:59:30Z") from None
+    if destination.tzinfo is None:
+        destination = destination.replace(tzinfo=dt.timezone.utc)
+    os.environ[_CLOCK_SHIFT_ENV] = repr(destination.timestamp() - time.time())
+    time_machine.travel(destination, tick=True).start()
+    time.time()  # time-machine's clock ticks from its first reading, not from start(): a server started minutes
+    # later reads its own first at once (sitecustomize.py), so both run `shift` ahead of the real clock
+    hook = os.path.join(os.path.dirname(__file__), "moved_clock")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [hook, os.environ.get("PYTHONPATH")]))
+    return destination
+
+
 def pytest_configure(config):
     config.gpu_assist_secrets = _SECRETS_SCANNED  # read by tests/reliability's report
     config.gpu_assist_tree_before = _tree_status()
+    # The default request store (a command or server given no GPU_ASSIST_DB_URL) of this run and of every process it
+    # starts: a fresh folder, never the user's ~/.local/share, which another checkout's run may have migrated past
+    # this code's schema.
+    config.gpu_assist_data_home = os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpu-assist-test-data-")
+    instant = config.getoption("--moved-clock")
+    config.gpu_assist_moved_to = _move_the_clock(instant) if instant else None
+
+
+def pytest_report_header(config):
+    moved = config.gpu_assist_moved_to
+    return f"wall clock moved to {moved:%Y-%m-%d %H:%M:%S %Z} (ticking), here and in the servers" if moved else None
 
 
 # Folders whose tests start server processes, subprocesses, moto, PostgreSQL or Chromium: all `slow`, so
@@ -173,6 +227,7 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_sessionfinish(session, exitstatus):
     """A test run leaves the tree as it found it: generated reports belong to `make soak` / `make bench`."""
+    shutil.rmtree(session.config.gpu_assist_data_home, ignore_errors=True)
     before, after = session.config.gpu_assist_tree_before, _tree_status()
     if before is None or after is None or before == after:
         return

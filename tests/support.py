@@ -19,6 +19,7 @@ CATALOGS = REPO / "catalogs"
 SOURCES = CATALOGS / "sources"
 FIXTURES = REPO / "tests" / "fixtures"
 TODAY = dt.date(2026, 12, 2)
+NOON = dt.datetime.combine(TODAY, dt.time(12), tzinfo=dt.timezone.utc)  # the instant pinned clocks start at
 
 
 def offer(**values) -> dict:
@@ -70,7 +71,7 @@ DB_PASSWORD = "pg-password-must-never-be-logged-91c2"
 class Clock:
     """An injected clock the test moves by hand: `clock()` is now, `clock.advance(hours=5)` moves it."""
 
-    def __init__(self, start: dt.datetime = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.timezone.utc)):
+    def __init__(self, start: dt.datetime = NOON):
         self.now = start
 
     def __call__(self) -> dt.datetime:

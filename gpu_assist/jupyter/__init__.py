@@ -29,11 +29,12 @@ def _jupyter_labextension_paths():
 
 
 def _load_jupyter_server_extension(server_app):
-    """Routes, and the store's schema upgraded before they serve. A store that cannot be opened is logged, not
-    fatal: the notebook server keeps serving and the routes retry on use."""
+    """Routes, and the store's schema upgraded before they serve. A store that cannot be opened, or a bad
+    `GPU_ASSIST_JUPYTER_TIMEOUT_S`, is logged, not fatal: the notebook server keeps serving, the routes retry the
+    store on use and wait their own limits."""
     from ..commands import Context
     from ..errors import GpuAssistError
-    from .routes import setup_handlers
+    from .routes import setup_handlers, timeout_setting
 
     context = Context()
     try:
@@ -43,7 +44,12 @@ def _load_jupyter_server_extension(server_app):
     except Exception as error:  # noqa: BLE001 - e.g. the database is down; one line, no traceback, no URL
         server_app.log.error("gpu-assist: cannot open the request store (%s); retrying on use",
                              type(error).__name__)
-    setup_handlers(server_app.web_app, context)
+    try:
+        timeout_cap_s = timeout_setting()
+    except GpuAssistError as error:
+        server_app.log.error("gpu-assist: %s", error)
+        timeout_cap_s = None
+    setup_handlers(server_app.web_app, context, timeout_cap_s=timeout_cap_s)
     server_app.log.info("gpu-assist: routes under %sgpu-assist/api/", server_app.web_app.settings["base_url"])
 
 

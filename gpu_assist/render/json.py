@@ -14,7 +14,7 @@ from functools import singledispatch
 from typing import TYPE_CHECKING, Any
 
 from ..commands.objects import HelpCommand, RequestDetail
-from ..compare import Comparison, compare
+from ..compare import Comparison, ComparisonRow, compare
 from ..facts import Fact
 from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
@@ -22,6 +22,7 @@ from .money import round_money
 from .notes import words
 
 if TYPE_CHECKING:
+    from ..budgets import BudgetStatus
     from ..fleet import FleetReport
     from ..recommendation import Recommendation
     from ..records import RequestRecord
@@ -72,6 +73,35 @@ def quote_answer(result: Quote | Comparison) -> dict[str, Any]:
     return {"request": quote.request.describe(), "currency": quote.currency, "options": quote_options(result),
             "notices": [words(notice) for notice in quote.notices],
             "empty_reason": words(quote.empty_reason) if quote.empty_reason else None}
+
+
+def comparison_answer(result: Comparison) -> dict[str, Any]:
+    """The comparison as the CLI's table lays it out (`render/comparison.layout`), for a client that draws it:
+    the title, the pricing-model columns, rows with each model's total for the job (null: not offered), the
+    cheapest model and where that price is, the notes with their footnote markers, and the legend. Ranked rows
+    carry their rank; unverified or stale ones come apart, as in every other face."""
+    from .comparison import layout, said, shared_notes
+
+    laid, (shared, everywhere) = layout(result), shared_notes(result)
+    footnotes: dict[str, str] = {}
+
+    def row_of(row: ComparisonRow, line: tuple[str, ...]) -> dict[str, Any]:
+        shared_here = shared if row.ranked or everywhere else ()
+        markers = [mark for mark in line[-1].split(",") if mark]
+        footnotes.update(zip(markers, [note for note in said(row) if note not in shared_here]))
+        best = row.best
+        return {"rank": int(line[0]) if row.ranked else None, "key": row.key, "provider": row.provider,
+                "instance_type": row.instance_type, "instances": row.instances, "where": best.zone or best.region,
+                "totals": {model: round_money(cell.total, 2) if (cell := row.cell(model)) else None
+                           for model in result.columns},
+                "best": best.pricing_model, "verified": row.trusted, "notes": list(said(row)), "markers": markers}
+
+    rows = [row_of(row, line) for row, line in zip(result.rows, laid.rows)]
+    untrusted = [row_of(row, line) for row, line in zip(result.untrusted, laid.untrusted)]
+    return {"request": result.request.describe(), "currency": result.currency, "title": laid.title,
+            "columns": list(result.columns), "rows": rows, "untrusted": untrusted, "more": result.more,
+            "footnotes": footnotes, "legend": list(laid.legend), "notices": list(laid.notices),
+            "empty_reason": words(result.quote.empty_reason) if result.quote.empty_reason else None}
 
 
 def _plain(value: Any) -> Any:
@@ -141,14 +171,24 @@ def spend(report: SpendReport) -> dict[str, Any]:
         "groups": {group: {key: cents(cost) for key, cost in totals.items()}
                    for group, totals in report.groups.items() if not report.by or group == report.by},
         "daily": [{"day": day.isoformat(), "cost": cents(cost)} for day, cost in report.daily],
-        "budgets": [{"name": b.name, "amount": cents(b.amount), "currency": b.currency,
-                     "month_to_date": cents(b.month_to_date), "committed": cents(b.committed),
-                     "remaining": cents(b.remaining), "over": b.over} for b in report.budgets],
+        "budgets": [budget(b) for b in report.budgets],
         "actual": None if report.actual is None else {
             **report.actual, "total": cents(report.actual["total"]),
             "by_tag": {k: cents(v) for k, v in report.actual["by_tag"].items()}},
         "notes": list(report.notes),
     }
+
+
+def budget(status: BudgetStatus) -> dict[str, Any]:
+    """Where a budget stands, money rounded to the cent: spent this month, committed by running launches, the
+    `estimate` of the request being decided (0 in a spend report), what is left, and the line every face shows."""
+    from .spend import budget_line
+
+    cents = lambda amount: round_money(amount, 2)  # noqa: E731
+    return {"name": status.name, "amount": cents(status.amount), "currency": status.currency,
+            "month_to_date": cents(status.month_to_date), "committed": cents(status.committed),
+            "estimate": cents(status.estimate), "remaining": cents(status.remaining), "over": status.over,
+            "line": budget_line(status)}
 
 
 @register_by_name(payload, "gpu_assist.records.RequestRecord")

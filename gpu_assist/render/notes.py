@@ -269,6 +269,28 @@ def _over_budget(fact: f.OverBudget) -> str:
     return f"costs {fact.total:,.0f} {fact.currency} > budget {fact.budget:,.0f} {fact.currency}"
 
 
+def _instance_cap(instances: int, max_instances: int) -> str:
+    """The cap an offer needing `instances` instances is refused under, and the word that lifts it."""
+    return f"max_instances is {max_instances:,} (max_instances={instances} lifts it)"
+
+
+@words.register(f.TooManyToHold)
+def _too_many_to_hold(fact: f.TooManyToHold) -> str:
+    return f"needs {fact.instances:,} instances of {fact.host_gpus}×{fact.gpu} ({fact.gpus:,} GPUs) to hold " \
+        f"{fact.needed_gb:,.0f} GB; {_instance_cap(fact.instances, fact.max_instances)}"
+
+
+@words.register(f.TooManyToServe)
+def _too_many_to_serve(fact: f.TooManyToServe) -> str:
+    return f"needs {fact.instances:,} instances of {fact.host_gpus}×{fact.gpu} ({fact.gpus:,} GPUs) to serve " \
+        f"{fact.users:,} users; {_instance_cap(fact.instances, fact.max_instances)}"
+
+
+@words.register(f.GroupSpansHosts)
+def _group_spans_hosts(fact: f.GroupSpansHosts) -> str:
+    return f"a tensor-parallel group of {fact.tp:,} GPUs would span hosts of {fact.host_gpus}: choose a larger host"
+
+
 @words.register(f.Refused)
 def _refused(fact: f.Refused) -> str:
     return fact.text

@@ -11,6 +11,7 @@ from gpu_assist import aws as aws_clients
 from gpu_assist.cli import main
 from gpu_assist.errors import ProvisionError
 from gpu_assist.fleet import MEMORY_USED, NAMESPACE, REQUEST_TAG, UTILIZATION, fleet_usage
+from support import NOON as NOW
 
 IMAGE = "ami-12c6146b"  # one of moto's built-in AMIs
 
@@ -41,7 +42,7 @@ def _put_gpu_metrics(cloudwatch, instance_id: str, gpus: int, utilization: float
 @pytest.fixture
 def fleet(aws):
     ec2, cloudwatch = aws_clients.client("ec2"), aws_clients.client("cloudwatch")
-    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    now = NOW
     busy = _launch(ec2, "p4d.24xlarge", "req-busy")
     idle = _launch(ec2, "p4d.24xlarge", "req-idle")
     silent = _launch(ec2, "p4d.24xlarge", "req-silent")
@@ -79,14 +80,14 @@ def test_named_instances_and_a_short_window(fleet, catalog):
 
 def test_partial_coverage_is_not_called_idle(aws, catalog):
     ec2, cloudwatch = aws_clients.client("ec2"), aws_clients.client("cloudwatch")
-    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    now = NOW
     fresh = _launch(ec2, "p4d.24xlarge", "req-fresh")
     _put_gpu_metrics(cloudwatch, fresh, 8, 0.0, now, minutes=5)
     (usage,) = fleet_usage(ec2, cloudwatch, catalog, region="us-east-1", now=now).instances
     assert not usage.idle and "too little to call it idle" in usage.note
 
 
-def test_cli_fleet_json_and_errors(fleet, capsys, monkeypatch):
+def test_cli_fleet_json_and_errors(fleet, capsys, monkeypatch, pinned_wall_clock):  # the CLI reads the clock
     assert main(["util", "--fleet", "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [i["instance_id"] for i in report["instances"] if i["idle"]] == [fleet["idle"]]
@@ -99,5 +100,5 @@ def test_cli_fleet_json_and_errors(fleet, capsys, monkeypatch):
 def test_aws_errors_become_provision_errors(aws, catalog):
     ec2, cloudwatch = aws_clients.client("ec2"), aws_clients.client("cloudwatch")
     with pytest.raises(ProvisionError, match="AWS said InvalidInstanceID"):
-        fleet_usage(ec2, cloudwatch, catalog, region="us-east-1", now=dt.datetime.now(dt.timezone.utc),
+        fleet_usage(ec2, cloudwatch, catalog, region="us-east-1", now=NOW,
                     instance_ids=["i-0000000000000000f"])

@@ -7,6 +7,9 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from jupyter_context import pin_context
+from support import Clock
+
 
 @pytest.fixture
 def jp_server_config(tmp_path, monkeypatch):
@@ -44,10 +47,29 @@ async def test_bad_input_is_400_with_the_message(jp_fetch):
         await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA1000 72h"})
     assert raised.value.code == 400
     assert json.loads(raised.value.response.body) == {
-        "error": "unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h"}
+        "error": "unknown GPU 'A1000' — did you mean A100? — example: 8xA100 72h", "hint": "did you mean A100?",
+        "example": "8xA100 72h"}
 
 
 async def test_routes_require_authentication(jp_fetch):
     with pytest.raises(HTTPClientError) as raised:
         await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA100 72h"}, headers={"Authorization": ""})
     assert raised.value.code == 403
+
+
+class _BrokenSampler:
+    """A GPU sampler with a bug in it: what no route may turn into a traceback or a bare 500."""
+
+    def sample(self):
+        raise RuntimeError("sampler bug: index 3 out of range")
+
+
+async def test_a_bug_is_a_json_500_with_one_line_and_the_traceback_only_in_the_log(jp_fetch, jp_serverapp, catalog):
+    pin_context(jp_serverapp, catalog, Clock(), sampler_factory=_BrokenSampler)
+    with pytest.raises(HTTPClientError) as raised:
+        await jp_fetch("gpu-assist", "api", "util")
+    assert raised.value.code == 500 and json.loads(raised.value.response.body) == {
+        "error": "gpu-assist failed to answer util (an internal error)",
+        "hint": "the Jupyter server's log has the details"}
+    quote = await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA100 72h top=1"})
+    assert quote.code == 200  # the server goes on serving

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import threading
 import time
@@ -53,13 +54,20 @@ def test_health_endpoint(slack):
         assert response.status == 200 and json.loads(response.read())["offers"] > 3000
 
 
+def _servers_today() -> dt.date:
+    """The date the started server quotes on: it reads the wall clock itself, as a deployed server does, and this
+    process shares that clock (moved with it under `--moved-clock`). A price's age, and so which rows rank, follows
+    that date: the card is compared with the core on the same day, whatever day the suite runs."""
+    return dt.date.today()
+
+
 def test_quote_card_matches_the_core_and_offers_launch_buttons(slack, mock_slack, catalog):
     status, body, response_url = _command(slack, mock_slack, "quote 8xA100 72h")
     assert status == 200 and body == ""  # a quote takes milliseconds: no "Working on…" before it
     (answer,) = _responses(mock_slack, response_url)
     card = json.dumps(answer["blocks"], ensure_ascii=False)
     assert "--" not in card  # Slack's grammar (include-flagged, top=20), never CLI flags
-    core = compare(refine(quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=TODAY)))
+    core = compare(refine(quote(parse_request("8xA100 72h", catalog.gpus), catalog, today=_servers_today())))
     rows = [b for b in answer["blocks"] if b["type"] == "section" and "accessory" in b or
             b["type"] == "section" and b["text"]["text"][:1] == "*" and ". " in b["text"]["text"][:6]]
     assert 0 < len(rows) <= 8
@@ -108,7 +116,7 @@ def test_the_more_button_shows_the_next_rows(slack, mock_slack, catalog):
     assert status == 200
     (page,) = _responses(mock_slack, again)
     assert page["blocks"][0]["text"]["text"].endswith("(from #4)")
-    core = compare(refine(quote(parse_request("1xA100 72h", catalog.gpus), catalog, today=TODAY)), top=11)
+    core = compare(refine(quote(parse_request("1xA100 72h", catalog.gpus), catalog, today=_servers_today())), top=11)
     assert core.rows[3].instance_type in page["blocks"][1]["text"]["text"]
 
 
@@ -251,8 +259,6 @@ def test_forged_requests_get_401_and_change_nothing(slack, mock_slack, case):
 
 
 def test_util_shows_the_fleet_with_stop_buttons_for_idle_instances(slack, mock_slack):
-    import datetime as dt
-
     from gpu_assist.fleet import NAMESPACE, UTILIZATION
 
     _command(slack, mock_slack, "launch 8xA100 4h region=us-east-1")

@@ -67,6 +67,19 @@ def test_five_hours_running_cost_five_times_the_approved_hourly_price(aws, tmp_p
     assert json.loads(render_json.render(report))["total"] == float(round(5 * hourly, 2))
 
 
+def test_a_launch_across_midnight_of_a_month_end_is_split_between_the_months(aws, tmp_path, catalog):
+    clock = Clock(dt.datetime(2026, 11, 30, 22, 0, tzinfo=dt.timezone.utc))  # 2 h before December begins
+    approvals = _approvals(tmp_path, catalog, clock)
+    running = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 10h region=us-east-1").id,
+                                "slack:U-BOB")
+    clock.advance(hours=5)  # 03:00 UTC on the 1st: 2 h were November's, 3 h are December's
+    context = _context(approvals, clock, catalog)
+    december = run(parse_command("spend mtd", catalog.gpus), context)
+    assert december.total == 3 * running.hourly_price and december.committed == 5 * running.hourly_price
+    assert dict(december.daily) == {dt.date(2026, 12, 1): 3 * running.hourly_price}
+    assert run(parse_command("spend 2026-11", catalog.gpus), context).total == 2 * running.hourly_price
+
+
 def _queue_cost_explorer(moto_url: str, results: list[dict]) -> None:
     body = json.dumps({"results": results}).encode()
     request = urllib.request.Request(f"{moto_url}/moto-api/static/ce/cost-and-usage-results", data=body,

@@ -25,6 +25,9 @@ from slackbot.spend_watch import watch_round
 from support import Clock, submit_launch
 
 IMAGE = "ami-12c6146b"
+# 09:00 UTC on an ordinary weekday, mid-month: the 7 hours the first test moves its clock stay inside one day and
+# one month, so the jobs leader posts exactly the one digest (digest_hour=0) and the budget crossings of one month.
+WATCH_START = dt.datetime(2026, 12, 2, 9, 0, tzinfo=dt.timezone.utc)
 
 
 def _put_gpu_use(instance_id: str, utilization: float, now: dt.datetime, minutes: int = 60) -> None:
@@ -41,7 +44,7 @@ def _put_gpu_use(instance_id: str, utilization: float, now: dt.datetime, minutes
 
 @pytest.fixture
 def watched(aws, tmp_path, catalog, mock_slack):
-    clock = Clock(dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(hours=8))
+    clock = Clock(WATCH_START)
     policy = Policy(approvers=frozenset({"slack:U-BOB"}), ami_id=IMAGE, max_cost=Decimal(20_000),
                     auto_approve_own_stop=True, idle_window_s=3600, digest_hour=0,
                     budgets=Budgets({"*": Decimal(60)}, "USD", "escalate", frozenset({"slack:U-BOB"})))

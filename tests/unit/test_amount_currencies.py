@@ -18,6 +18,9 @@ from gpu_assist.render.blocks import comparison_blocks
 from gpu_assist.render.json import quote_answer
 from gpu_assist.render.notes import words
 
+# The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
+pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
+
 
 @pytest.fixture
 def context(catalog):

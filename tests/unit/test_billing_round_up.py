@@ -15,6 +15,9 @@ from gpu_assist.commands.grammar import parse_quote, words_of
 from gpu_assist.render.blocks import comparison_blocks
 from gpu_assist.render.json import quote_answer
 
+# The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
+pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
+
 NOTE = "billed 2h: per-hour billing"
 
 

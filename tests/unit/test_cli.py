@@ -16,6 +16,9 @@ from gpu_assist.errors import ParseError
 from gpu_assist.pricing import quote
 from gpu_assist.request import parse_request
 
+# The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
+pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
+
 
 @pytest.fixture
 def context(catalog):

@@ -21,6 +21,9 @@ from gpu_assist.render.notes import said
 from gpu_assist.render.text import render
 from gpu_assist.request import parse_request
 
+# The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
+pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
+
 
 @pytest.fixture
 def context(catalog):

@@ -16,6 +16,9 @@ from gpu_assist.cli import main
 from gpu_assist.importers.skypilot import EXTRACTS, SkyPilotSource
 from gpu_assist.sources import refresh, rows_to_csv
 
+# The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
+pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
+
 AWS_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
               "AvailabilityZone,Arch")
 GCP_HEADER = ("InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,"

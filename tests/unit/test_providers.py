@@ -19,6 +19,9 @@ from gpu_assist.regions import location
 from gpu_assist.render.notes import said
 from gpu_assist.request import parse_request
 
+# The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
+pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
+
 
 @pytest.fixture(scope="module")
 def gpus():

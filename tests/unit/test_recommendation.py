@@ -13,12 +13,16 @@ from support import TODAY, offer
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, RecommendCommand, parse_command, run
 from gpu_assist.errors import ParseError
-from gpu_assist.facts import Derived, Fastest, Labelled, MultiHost, OverBudget, OverDeadline, Stale, Unverified
+from gpu_assist.facts import (Derived, Fastest, Labelled, MultiHost, OverBudget, OverDeadline, Stale, TooManyToHold,
+                              Unverified)
 from gpu_assist.recommendation import recommend
 from gpu_assist.sizing import GIB, memory_needed, min_gpus, spot_overhead, training_hours
 from gpu_assist.regions import location
 from gpu_assist.render.notes import words
 from gpu_assist.workload import parse_workload
+
+# The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
+pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
 
 
 def _recommend(catalog, text, **options):
@@ -94,6 +98,7 @@ def test_a_plan_that_cannot_hold_the_job_under_the_instance_cap_is_not_listed(ca
     assert any(line.startswith("A10 (24 GiB): 3,360 GB needs ≥ 145 GPUs") for line in result.reasoning)
     a10 = next(p for p in result.rejected if p.gpu == "A10")
     assert not a10.fits and a10.gpu_count == 145
+    assert a10.reasons[0] == TooManyToHold(145, 1, "A10", 145, a10.reasons[0].needed_gb, 128)
     assert words(a10.reasons[0]) == "needs 145 instances of 1×A10 (145 GPUs) to hold 3,360 GB; max_instances is 128 " \
                              "(max_instances=145 lifts it)"
     raised = _recommend(catalog, "train 175B bf16 deadline=2w region=cn max_instances=200", top=1000)

@@ -11,6 +11,9 @@ from gpu_assist.errors import ParseError
 from gpu_assist.render.notes import words
 from gpu_assist.tco import cheapest_cloud_rate, parse_tco, total_cost_of_ownership
 
+# The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
+pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
+
 SEED = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo cloud=12"
 
 

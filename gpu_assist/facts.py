@@ -68,6 +68,7 @@ class Flag(StrEnum):
     FRACTIONAL_GPU = "fractional-gpu"
 
 
+
 @dataclass_transform(frozen_default=True, eq_default=True)
 class Fact:
     """A fact the core states: immutable, equal by type and fields, hashable, picklable. A subclass declares its
@@ -173,6 +174,72 @@ class Label(CatalogLabel):
     """Any other label of the catalog (a reserved term's conditions, a marketplace snapshot, a spec doubt)."""
 
 
+# Labels the importers state as values, not words: the `notes` entry is `scope:@kind field=value …` (no spaces in
+# a value), made by `StatedLabel.entry` and parsed back by `parse_labels`; `text` keeps the entry as written.
+
+class StatedLabel(CatalogLabel):
+    """A label whose fields the importer states (`kind` names it in the column); the words are the renderer's."""
+
+    kind: ClassVar[str] = ""
+
+    @classmethod
+    def entry(cls, scope: str, **values: object) -> str:
+        """The `notes` column entry of this label with these field values."""
+        return f"{scope}:@{cls.kind} " + " ".join(f"{name}={value}" for name, value in values.items())
+
+    @classmethod
+    def parsed(cls, scope: str, text: str) -> CatalogLabel:
+        values = dict(part.split("=", 1) for part in text.split()[1:])
+        return cls(scope, text, *(_FIELD_TYPES[name](values[name]) for name in cls._fields[2:]))
+
+
+class Corrected(StatedLabel):
+    """A value of the row the source got wrong, corrected on a named source: `column` from `was` to `now`."""
+
+    kind = "corrected"
+    column: str
+    was: str
+    now: str
+    on: str
+
+
+class Replaced(StatedLabel):
+    """The on-demand price one source gave (`figure`, from `was_source`) differs from the provider's own billing
+    catalog (`by`) by more than 10 %: the billing catalog's price is the row's; `flex_start` when the replaced
+    figure carries a Flex-start (DWS) GPU rate on an on-demand host (rule c)."""
+
+    kind = "replaced"
+    figure: Decimal
+    was_source: str
+    by: str
+    by_as_of: str
+    flex_start: bool
+
+
+class SpotOutlier(StatedLabel):
+    """This zone's spot price is below half the median of the instance type's spot prices over its `zones` zones
+    (rule e): one zone's luck, not the price a buyer can expect."""
+
+    kind = "spot-outlier"
+    zones: int
+    median: Decimal
+
+
+class LocalZone(StatedLabel):
+    """The zone is an AWS Local Zone or Wavelength zone (`wavelength`): a metro edge site with its own capacity,
+    services and prices, not one of the region's availability zones."""
+
+    kind = "local-zone"
+    zone: str
+    wavelength: bool
+
+
+_FIELD_TYPES: dict[str, Any] = {"column": str, "was": str, "now": str, "on": str, "figure": Decimal,
+                                "was_source": str, "by": str, "by_as_of": str, "flex_start": lambda text: text == "yes",
+                                "zones": int, "median": Decimal, "zone": str, "wavelength": lambda text: text == "yes"}
+STATED_LABELS = {kind.kind: kind for kind in (Corrected, Replaced, SpotOutlier, LocalZone)}
+
+
 def parse_flags(column: str) -> tuple[ScopedFlag, ...]:
     """The `flags` column (`spot:at-on-demand-cap;all:placeholder-price`) as facts; the loader has checked it."""
     return _parsed_flags(column) if column else ()
@@ -196,6 +263,9 @@ def _parsed_labels(column: str) -> tuple[CatalogLabel, ...]:
     for part in column.split(";"):
         if part:
             scope, _, text = part.partition(":")
+            if text.startswith("@"):
+                labels.append(STATED_LABELS[text[1:].split(" ", 1)[0]].parsed(scope, text))
+                continue
             kind = Derived if text.startswith("derived ") else \
                 SourcesDisagree if text.startswith("sources disagree") else Label
             labels.append(kind(scope, text))

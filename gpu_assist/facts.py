@@ -63,9 +63,11 @@ class Flag(StrEnum):
     PRICE_NEEDS_REVIEW = "price-needs-review"
     PLACEHOLDER_PRICE = "placeholder-price"
     ZERO_HOST_PRICE = "zero-host-price"
-    GPU_COUNT_MISMATCH = "gpu-count-mismatch"
     ARTICLE_SPEC_MISMATCH = "article-spec-mismatch"
     FRACTIONAL_GPU = "fractional-gpu"
+    # Caught at import by the price sanity rules of issue #31 (`importers/sanity.py`).
+    BELOW_PARTS_PRICE = "below-parts-price"
+    FLEX_START_PRICE = "flex-start-price"
 
 
 

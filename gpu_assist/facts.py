@@ -68,6 +68,9 @@ class Flag(StrEnum):
     # Caught at import by the price sanity rules of issue #31 (`importers/sanity.py`).
     BELOW_PARTS_PRICE = "below-parts-price"
     FLEX_START_PRICE = "flex-start-price"
+    FAR_BELOW_GPU_MEDIAN = "far-below-gpu-median"
+    SPOT_OUTLIER = "spot-outlier"
+    UPSTREAM_FLAGGED = "upstream-flagged"
 
 
 

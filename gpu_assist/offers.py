@@ -80,6 +80,11 @@ class Offer(NamedTuple):
         scopes = ("all", FLAG_SCOPE[model])
         return any(flag.scope in scopes for flag in self.flags)
 
+    def flags_for(self, model: PricingModel) -> tuple[ScopedFlag, ...]:
+        """The known data defects of `model`'s price (a spot outlier is no defect of the row's on-demand price)."""
+        scopes = ("all", FLAG_SCOPE[model])
+        return tuple(flag for flag in self.flags if flag.scope in scopes)
+
     def notes_for(self, model: PricingModel) -> list[CatalogLabel]:
         """The labels a reader must see with `model`'s price (`all:` ones and those of its scope)."""
         scopes = ("all", FLAG_SCOPE[model])

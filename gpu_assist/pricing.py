@@ -185,8 +185,9 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: Prici
     if labels:
         conversion = fx.conversion(row.currency, currency)
         notes += [facts.Labelled(label, conversion) for label in labels]
-    if row.flags:
-        notes.append(facts.Flagged(row.flags))
+    flags = row.flags_for(model)
+    if flags:
+        notes.append(facts.Flagged(flags))
     if not row.verified:
         notes.append(facts.Unverified(row.source))
     age = days_old(as_of, today)

@@ -55,7 +55,9 @@ def _validate(directory: Path) -> int:
 
 def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
     from ..gpus import load_gpus
+    from ..importers import sanity
     from ..importers.committed import WithCommittedPrices
+    from ..importers.public import FixedRows
     from ..importers.skypilot import EXTRACTS, SkyPilotSource
     from ..sources import refresh
 
@@ -65,9 +67,12 @@ def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
     for extract in EXTRACTS.values():
         _require_file(args.path / extract.file, f"the extract {extract.file}", example)
     gpus = load_gpus(directory / "gpus.csv")
-    for provider in EXTRACTS:
-        source = WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
-        print(refresh(source, directory).summary())
+    sources = [WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
+               for provider in EXTRACTS]
+    rows = {source.provider: list(source.rows()) for source in sources}
+    sanity.check(rows)  # the rules that compare providers and zones see every row before any is written
+    for source in sources:
+        print(refresh(FixedRows(source, rows[source.provider]), directory).summary())
     return 0
 
 

@@ -9,13 +9,17 @@ Standard_ND96isr_H100_v5 = 8 x H100 (Microsoft's ndh100v5-series page) at $98.32
 from __future__ import annotations
 
 import csv
+import json
+import statistics
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from support import CATALOGS, SOURCES, TODAY
 from gpu_assist.catalog import load_catalog
-from gpu_assist.facts import Corrected, Flag, parse_flags, parse_labels
+from gpu_assist.cli import main
+from gpu_assist.facts import Corrected, Flag, Labelled, LocalZone, SpotOutlier, parse_flags, parse_labels
 from gpu_assist.importers import sanity
 from gpu_assist.pricing import quote
 from gpu_assist.render.notes import said
@@ -74,3 +78,90 @@ def test_azure_nd96isr_h100_v5_is_one_8_gpu_host_corrected_on_its_source(catalog
     option = _quote(catalog, "8xH100 24h azure").cheapest(instance_type="Standard_ND96isr_H100_v5")
     assert option.instances == 1 and option.hourly == Decimal("98.32")
     assert any("gpu count 12 → 8" in note for note in said(option.notes))
+
+
+def test_no_resale_of_a_flagged_upstream_offer_is_ranked(catalog, capsys):
+    """Verda's V100 (Datacrunch's) is flagged for review; every primeintellect/shadeform resale of it is too."""
+    flagged_lines = set()
+    for provider in ("verda", "lambda", "hyperstack", "nebius", "primeintellect", "shadeform"):
+        for row in _rows(provider):
+            line = sanity.upstream(row["provider"], row["instance_type"]) or row["provider"]
+            if any(f.flag in sanity.PROPAGATING for f in parse_flags(row["flags"])):
+                flagged_lines.add((line, row["gpu"]))
+    assert ("verda", "V100") in flagged_lines
+    for provider in ("primeintellect", "shadeform"):
+        for row in _rows(provider):
+            if (sanity.upstream(provider, row["instance_type"]), row["gpu"]) in flagged_lines:
+                assert f"all:{Flag.UPSTREAM_FLAGGED}" in row["flags"], row
+    assert main(["recommend", "train", "7B", "tokens=1T", "fp16", "--format", "json"]) == 0
+    plans = json.loads(capsys.readouterr().out)["plans"]
+    assert plans and not any(p["provider"] == "primeintellect" and p["gpu"] == "V100" for p in plans)
+
+
+def test_the_p4d_use1_az1_spot_price_is_an_outlier_and_p4d_ranks_by_a_price_a_buyer_can_expect(catalog):
+    p4d = [r for r in _rows("aws") if r["instance_type"] == "p4d.24xlarge" and r["spot_hourly"]]
+    median = statistics.median(Decimal(r["spot_hourly"]) for r in p4d)
+    outlier = next(r for r in p4d if r["zone"] == "use1-az1")
+    assert f"spot:{Flag.SPOT_OUTLIER}" in outlier["flags"]
+    label = next(lab for lab in parse_labels(outlier["notes"]) if isinstance(lab, SpotOutlier))
+    assert label.zones == len(p4d) and label.median == median.quantize(Decimal("0.01"))
+    option = _quote(catalog, "8xA100 72h").cheapest(instance_type="p4d.24xlarge", pricing_model="spot")
+    assert option.zone != "use1-az1" and option.hourly >= median / 2
+    shown = _quote(catalog, "8xA100 72h", include_flagged=True).cheapest(instance_type="p4d.24xlarge",
+                                                                           pricing_model="spot")
+    assert shown.zone == "use1-az1" and any("spot outlier: below half the median of" in n for n in said(shown.notes))
+
+
+def test_every_local_zone_row_says_so(catalog):
+    local = [r for r in _rows("aws") if r["zone"].startswith(("use1-atl2", "usw2-lax1"))]
+    assert local
+    for row in local:
+        assert LocalZone("all", f"@local-zone zone={row['zone']} wavelength=no", row["zone"], False) in \
+            parse_labels(row["notes"])
+    option = _quote(catalog, "8xH100 72h", all_regions=True).cheapest(zone="use1-atl2-az1")
+    assert option and any(isinstance(n, Labelled) and isinstance(n.label, LocalZone) for n in option.notes)
+    assert any("AWS Local Zone use1-atl2-az1" in n for n in said(option.notes))
+    assert sanity.local_zone("use1-az1") is None and sanity.local_zone("usw2-wl1-las-wlz1").wavelength
+
+
+# --- property: for any row that passes import, no rule holds ----------------------------------------------------
+
+_PRICES = st.decimals(min_value=Decimal("0.01"), max_value=Decimal("200"), places=2)
+
+
+def _row(provider, instance_type, gpu, count, zone, on_demand, spot):
+    return {"provider": provider, "instance_type": instance_type, "gpu": gpu, "gpu_count": str(count),
+            "zone": zone, "on_demand_hourly": str(on_demand), "spot_hourly": str(spot) if spot else "",
+            "currency": "USD", "verified": "yes", "flags": "", "notes": ""}
+
+
+_ROWS = st.lists(st.tuples(st.sampled_from(["aws", "azure", "lambda", "nebius", "verda", "primeintellect"]),
+                           st.sampled_from(["A100", "H100"]), st.sampled_from([1, 8]),
+                           st.sampled_from(["", "z1", "z2", "z3", "z4"]), _PRICES, st.none() | _PRICES),
+                 min_size=1, max_size=30)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_ROWS, st.booleans())
+def test_no_rule_holds_for_a_row_that_passes_import(specs, upstream_flag):
+    rows = [_row(p, f"datacrunch__{c}x{g}" if p == "primeintellect" else f"{g}x{c}", g, c, z, od, sp)
+            for p, g, c, z, od, sp in specs]
+    if upstream_flag:
+        rows.append({**_row("verda", "1A100.22V", "A100", 1, "", Decimal("1.29"), None),
+                     "flags": f"on_demand:{Flag.PRICE_NEEDS_REVIEW}"})
+    medians = sanity.gpu_medians([dict(r) for r in rows])  # (d)'s reference: the rows as they came in
+    by_provider: dict[str, list[dict]] = {}
+    for row in rows:
+        by_provider.setdefault(row["provider"], []).append(row)
+    sanity.check(by_provider)
+    for row in rows:
+        per_gpu_od = Decimal(row["on_demand_hourly"]) / Decimal(row["gpu_count"])
+        if _unflagged(row, "on_demand") and row["gpu"] in medians:
+            assert not sanity.far_below_median(per_gpu_od, medians[row["gpu"]])
+        if row["spot_hourly"] and _unflagged(row, "spot"):
+            zones = [Decimal(r["spot_hourly"]) for r in rows if r["zone"] and r["spot_hourly"]
+                     and (r["provider"], r["instance_type"]) == (row["provider"], row["instance_type"])]
+            if row["zone"] and len(zones) >= sanity.MIN_ZONES:
+                assert not sanity.spot_outlier(Decimal(row["spot_hourly"]), statistics.median(zones))
+        if upstream_flag and row["provider"] == "primeintellect" and row["gpu"] == "A100":
+            assert not _unflagged(row, "on_demand")

@@ -65,13 +65,19 @@ class Flag(StrEnum):
     ZERO_HOST_PRICE = "zero-host-price"
     ARTICLE_SPEC_MISMATCH = "article-spec-mismatch"
     FRACTIONAL_GPU = "fractional-gpu"
-    # Caught at import by the price sanity rules of issue #31 (`importers/sanity.py`).
+    # Caught at import by the price sanity rules (`importers/sanity.py`; the rule each belongs to in `SANITY_RULE`).
     BELOW_PARTS_PRICE = "below-parts-price"
     FLEX_START_PRICE = "flex-start-price"
     FAR_BELOW_GPU_MEDIAN = "far-below-gpu-median"
     SPOT_OUTLIER = "spot-outlier"
     UPSTREAM_FLAGGED = "upstream-flagged"
 
+
+# The price sanity rule of issue #31 that raises each flag: (a) below the list price of its parts, (c) a GCP
+# Flex-start rate billed as on-demand, (d) far below the GPU's median, (e) one zone's spot far below the others,
+# and `resale`: a defect of the upstream offer a reseller resells. `catalog status` counts them per provider.
+SANITY_RULE = {Flag.BELOW_PARTS_PRICE: "a", Flag.FLEX_START_PRICE: "c", Flag.FAR_BELOW_GPU_MEDIAN: "d",
+               Flag.SPOT_OUTLIER: "e", Flag.UPSTREAM_FLAGGED: "resale"}
 
 
 @dataclass_transform(frozen_default=True, eq_default=True)

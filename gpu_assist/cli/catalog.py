@@ -50,7 +50,26 @@ def _validate(directory: Path) -> int:
         # the committed-use datasets' figures are dollars (importers/committed.py), shown as quotes show them
         print("\n".join(folded for line in disagreements
                         for folded in wrap(f"  {restate_money(line, 'USD', 'USD')}", "    ")))
+    _print_corrected_and_dropped(directory)
     return 0
+
+
+def _print_corrected_and_dropped(directory: Path) -> None:
+    """The rows the import corrected (and on what source), and the rows no quote ranks (and why)."""
+    from ..catalog_files import corrected_rows, dropped_rows
+    from ..render.comparison import wrap
+    from ..render.money import restate_money
+    from ..render.notes import words
+
+    for heading, rows in (("corrected (kept, with the correction labelled in quotes)", corrected_rows(directory)),
+                          ("dropped (every price has a known defect; include-flagged shows them)",
+                           dropped_rows(directory))):
+        if rows:
+            print(f"{plural(len(rows), 'row')} {heading}:")
+        for row in rows:
+            name = " ".join(part for part in row.name if part)
+            said = "; ".join(restate_money(words(fact), "USD", "USD") for fact in row.facts)
+            print("\n".join(wrap(f"  {name}: {said}", "    ")))
 
 
 def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
@@ -100,7 +119,7 @@ def _refresh_aws(args: argparse.Namespace, directory: Path) -> int:
 def _report(args: argparse.Namespace, directory: Path) -> int:
     """`catalog list-gpus` and `catalog status`: a table, or JSON records."""
     from ..catalog import load_catalog
-    from ..catalog_report import billing_footnote, gpu_summary, provider_status
+    from ..catalog_report import CAUGHT_COLUMNS, billing_footnote, gpu_summary, provider_status
 
     catalog = load_catalog(directory)
     frame = gpu_summary(catalog) if args.catalog_command == "list-gpus" else provider_status(catalog, dt.date.today())
@@ -112,11 +131,30 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
         from ..render.comparison import wrap
         from ..render.tables import table
 
-        shown = frame.drop(columns=["billing"]) if "billing" in frame else frame
+        shown = frame.drop(columns=["billing", *CAUGHT_COLUMNS], errors="ignore")
         print(table(list(shown.columns), [[str(v) for v in row] for row in shown.itertuples(index=False)]))
         if "billing" in frame:
             print("\n".join(wrap(billing_footnote(frame))))
+        if "resale" in frame:
+            _print_caught(frame)
     return 0
+
+
+CAUGHT_LEGEND = ("defects caught at import (rows): corrected = a value corrected on a named source; (a) below its "
+                 "GPUs' list price; (b) on-demand replaced by the provider's billing catalog; (c) GCP Flex-start "
+                 "rate billed as on-demand; (d) below a fifth of the GPU's median; (e) spot outlier among its zones; "
+                 "resale = resold upstream offer with a defect")
+
+
+def _print_caught(frame) -> None:
+    """Under `catalog status`: per provider, the rows each price sanity rule caught at import (issue #31)."""
+    from ..catalog_report import CAUGHT_COLUMNS, caught_table
+    from ..render.comparison import wrap
+    from ..render.tables import table
+
+    print()
+    print("\n".join(wrap(CAUGHT_LEGEND)))
+    print(table(["provider", *CAUGHT_COLUMNS], caught_table(frame)))
 
 
 # `catalog list-gpus` in text: short headers for gpu_summary's columns (JSON keeps the long names).

@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 from support import CATALOGS, SOURCES, TODAY
 from gpu_assist.catalog import load_catalog
+from gpu_assist.catalog_report import defects_caught
 from gpu_assist.cli import main
 from gpu_assist.facts import Corrected, Flag, Labelled, LocalZone, SpotOutlier, parse_flags, parse_labels
 from gpu_assist.importers import sanity
@@ -122,6 +123,15 @@ def test_every_local_zone_row_says_so(catalog):
     assert option and any(isinstance(n, Labelled) and isinstance(n.label, LocalZone) for n in option.notes)
     assert any("AWS Local Zone use1-atl2-az1" in n for n in said(option.notes))
     assert sanity.local_zone("use1-az1") is None and sanity.local_zone("usw2-wl1-las-wlz1").wavelength
+
+
+def test_catalog_status_counts_the_defects_each_rule_caught(capsys):
+    assert main(["catalog", "status", "--format", "json"]) == 0
+    status = {row["provider"]: row for row in json.loads(capsys.readouterr().out)}
+    assert status["gcp"]["b"] >= 100 and status["gcp"]["c"] >= status["gcp"]["b"] - 4
+    assert status["azure"]["corrected"] == 3 and status["primeintellect"]["resale"] == 6
+    assert status["aws"]["e"] > 0 and status["verda"]["d"] == 1
+    assert defects_caught([("spot:spot-outlier;all:upstream-flagged", "")])["resale"] == 1
 
 
 # --- property: for any row that passes import, no rule holds ----------------------------------------------------

@@ -106,7 +106,7 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
     table, flagged_excluded = price_table(
         offers, instances=whole_instances(request.count, offers), duration_s=[request.duration_s] * len(offers),
         models=models, fx=catalog.fx, currency=currency, include_flagged=include_flagged,
-        explicit_monthly=PricingModel.MONTHLY in request.pricing_models)
+        explicit_monthly=PricingModel.MONTHLY in request.pricing_models, zone_outliers=all_regions)
     shown = cheapest_per_offer(table, all_regions=all_regions)[:top]
     options = tuple(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True)
                     for priced in shown)

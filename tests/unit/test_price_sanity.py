@@ -108,9 +108,12 @@ def test_the_p4d_use1_az1_spot_price_is_an_outlier_and_p4d_ranks_by_a_price_a_bu
     assert label.zones == len(p4d) and label.median == median.quantize(Decimal("0.01"))
     option = _quote(catalog, "8xA100 72h").cheapest(instance_type="p4d.24xlarge", pricing_model="spot")
     assert option.zone != "use1-az1" and option.hourly >= median / 2
-    shown = _quote(catalog, "8xA100 72h", include_flagged=True).cheapest(instance_type="p4d.24xlarge",
-                                                                           pricing_model="spot")
-    assert shown.zone == "use1-az1" and any("spot outlier: below half the median of" in n for n in said(shown.notes))
+    for asked in ({"include_flagged": True}, {"all_regions": True}):  # shown when asked for, labelled
+        shown = _quote(catalog, "8xA100 72h spot", **asked).cheapest(instance_type="p4d.24xlarge")
+        assert shown.zone == "use1-az1" and shown.hourly == Decimal("2.4655")
+        assert any(isinstance(n, Labelled) and n.label == label for n in shown.notes)
+        assert any(f"spot outlier: below half the median of {len(p4d)} zones' spot prices" in n
+                   for n in said(shown.notes))
 
 
 def test_every_local_zone_row_says_so(catalog):

@@ -14,7 +14,7 @@ import statistics
 from decimal import Decimal
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from support import CATALOGS, SOURCES, TODAY
 from gpu_assist.catalog import load_catalog
@@ -154,8 +154,13 @@ _ROWS = st.lists(st.tuples(st.sampled_from(["aws", "azure", "lambda", "nebius", 
                  min_size=1, max_size=30)
 
 
+_ZONES_WITH_AN_OUTLIER = [("aws", "A100", 8, zone, Decimal("21.96"), spot) for zone, spot in
+                          (("z1", Decimal("2.47")), ("z2", Decimal("8.19")), ("z3", Decimal("9.73")))]
+
+
 @settings(max_examples=150, deadline=None)
 @given(_ROWS, st.booleans())
+@example(_ZONES_WITH_AN_OUTLIER, False)
 def test_no_rule_holds_for_a_row_that_passes_import(specs, upstream_flag):
     rows = [_row(p, f"datacrunch__{c}x{g}" if p == "primeintellect" else f"{g}x{c}", g, c, z, od, sp)
             for p, g, c, z, od, sp in specs]
@@ -170,11 +175,64 @@ def test_no_rule_holds_for_a_row_that_passes_import(specs, upstream_flag):
     for row in rows:
         per_gpu_od = Decimal(row["on_demand_hourly"]) / Decimal(row["gpu_count"])
         if _unflagged(row, "on_demand") and row["gpu"] in medians:
-            assert not sanity.far_below_median(per_gpu_od, medians[row["gpu"]])
+            assert per_gpu_od >= medians[row["gpu"]] / 5  # (d)
         if row["spot_hourly"] and _unflagged(row, "spot"):
             zones = [Decimal(r["spot_hourly"]) for r in rows if r["zone"] and r["spot_hourly"]
                      and (r["provider"], r["instance_type"]) == (row["provider"], row["instance_type"])]
             if row["zone"] and len(zones) >= sanity.MIN_ZONES:
-                assert not sanity.spot_outlier(Decimal(row["spot_hourly"]), statistics.median(zones))
+                assert Decimal(row["spot_hourly"]) >= statistics.median(zones) / 2  # (e)
         if upstream_flag and row["provider"] == "primeintellect" and row["gpu"] == "A100":
             assert not _unflagged(row, "on_demand")
+
+
+_GCP_HEADER = ("InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,"
+               "SpotPrice")
+_REGIONS = ("us-central1", "europe-west4", "asia-northeast1")
+_PART_RATES = st.sampled_from([Decimal("2.93391"), Decimal("3.10156"), Decimal("1.61365"), Decimal("1.70586"),
+                               Decimal("0.5"), Decimal("3.5")])  # A100 list, Flex-start, shares, and a low one
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_PART_RATES, st.decimals(min_value=Decimal("0.5"), max_value=Decimal("9"), places=5),
+                          st.none() | st.decimals(min_value=Decimal("5"), max_value=Decimal("60"), places=4),
+                          st.sampled_from([Decimal(4), Decimal(10)])),  # the GPU part's spot: 4 or 10 GPUs' rate
+                min_size=3, max_size=3))
+def test_no_rule_a_b_c_holds_for_a_gcp_row_that_passes_import(tmp_path_factory, regions):
+    """For any GCP host + A100 part prices (Flex-start rates among them) and billing-catalog hours: a quotable
+    on-demand price has no Flex-start part (c), is not below its parts (a) and is within 10 % of the billing
+    catalog where it prices the machine (b)."""
+    from gpu_assist.gpus import load_gpus
+    from gpu_assist.importers.committed import WithCommittedPrices
+    from gpu_assist.importers.skypilot import SkyPilotSource
+
+    directory = tmp_path_factory.mktemp("gcp")
+    lines, cud = [_GCP_HEADER], ["machine_type,region,hour,hour_spot,month,month_1y,month_3y,commit"]
+    for region, (rate, host, hour, spot_gpus) in zip(_REGIONS, regions):
+        lines += [f"a2-highgpu-8g,96,680,,,,{region},{region}-a,{host},{host / 2}",
+                  f",,,A100,8,,{region},{region}-a,{rate * 8},{rate * spot_gpus}"]
+        if hour is not None:
+            cud.append(f"a2-highgpu-8g,{region},{hour},,,,,x")
+    (directory / "gcp_gpu.csv").write_text("\n".join(lines) + "\n")
+    (directory / "gcp_cud.csv").write_text("\n".join(cud) + "\n")
+    source = WithCommittedPrices(SkyPilotSource("gcp", directory, load_gpus(CATALOGS / "gpus.csv"), "2026-12-02"),
+                                 directory)
+    rows = list(source.rows())
+    assert len(rows) == len(_REGIONS)
+    parts = {region: (rate, host, rate * spot_gpus) for region, (rate, host, _, spot_gpus) in zip(_REGIONS, regions)}
+    rates = {rate for rate, *_ in regions}
+
+    def flex_start(rate):  # the published A100 Flex-start rate, or 0.55 of another region's rate (part B)
+        return rate == Decimal("1.61365") or any(rate == (other * Decimal("0.55")).quantize(Decimal("0.00001"))
+                                                 for other in rates - {rate})
+
+    list_rate = min((r for r in rates if not flex_start(r)), default=None)
+    hours = {region: hour for region, (_, _, hour, _) in zip(_REGIONS, regions) if hour is not None}
+    for row in rows:
+        if not _unflagged(row, "on_demand"):
+            continue
+        on_demand, (rate, host, spot_part) = Decimal(row["on_demand_hourly"]), parts[row["region"]]
+        if row["region"] in hours:  # (b) the billing catalog's price, within 10 %
+            assert abs(on_demand - hours[row["region"]]) <= hours[row["region"]] * Decimal("0.1")
+            continue
+        assert not flex_start(rate)  # (c)
+        assert on_demand >= host + max(8 * (list_rate or 0), spot_part)  # (a): its parts' least list prices

@@ -221,7 +221,7 @@ def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.dat
         raise GpuAssistError(f"refresh aws-public takes --regions, not {stray}",
                              hint="example: gpu-assist catalog refresh aws-public --regions us-east-1,us-west-2")
     regions = [r.strip() for r in (args.regions or default_region()).split(",") if r.strip()]
-    source = aws_public.AwsPublicPriceSource(directory, regions, today)
+    source = aws_public.AwsPublicPriceSource(directory, regions)
     report = refresh(source, directory)
     print(report.summary())
     print("read: " + ", ".join(f"{k} {v}" for k, v in sorted(source.counts.items())))

@@ -17,10 +17,10 @@ from decimal import Decimal
 from pathlib import Path
 
 from .errors import CatalogError
-from .facts import Flag, SourcesDisagree, parse_labels
+from .facts import Corrected, Flag, Replaced, ScopedFlag, SourcesDisagree, parse_flags, parse_labels
 from .gpus import GpuTable
-from .offers import (FLAG_SCOPES, INTERCONNECTS, KEY_COLUMNS, NUMBER_COLUMNS, OFFER_COLUMNS, OPTIONAL_COLUMNS,
-                     PRICE_COLUMNS)
+from .offers import (FLAG_SCOPE, FLAG_SCOPES, INTERCONNECTS, KEY_COLUMNS, NUMBER_COLUMNS, OFFER_COLUMNS,
+                     OPTIONAL_COLUMNS, PRICE_COLUMN, PRICE_COLUMNS)
 from .regions import location
 from .request import PROVIDERS
 
@@ -332,3 +332,48 @@ def source_disagreements(directory: Path) -> list[str]:
                 lines.setdefault((row.get("provider", ""), row.get("instance_type", ""), row.get("region", "")),
                                  disagreements[0].text)
     return [f"{p} {i} {r}: {text}" for (p, i, r), text in sorted(lines.items())]
+
+
+@dataclass(frozen=True)
+class RowFacts:
+    """One catalog row named (provider, instance type, region, zone) and the facts `catalog validate` lists."""
+
+    name: tuple[str, str, str, str]
+    facts: tuple[object, ...]
+
+
+def corrected_rows(directory: Path) -> list[RowFacts]:
+    """Every row the import corrected on a named source (`Corrected`) or whose on-demand price the provider's
+    billing catalog replaced (`Replaced`), with those labels."""
+    found = []
+    for row in _rows(directory):
+        labels = tuple(label for label in parse_labels(row["notes"]) if isinstance(label, (Corrected, Replaced)))
+        if labels:
+            found.append(RowFacts(_name(row), labels))
+    return found
+
+
+def dropped_rows(directory: Path) -> list[RowFacts]:
+    """Every row no quote ranks (each of its prices has a known defect, `include-flagged` shows it), with the
+    flags that say why."""
+    found = []
+    for row in _rows(directory):
+        flags = parse_flags(row["flags"])
+        priced = [model for model, column in PRICE_COLUMN.items() if row[column].strip()]
+        if flags and priced and all(_flagged(flags, FLAG_SCOPE[model]) for model in priced):
+            found.append(RowFacts(_name(row), flags))
+    return found
+
+
+def _flagged(flags: tuple[ScopedFlag, ...], scope: str) -> bool:
+    return any(flag.scope in ("all", scope) for flag in flags)
+
+
+def _rows(directory: Path) -> Iterable[Row]:
+    for path in offer_files(Path(directory)):
+        for _, row in read_offer_file(path).rows:
+            yield row
+
+
+def _name(row: Row) -> tuple[str, str, str, str]:
+    return row.get("provider", ""), row.get("instance_type", ""), row.get("region", ""), row.get("zone", "")

@@ -49,6 +49,7 @@ def provider_status(catalog: Catalog, today: dt.date):
             "sources": _dated_sources(group), "age_days": days_old(dates[0], today) if dates else "unknown",
             "verified": f"{group.verified.mean():.0%}", "flagged": int((group["flags"] != "").sum()), "stale": stale,
             "billing": billing_of(str(provider), group.billing_granularity_s),
+            **defects_caught(zip(group["flags"], group["notes"])),
         })
     return pd.DataFrame(rows)
 
@@ -61,6 +62,36 @@ def _dated_sources(group) -> str:
         if source:
             newest[source] = max(newest.get(source, ""), as_of or "")
     return ",".join(f"{source} {as_of}".rstrip() for source, as_of in sorted(newest.items()))
+
+
+# `catalog status`: the defects the import's price sanity rules caught (issue #31), one column per rule.
+CAUGHT_COLUMNS = ("corrected", "a", "b", "c", "d", "e", "resale")
+
+
+def defects_caught(flags_and_notes) -> dict[str, int]:
+    """Rows per rule: `corrected` (a value corrected on a named source), (b) on-demand replaced by the provider's
+    billing catalog, and the flags of rules (a), (c), (d), (e) and resale (`facts.SANITY_RULE`); (c) also counts the
+    Flex-start figures (b) replaced."""
+    from .facts import SANITY_RULE, Corrected, Replaced, parse_flags, parse_labels
+
+    counts = dict.fromkeys(CAUGHT_COLUMNS, 0)
+    for flags, notes in flags_and_notes:
+        rules = {SANITY_RULE[flag.flag] for flag in parse_flags(flags) if flag.flag in SANITY_RULE}
+        for label in parse_labels(notes):
+            if isinstance(label, Corrected):
+                rules.add("corrected")
+            elif isinstance(label, Replaced):  # a replaced Flex-start figure was caught by (c) as well
+                rules.update(("b", "c") if label.flex_start else ("b",))
+        for rule in rules:
+            counts[rule] += 1
+    return counts
+
+
+def caught_table(frame) -> list[list[str]]:
+    """The providers with a defect caught, as rows under `CAUGHT_COLUMNS` (a table of their own: the status
+    table is 100 columns already)."""
+    return [[str(row.provider), *(str(getattr(row, c)) for c in CAUGHT_COLUMNS)]
+            for row in frame.itertuples(index=False) if any(getattr(row, c) for c in CAUGHT_COLUMNS)]
 
 
 def billing_of(provider: str, granularities) -> str:

@@ -66,15 +66,27 @@ class Flag(StrEnum):
     PRICE_NEEDS_REVIEW = "price-needs-review"
     PLACEHOLDER_PRICE = "placeholder-price"
     ZERO_HOST_PRICE = "zero-host-price"
-    GPU_COUNT_MISMATCH = "gpu-count-mismatch"
     ARTICLE_CLAIM_CONTRADICTED = "article-claim-contradicted"
     FRACTIONAL_GPU = "fractional-gpu"
+    # Caught at import by the price sanity rules (`importers/sanity.py`; the rule each belongs to in `SANITY_RULE`).
+    BELOW_PARTS_PRICE = "below-parts-price"
+    FLEX_START_PRICE = "flex-start-price"
+    FAR_BELOW_GPU_MEDIAN = "far-below-gpu-median"
+    SPOT_OUTLIER = "spot-outlier"
+    UPSTREAM_FLAGGED = "upstream-flagged"
 
     @property
     def shown_as_unverified(self) -> bool:
         """Whether the flagged price is an unverified claim, not a defect of a real price: shown with the other
         unverified prices when asked for (`include-unverified`), as well as with `include-flagged`."""
         return self is Flag.ARTICLE_CLAIM_CONTRADICTED
+
+
+# The price sanity rule of issue #31 that raises each flag: (a) below the list price of its parts, (c) a GCP
+# Flex-start rate billed as on-demand, (d) far below the GPU's median, (e) one zone's spot far below the others,
+# and `resale`: a defect of the upstream offer a reseller resells. `catalog status` counts them per provider.
+SANITY_RULE = {Flag.BELOW_PARTS_PRICE: "a", Flag.FLEX_START_PRICE: "c", Flag.FAR_BELOW_GPU_MEDIAN: "d",
+               Flag.SPOT_OUTLIER: "e", Flag.UPSTREAM_FLAGGED: "resale"}
 
 
 @dataclass_transform(frozen_default=True, eq_default=True)
@@ -193,6 +205,72 @@ class Label(CatalogLabel):
     """Any other label of the catalog (a reserved term's conditions, a marketplace snapshot, a spec doubt)."""
 
 
+# Labels the importers state as values, not words: the `notes` entry is `scope:@kind field=value …` (no spaces in
+# a value), made by `StatedLabel.entry` and parsed back by `parse_labels`; `text` keeps the entry as written.
+
+class StatedLabel(CatalogLabel):
+    """A label whose fields the importer states (`kind` names it in the column); the words are the renderer's."""
+
+    kind: ClassVar[str] = ""
+
+    @classmethod
+    def entry(cls, scope: str, **values: object) -> str:
+        """The `notes` column entry of this label with these field values."""
+        return f"{scope}:@{cls.kind} " + " ".join(f"{name}={value}" for name, value in values.items())
+
+    @classmethod
+    def parsed(cls, scope: str, text: str) -> CatalogLabel:
+        values = dict(part.split("=", 1) for part in text.split()[1:])
+        return cls(scope, text, *(_FIELD_TYPES[name](values[name]) for name in cls._fields[2:]))
+
+
+class Corrected(StatedLabel):
+    """A value of the row the source got wrong, corrected on a named source: `column` from `was` to `now`."""
+
+    kind = "corrected"
+    column: str
+    was: str
+    now: str
+    on: str
+
+
+class Replaced(StatedLabel):
+    """The on-demand price one source gave (`figure`, from `was_source`) differs from the provider's own billing
+    catalog (`by`) by more than 10 %: the billing catalog's price is the row's; `flex_start` when the replaced
+    figure carries a Flex-start (DWS) GPU rate on an on-demand host (rule c)."""
+
+    kind = "replaced"
+    figure: Decimal
+    was_source: str
+    by: str
+    by_as_of: str
+    flex_start: bool
+
+
+class SpotOutlier(StatedLabel):
+    """This zone's spot price is below half the median of the instance type's spot prices over its `zones` zones
+    (rule e): one zone's luck, not the price a buyer can expect."""
+
+    kind = "spot-outlier"
+    zones: int
+    median: Decimal
+
+
+class LocalZone(StatedLabel):
+    """The zone is an AWS Local Zone or Wavelength zone (`wavelength`): a metro edge site with its own capacity,
+    services and prices, not one of the region's availability zones."""
+
+    kind = "local-zone"
+    zone: str
+    wavelength: bool
+
+
+_FIELD_TYPES: dict[str, Any] = {"column": str, "was": str, "now": str, "on": str, "figure": Decimal,
+                                "was_source": str, "by": str, "by_as_of": str, "flex_start": lambda text: text == "yes",
+                                "zones": int, "median": Decimal, "zone": str, "wavelength": lambda text: text == "yes"}
+STATED_LABELS = {kind.kind: kind for kind in (Corrected, Replaced, SpotOutlier, LocalZone)}
+
+
 def parse_flags(column: str) -> tuple[ScopedFlag, ...]:
     """The `flags` column (`spot:at-on-demand-cap;all:placeholder-price`) as facts; the loader has checked it."""
     return _parsed_flags(column) if column else ()
@@ -216,6 +294,9 @@ def _parsed_labels(column: str) -> tuple[CatalogLabel, ...]:
     for part in column.split(";"):
         if part:
             scope, _, text = part.partition(":")
+            if text.startswith("@"):
+                labels.append(STATED_LABELS[text[1:].split(" ", 1)[0]].parsed(scope, text))
+                continue
             kind = Derived if text.startswith("derived ") else \
                 SourcesDisagree if text.startswith("sources disagree") else \
                 ContradictedBy if text.startswith("contradicted-by ") else Label

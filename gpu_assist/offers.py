@@ -78,9 +78,12 @@ class Offer(NamedTuple):
     def flagged(self, model: PricingModel, *, claims_shown: bool = False) -> bool:
         """Whether a known data defect applies to `model`'s price (a flag of its own scope, or `all:`); with
         `claims_shown`, a flag that only marks an unverified claim (`Flag.shown_as_unverified`) does not count."""
+        return any(not (claims_shown and flag.flag.shown_as_unverified) for flag in self.flags_for(model))
+
+    def flags_for(self, model: PricingModel) -> tuple[ScopedFlag, ...]:
+        """The known data defects of `model`'s price (a spot outlier is no defect of the row's on-demand price)."""
         scopes = ("all", FLAG_SCOPE[model])
-        return any(flag.scope in scopes and not (claims_shown and flag.flag.shown_as_unverified)
-                   for flag in self.flags)
+        return tuple(flag for flag in self.flags if flag.scope in scopes)
 
     def notes_for(self, model: PricingModel) -> list[CatalogLabel]:
         """The labels a reader must see with `model`'s price (`all:` ones and those of its scope)."""

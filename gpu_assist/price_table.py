@@ -24,7 +24,7 @@ from operator import attrgetter
 from typing import NamedTuple
 
 from .catalog import Catalog
-from .facts import TERM_YEARS, PricingModel
+from .facts import TERM_YEARS, Flag, PricingModel
 from .fx import FxRates
 from .offers import PRICE_COLUMN, Offer
 from .regions import matches
@@ -68,12 +68,19 @@ def select_offers(catalog: Catalog, gpu: str, *, providers: Sequence[str] = (), 
     return offers
 
 
+def _only_a_zone_outlier(offer: Offer, model: PricingModel) -> bool:
+    return all(flag.flag == Flag.SPOT_OUTLIER for flag in offer.flags_for(model))
+
+
 def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s: Sequence[int],
                 models: Iterable[PricingModel], fx: FxRates, currency: str, include_flagged: bool = False,
-                explicit_monthly: bool = False, include_unverified: bool = False) -> tuple[list[PricedOffer], int]:
+                explicit_monthly: bool = False, include_unverified: bool = False,
+                zone_outliers: bool = False) -> tuple[list[PricedOffer], int]:
     """Every (offer, pricing model) with a usable price, for per-offer `instances` and `duration_s`, model by
     model in the order given, offers in their order; and how many prices were left out for known defects
-    (`include_unverified` keeps the articles' contradicted claims: they are unverified prices, asked for)."""
+    (`include_unverified` keeps the articles' contradicted claims: they are unverified prices, asked for).
+    `zone_outliers` keeps spot prices whose only defect is being one zone's outlier (`all-regions` shows each
+    zone by its own price: there the outlier is that zone's price, labelled, not the type's)."""
     factors = {c: fx.factor(c, currency) for c in {o.currency for o in offers}}
     to_target = [factors[o.currency] for o in offers]
     billed_hours, months, on_demand_totals = [], [], []
@@ -99,7 +106,8 @@ def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s
             price = price_of(offer)
             if price is None:
                 continue
-            if not include_flagged and offer.flags and offer.flagged(model, claims_shown=include_unverified):
+            if not include_flagged and offer.flags and offer.flagged(model, claims_shown=include_unverified) \
+                    and not (zone_outliers and _only_a_zone_outlier(offer, model)):
                 flagged_excluded += 1
                 continue
             total = instances[position] * float(price) * units[position] * to_target[position]

@@ -108,7 +108,8 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
     table, flagged_excluded = price_table(
         offers, instances=whole_instances(request.count, offers), duration_s=[request.duration_s] * len(offers),
         models=models, fx=catalog.fx, currency=currency, include_flagged=include_flagged,
-        explicit_monthly=PricingModel.MONTHLY in request.pricing_models, include_unverified=include_unverified)
+        explicit_monthly=PricingModel.MONTHLY in request.pricing_models, include_unverified=include_unverified,
+        zone_outliers=all_regions)
     shown = cheapest_per_offer(table, all_regions=all_regions)[:top]
     options = tuple(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True)
                     for priced in shown)
@@ -187,8 +188,9 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: Prici
     if labels:
         conversion = fx.conversion(row.currency, currency)
         notes += [facts.Labelled(label, conversion) for label in labels]
-    if row.flags:
-        notes.append(facts.Flagged(row.flags))
+    flags = row.flags_for(model)
+    if flags:
+        notes.append(facts.Flagged(flags))
     if row.verified and row.provider in CHINA_PROVIDERS:  # an unverified price names its source below
         notes.append(facts.PricedFrom(row.source, as_of, row.price(model) or Decimal(0), row.currency, model))
     if not row.verified:

@@ -56,12 +56,33 @@ def _validate(directory: Path) -> int:
         # the committed-use datasets' figures are dollars (importers/committed.py), shown as quotes show them
         print("\n".join(folded for line in disagreements
                         for folded in wrap(f"  {restate_money(line, 'USD', 'USD')}", "    ")))
+    _print_corrected_and_dropped(directory)
     return 0
+
+
+def _print_corrected_and_dropped(directory: Path) -> None:
+    """The rows the import corrected (and on what source), and the rows no quote ranks (and why)."""
+    from ..catalog_files import corrected_rows, dropped_rows
+    from ..render.comparison import wrap
+    from ..render.money import restate_money
+    from ..render.notes import words
+
+    for heading, rows in (("corrected (kept, with the correction labelled in quotes)", corrected_rows(directory)),
+                          ("dropped (every price has a known defect; include-flagged shows them)",
+                           dropped_rows(directory))):
+        if rows:
+            print(f"{plural(len(rows), 'row')} {heading}:")
+        for row in rows:
+            name = " ".join(part for part in row.name if part)
+            said = "; ".join(restate_money(words(fact), "USD", "USD") for fact in row.facts)
+            print("\n".join(wrap(f"  {name}: {said}", "    ")))
 
 
 def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
     from ..gpus import load_gpus
+    from ..importers import sanity
     from ..importers.committed import WithCommittedPrices
+    from ..importers.public import FixedRows
     from ..importers.skypilot import EXTRACTS, SkyPilotSource
     from ..sources import refresh
 
@@ -71,9 +92,12 @@ def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
     for extract in EXTRACTS.values():
         _require_file(args.path / extract.file, f"the extract {extract.file}", example)
     gpus = load_gpus(directory / "gpus.csv")
-    for provider in EXTRACTS:
-        source = WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
-        print(refresh(source, directory).summary())
+    sources = [WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
+               for provider in EXTRACTS]
+    rows = {source.provider: list(source.rows()) for source in sources}
+    sanity.check(rows)  # the rules that compare providers and zones see every row before any is written
+    for source in sources:
+        print(refresh(FixedRows(source, rows[source.provider]), directory).summary())
     return 0
 
 
@@ -162,7 +186,7 @@ def _refresh_aws(args: argparse.Namespace, directory: Path) -> int:
 def _report(args: argparse.Namespace, directory: Path) -> int:
     """`catalog list-gpus` and `catalog status`: a table, or JSON records."""
     from ..catalog import load_catalog
-    from ..catalog_report import billing_footnote, gpu_summary, provider_status
+    from ..catalog_report import CAUGHT_COLUMNS, billing_footnote, gpu_summary, provider_status
 
     catalog = load_catalog(directory)
     frame = gpu_summary(catalog) if args.catalog_command == "list-gpus" else provider_status(catalog, dt.date.today())
@@ -174,13 +198,32 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
         from ..render.comparison import wrap
         from ..render.tables import text_table
 
-        shown = frame.drop(columns=["billing"]) if "billing" in frame else frame
+        shown = frame.drop(columns=["billing", *CAUGHT_COLUMNS], errors="ignore")
         sources = list(shown.columns).index("sources")  # a provider with several sources folds them after commas
         print(text_table(list(shown.columns), [[str(v) for v in row] for row in shown.itertuples(index=False)],
                          fold={sources}, narrow=[(sources, 30)]))
         if "billing" in frame:
             print("\n".join(wrap(billing_footnote(frame))))
+        if "resale" in frame:
+            _print_caught(frame)
     return 0
+
+
+CAUGHT_LEGEND = ("defects caught at import (rows): corrected = a value corrected on a named source; (a) below its "
+                 "GPUs' list price; (b) on-demand replaced by the provider's billing catalog; (c) GCP Flex-start "
+                 "rate billed as on-demand; (d) below a fifth of the GPU's median; (e) spot outlier among its zones; "
+                 "resale = resold upstream offer with a defect")
+
+
+def _print_caught(frame) -> None:
+    """Under `catalog status`: per provider, the rows each price sanity rule caught at import (issue #31)."""
+    from ..catalog_report import CAUGHT_COLUMNS, caught_table
+    from ..render.comparison import wrap
+    from ..render.tables import table
+
+    print()
+    print("\n".join(wrap(CAUGHT_LEGEND)))
+    print(table(["provider", *CAUGHT_COLUMNS], caught_table(frame)))
 
 
 # `catalog list-gpus` in text: short headers for gpu_summary's columns (JSON keeps the long names).
@@ -247,7 +290,7 @@ def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.dat
         raise GpuAssistError(f"refresh aws-public takes --regions, not {stray}",
                              hint="example: gpu-assist catalog refresh aws-public --regions us-east-1,us-west-2")
     regions = [r.strip() for r in (args.regions or default_region()).split(",") if r.strip()]
-    source = aws_public.AwsPublicPriceSource(directory, regions, today)
+    source = aws_public.AwsPublicPriceSource(directory, regions)
     report = refresh(source, directory)
     print(report.summary())
     print("read: " + ", ".join(f"{k} {v}" for k, v in sorted(source.counts.items())))

@@ -16,7 +16,9 @@ The region files run to gigabytes: they are streamed with ijson (one pass; produ
 Linux, shared-tenancy, used-capacity, no-software products of instance types the current aws.csv knows (its
 GPU and accelerator types, which give the specs the price list lacks) are kept. The price list has no spot
 prices and no zones: each type it prices in a refreshed region gets one row (spot blank) in place of that
-type's per-zone rows there; other types and regions keep their rows.
+type's per-zone rows there; other types and regions keep their rows. A row's `as_of` is its EC2 file's own
+`publicationDate`, and `reserved_as_of` that of the file its reserved price came from (the EC2 file for a
+reserved instance, the Savings Plans file for a plan), not the day of the refresh (issue #31).
 """
 
 from __future__ import annotations
@@ -123,14 +125,14 @@ class AwsPublicPriceSource:
     provider = "aws"
     source = SOURCE_KEY
 
-    def __init__(self, catalog_dir: Path, regions: list[str], today: dt.date, http=None,
-                 base_url: str = PRICING_URL):
-        self.catalog_dir, self.regions, self.today, self.base = Path(catalog_dir), list(regions), today, base_url
+    def __init__(self, catalog_dir: Path, regions: list[str], http=None, base_url: str = PRICING_URL):
+        self.catalog_dir, self.regions, self.base = Path(catalog_dir), list(regions), base_url
         self.http = http or session()
         self.skipped: Counter[str] = Counter()
         self.counts: Counter[str] = Counter()
         self.urls: list[str] = []
         self.priced: set[tuple[str, str]] = set()
+        self.published: dict[str, str] = {}  # file URL → its publicationDate's day
 
     def in_scope(self, row: dict) -> bool:
         """An existing row this refresh replaces: an instance type it priced in that region (all its zones:
@@ -153,18 +155,26 @@ class AwsPublicPriceSource:
                 progress.update(task, advance=1)
                 plan_rates = self._plans(plans[region], products)
                 progress.update(task, advance=1)
-                rows += self._rows(region, specs, products, on_demand, reserved, plan_rates)
+                dates = (self._published(ec2[region]), self._published(plans[region]))
+                rows += self._rows(region, specs, products, on_demand, reserved, plan_rates, dates)
         return rows
+
+    def _published(self, url: str) -> str:
+        if url not in self.published:
+            raise CatalogError(f"{url}: no publicationDate, so no date for its prices (the catalog is unchanged)")
+        return self.published[url]
 
     def _offers(self, url: str, specs: dict):
         self.urls.append(url)
         products: dict[str, str] = {}
         on_demand: dict[str, Decimal] = {}
         reserved: dict[str, dict] = {}
-        wanted = {"products": lambda sku: True, "terms.OnDemand": lambda sku: sku in products,
-                  "terms.Reserved": lambda sku: sku in products}
+        wanted = {"": _publication_date, "products": lambda sku: True,
+                  "terms.OnDemand": lambda sku: sku in products, "terms.Reserved": lambda sku: sku in products}
         for prefix, sku, value in _parsed(self.http, url, wanted):
-            if prefix == "products":
+            if prefix == "":
+                self.published[url] = _day(url, value)
+            elif prefix == "products":
                 attributes = value.get("attributes", {})
                 if (value.get("productFamily") == "Compute Instance" and attributes.get("instanceType") in specs
                         and all(attributes.get(k) == v for k, v in _WANTED.items())):
@@ -184,8 +194,11 @@ class AwsPublicPriceSource:
         self.urls.append(url)
         kinds: dict[str, tuple[str, str]] = {}
         rates: dict[str, dict] = {}
-        wanted = {"products": None, "terms.savingsPlan": None}
+        wanted = {"": _publication_date, "products": None, "terms.savingsPlan": None}
         for prefix, _, value in _parsed(self.http, url, wanted):
+            if prefix == "":
+                self.published[url] = _day(url, value)
+                continue
             if prefix == "products":
                 if value.get("productFamily") in _PLANS:
                     kinds[value["sku"]] = (_PLANS[value["productFamily"]],
@@ -203,20 +216,24 @@ class AwsPublicPriceSource:
                     self.counts["savings plan rates"] += 1
         return rates
 
-    def _rows(self, region, specs, products, on_demand, reserved, plan_rates):
+    def _rows(self, region, specs, products, on_demand, reserved, plan_rates, dates: tuple[str, str]):
+        """One row per priced type; `dates` are the EC2 and Savings Plans files' publication days."""
         country, continent = location("aws", region)
         for sku, instance_type in sorted(products.items(), key=lambda item: item[1]):
             if sku not in on_demand:
                 self.skipped["no on-demand price"] += 1
                 continue
             self.priced.add((region, instance_type))
-            spec, terms, details = specs[instance_type], {}, []
+            spec, terms, details, reserved_dates = specs[instance_type], {}, [], set()
             for years in (1, 3):
-                found = _cheapest_reserved(reserved.get(sku, {}), years) or _cheapest_plan(plan_rates.get(sku, {}),
-                                                                                            years)
+                found = _cheapest_reserved(reserved.get(sku, {}), years)
+                found_date = dates[0]
+                if not found:
+                    found, found_date = _cheapest_plan(plan_rates.get(sku, {}), years), dates[1]
                 if found:
                     terms[f"reserved_{years}y_hourly"] = _hourly(found[0])
                     details.append(f"reserved {years}y: {found[1]}")
+                    reserved_dates.add(found_date)
             notes = [f"reserved_{y}y:{option} {plan}: ${_hourly(rate)}/h"
                      for (y, option, plan), rate in sorted(plan_rates.get(sku, {}).items())]
             yield {
@@ -224,12 +241,25 @@ class AwsPublicPriceSource:
                                         "memory_gib", "interconnect")},
                 "provider": "aws", "region": region, "zone": "", "currency": "USD",
                 "on_demand_hourly": _hourly(on_demand[sku]), **terms, "billing_granularity_s": "1",
-                "source": SOURCE_KEY, "as_of": self.today.isoformat(), "verified": "yes",
+                "source": SOURCE_KEY, "as_of": dates[0], "verified": "yes",
                 "source_detail": "; ".join(["AWS public price list", *details]),
                 "country": country, "continent": continent, "notes": ";".join(notes),
                 "reserved_source": SOURCE_KEY if terms else "",
-                "reserved_as_of": self.today.isoformat() if terms else "",
+                "reserved_as_of": min(reserved_dates) if terms else "",  # the older, when the terms' files differ
             }
+
+
+def _publication_date(key: str) -> bool:
+    return key == "publicationDate"
+
+
+def _day(url: str, published: object) -> str:
+    """The day of a price list's `publicationDate` (`2026-12-01T00:00:00Z` → 2026-12-01)."""
+    try:
+        return dt.date.fromisoformat(str(published)[:10]).isoformat()
+    except ValueError:
+        raise CatalogError(f"{url}: publicationDate '{published}' is not a date (the catalog is unchanged)") \
+            from None
 
 
 def _cheapest_reserved(rates: dict, years: int) -> tuple[Decimal, str] | None:

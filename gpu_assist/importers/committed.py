@@ -9,8 +9,10 @@
 
 Both only add to offers the SkyPilot extract has (same instance type and region): a dataset region is where
 its SKUs exist, not where the machine is sold. GCP's `hour` is cross-checked against SkyPilot's host +
-accelerator price: equal within 1e-4, or higher by exactly the bundled local SSD, agrees; anything else is
-labelled "sources disagree" with both figures and dates (`catalog validate` lists every such pair).
+accelerator price: equal within 1e-4, or higher by exactly the bundled local SSD, agrees; more than 10 % apart,
+pricing.yml (read from GCP's Cloud Billing Catalog) wins and the other figure is kept in a `Replaced` label (rule b
+of issue #31: SkyPilot's figure is then mostly a Flex-start GPU rate, `sanity.py`); anything else is labelled
+"sources disagree" with both figures and dates (`catalog validate` lists every such pair).
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+from ..facts import Flag, Replaced
 from ..request import HOURS_PER_MONTH
+from . import spot_flags
 
 AWS_FILE = "aws_reserved_3y_allupfront.csv"
 GCP_FILE = "gcp_cud.csv"
@@ -42,6 +46,8 @@ _LOCAL_SSD_GB = [(re.compile(r"^a2-ultragpu-(\d+)g$"), 375), (re.compile(r"^a3-(
 # (GCP's range is about $0.08 to $0.12 per GB-month; the band is wider to allow for regions).
 _SSD_PER_GB_MONTH = (Decimal("0.05"), Decimal("0.15"))
 _AGREE = Decimal("0.0001")
+REPLACE_ABOVE = Decimal("0.10")  # rule (b): two sources more than 10 % apart: the billing catalog wins
+_SPOT_CHECKS = {Flag.NOT_BELOW_ON_DEMAND, Flag.AT_ON_DEMAND_CAP}
 
 
 def _hourly(value: Decimal) -> str:
@@ -100,9 +106,31 @@ class CommittedPrices:
                         _add_note(row, f"reserved_{term}:{term[0]}-year resource-based committed use, billed monthly "
                                        f"(${Decimal(priced[f'month_{term}']):,.2f} a month), no upfront")
             if row["on_demand_hourly"] and priced["hour"] and not agrees(row, priced["hour"]):
-                _add_note(row, f"all:sources disagree on on-demand: {row['source']} ${row['on_demand_hourly']}/h "
-                               f"({row['as_of']}) vs {GCP_SOURCE} ${priced['hour']}/h ({GCP_AS_OF})")
+                if far_apart(row["on_demand_hourly"], priced["hour"]):
+                    _replace_on_demand(row, priced["hour"])
+                else:
+                    _add_note(row, f"all:sources disagree on on-demand: {row['source']} ${row['on_demand_hourly']}/h "
+                                   f"({row['as_of']}) vs {GCP_SOURCE} ${priced['hour']}/h ({GCP_AS_OF})")
         return rows
+
+
+def far_apart(figure: str, billing: str) -> bool:
+    """Rule (b): whether a figure differs from the provider's billing catalog's by more than `REPLACE_ABOVE`."""
+    return abs(Decimal(figure) - Decimal(billing)) > Decimal(billing) * REPLACE_ABOVE
+
+
+def _replace_on_demand(row: dict, billing_hour: str) -> None:
+    """Rule (b): the billing catalog's on-demand price wins; the replaced figure stays in a `Replaced` label (a
+    Flex-start rate, rule c, when the importer flagged it so); the defects of the replaced figure go with it and
+    the spot price is checked again against the price that is now on-demand. The row keeps its date: elsewhere
+    the two sources agree within 0.2 % (SOURCES-plans.txt part B), so list prices did not move between them."""
+    flags = [f for f in row.get("flags", "").split(";") if f]
+    flex_start = f"on_demand:{Flag.FLEX_START_PRICE}" in flags
+    _add_note(row, Replaced.entry("on_demand", figure=row["on_demand_hourly"], was_source=row["source"],
+                                  by=GCP_SOURCE, by_as_of=GCP_AS_OF, flex_start="yes" if flex_start else "no"))
+    row["on_demand_hourly"] = _hourly(Decimal(billing_hour))
+    kept = [f for f in flags if not f.startswith("on_demand:") and f.partition(":")[2] not in _SPOT_CHECKS]
+    row["flags"] = ";".join(sorted(set(kept + spot_flags(row["on_demand_hourly"], row.get("spot_hourly", "")))))
 
 
 def local_ssd_gb(machine_type: str) -> int:

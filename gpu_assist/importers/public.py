@@ -233,14 +233,14 @@ def refresh_skypilot(commit: str, providers, catalog_dir: Path, today: dt.date, 
         rows = {s.provider: list(s.rows()) for s in sources}  # every file converts before any is written
         lines = []
         for source in sources:
-            lines.append(refresh(_Fixed(source, rows[source.provider]), catalog_dir).summary())
+            lines.append(refresh(FixedRows(source, rows[source.provider]), catalog_dir).summary())
     log = [f"| {today.isoformat()} | `skypilot-{p}` | {url} | sha256 {digest} | {count} rows |"
            for p, (url, digest, count) in fetched.items()]
     append_refresh_log(catalog_dir / "SOURCES.md", log)
     return lines + [f"{p}: {url} sha256 {digest}" for p, (url, digest, _) in fetched.items()]
 
 
-class _Fixed:
+class FixedRows:
     """Rows already computed, presented as a price source."""
 
     def __init__(self, source, rows):

@@ -8,7 +8,9 @@ SOURCES.txt) are flagged, not repaired:
   discount) → `spot:at-on-demand-cap` (both leave the spot price out of quotes);
 - GCP host row priced 0.0 (a4-highgpu-8g) → `all:zero-host-price`;
 - fractional GPUs (AWS g6f/gr6f: 1/8 to 1/2 of an L4) → `all:fractional-gpu` (no whole GPU to quote);
-- Azure Standard_ND96isr_H100_v5 listed with 12 GPUs (the VM has 8) → `all:gpu-count-mismatch`.
+- Azure Standard_ND96isr_H100_v5 listed with 12 GPUs (the VM has 8) → corrected to 8 (`facts.Corrected`);
+- GCP GPU parts at a Flex-start (DWS) rate billed as on-demand → `on_demand:flex-start-price`, and a host priced
+  below its GPUs' list rate → `on_demand:below-parts-price` (`sanity.py`, rules c and a).
 
 The 13 newer clouds share one reader (`_rows_listed`) and a small rule each where their data
 needs it (`skypilot_rules.RULES`, one function per provider; see each function's docstring).
@@ -30,10 +32,11 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from ..facts import Flag
+from ..facts import Corrected, Flag
 from ..gpus import GpuTable
 from ..regions import location
 from . import interconnect, number_text, spot_flags
+from .sanity import below_parts, flex_start_rate
 from .skypilot_rules import RULES, Listed, gpu_info_mib
 
 
@@ -73,6 +76,7 @@ EXTRACTS = {
     "lium": _hourly_assumed("lium_gpu.csv", "04a03aee12247fb62be7a2ee9d460bbf6dff30b1"),
 }
 _MICRO = Decimal("0.000001")
+_RATE = Decimal("0.00001")  # SkyPilot's GCP prices: 5 decimals
 
 # GCP machine family → (accelerator, GPUs attached), as GCP documents the accelerator-optimised families.
 _GCP_FAMILIES = [
@@ -85,6 +89,11 @@ _GCP_FAMILIES = [
     (re.compile(r"^a3-ultragpu-8g(-nolssd)?$"), "H200", 8),
     (re.compile(r"^a4-highgpu-8g$"), "B200", 8),
 ]
+# Azure sizes whose GPU count the extract gets wrong → (the count, the source that states it: the size's page in
+# MicrosoftDocs/azure-docs, "8 x H100"; SOURCES-plans.txt S-AZ-NDH100V5). No spaces: a label field.
+AZURE_GPU_COUNTS = {
+    "Standard_ND96isr_H100_v5": ("8", "MicrosoftDocs/azure-docs:ndh100v5-series.md"),
+}
 _G2_L4_COUNT = {"4": 1, "8": 1, "12": 1, "16": 1, "32": 1, "24": 2, "48": 4, "96": 8}
 
 
@@ -176,6 +185,7 @@ class SkyPilotSource:
                 self.skipped["not a GPU (tpu)"] += 1
             else:
                 accelerators[(r["AcceleratorName"], r["AcceleratorCount"], r["AvailabilityZone"])] = r
+        flex_start, list_rate = _gcp_gpu_rates(accelerators)
         used = set()
         for host in hosts:
             family = self._gcp_family(host["InstanceType"])
@@ -201,6 +211,11 @@ class SkyPilotSource:
                                + spot_flags(accelerator["Price"], accelerator["SpotPrice"])))
             if host["Price"] and Decimal(host["Price"]) == 0:
                 flags.insert(0, f"all:{Flag.ZERO_HOST_PRICE}")
+            if key in flex_start:
+                flags.append(f"on_demand:{Flag.FLEX_START_PRICE}")
+            elif on_demand and below_parts(Decimal(on_demand), _parts_floor(host, accelerator, count,
+                                                                              list_rate.get(name))):
+                flags.append(f"on_demand:{Flag.BELOW_PARTS_PRICE}")
             yield self._offer(
                 region=host["Region"], zone=host["AvailabilityZone"], instance_type=host["InstanceType"],
                 gpu=spec.name, gpu_count=str(count),
@@ -223,12 +238,16 @@ class SkyPilotSource:
         return None
 
     def _rows_azure(self):
+        """Sizes whose GPU count the extract gets wrong are corrected (`AZURE_GPU_COUNTS`), with a label saying
+        from what to what and on which source."""
         for r, spec, flags in self._priced_gpu_rows():
-            if r["InstanceType"] == "Standard_ND96isr_H100_v5" and number_text(r["AcceleratorCount"]) != "8":
-                flags.append(f"all:{Flag.GPU_COUNT_MISMATCH}")
+            count, notes = number_text(r["AcceleratorCount"]), ""
+            corrected = AZURE_GPU_COUNTS.get(r["InstanceType"])
+            if corrected is not None and count != corrected[0]:
+                notes = Corrected.entry("all", column="gpu_count", was=count, now=corrected[0], on=corrected[1])
+                count = corrected[0]
             yield self._offer(
-                region=r["Region"], instance_type=r["InstanceType"], gpu=spec.name,
-                gpu_count=number_text(r["AcceleratorCount"]),
+                region=r["Region"], instance_type=r["InstanceType"], gpu=spec.name, gpu_count=count, notes=notes,
                 gpu_memory_gib=str(_gpu_memory_gib(r["GpuInfo"], spec.memory_gib)),
                 vcpus=number_text(r["vCPUs"]), memory_gib=number_text(r["MemoryGiB"]),
                 on_demand_hourly=r["Price"], spot_hourly=r["SpotPrice"], flags=";".join(flags),
@@ -281,6 +300,32 @@ class SkyPilotSource:
                 on_demand_hourly=raw.on_demand, spot_hourly=raw.spot, flags=";".join(flags),
                 notes=";".join(raw.notes),
             )
+
+
+def _gcp_gpu_rates(accelerators: dict) -> tuple[set, dict[str, Decimal]]:
+    """The GPU parts priced at a Flex-start rate (rule c: their keys), and each GPU's list rate per GPU-hour for
+    rule (a): its lowest on-demand rate over the regions, Flex-start rates left out."""
+    rates: dict[str, set[Decimal]] = {}
+    per_gpu = {}
+    for key, row in accelerators.items():
+        if row["Price"] and Decimal(row["AcceleratorCount"]) > 0:
+            per_gpu[key] = Decimal(row["Price"]) / Decimal(row["AcceleratorCount"])
+            rates.setdefault(key[0], set()).add(per_gpu[key].quantize(_RATE))
+    flex_start = {key for key, rate in per_gpu.items()
+                  if flex_start_rate(key[0], rate.quantize(_RATE), rates[key[0]] - {rate.quantize(_RATE)})}
+    list_rate: dict[str, Decimal] = {}
+    for key, rate in per_gpu.items():
+        if key not in flex_start:  # exact, not rounded: a machine's own parts never undercut it
+            list_rate[key[0]] = min(rate, list_rate.get(key[0], rate))
+    return flex_start, list_rate
+
+
+def _parts_floor(host: dict, accelerator: dict, count: int, list_rate: Decimal | None) -> Decimal:
+    """Rule (a)'s least on-demand price of a GCP machine: its host's on-demand price and its GPUs at no less than
+    their list rate, and no less than their own preemptible (spot) price: an on-demand GPU part priced below its
+    spot part is not an on-demand rate (SOURCES-plans.txt part B: the H200 rows at 4.5753 per GPU)."""
+    gpus = max(count * (list_rate or Decimal(0)), Decimal(accelerator["SpotPrice"] or 0))
+    return Decimal(host["Price"] or 0) + gpus
 
 
 def _sum_prices(host: str, accelerator: str) -> str:

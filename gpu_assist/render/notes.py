@@ -62,6 +62,31 @@ def _contradicted_by(fact: f.ContradictedBy) -> str:
     return f"article claim, contradicted by {fact.source}"
 
 
+@words.register(f.Corrected)
+def _corrected(fact: f.Corrected) -> str:
+    return f"corrected: {fact.column.replace('_', ' ')} {fact.was} → {fact.now} (the source's figure is wrong; " \
+           f"per {fact.on})"
+
+
+@words.register(f.Replaced)
+def _replaced(fact: f.Replaced) -> str:
+    what = ("a Dynamic Workload Scheduler (Flex-start) GPU rate on an on-demand host: queued up to 2 h, at most "
+            "7 days, preemptible quota" if fact.flex_start else "differs by more than 10 %")
+    return f"on-demand from the provider's billing catalog ({fact.by}, {fact.by_as_of}); {fact.was_source}'s " \
+           f"${fact.figure}/h is {what}, not on-demand"
+
+
+@words.register(f.SpotOutlier)
+def _spot_outlier(fact: f.SpotOutlier) -> str:
+    return f"spot outlier: below half the median of {fact.zones} zones' spot prices (median ${fact.median}/h)"
+
+
+@words.register(f.LocalZone)
+def _local_zone(fact: f.LocalZone) -> str:
+    return f"{'AWS Wavelength zone' if fact.wavelength else 'AWS Local Zone'} {fact.zone}: a metro edge site, " \
+           "not one of the region's availability zones"
+
+
 @words.register(f.Labelled)
 def _labelled(fact: f.Labelled) -> str:
     conversion = fact.conversion

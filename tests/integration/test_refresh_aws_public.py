@@ -5,7 +5,6 @@ Savings Plans rates, and atomic failure (dead endpoint, 500 mid-way, truncated f
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import subprocess
 import sys
 from decimal import Decimal
@@ -17,7 +16,6 @@ from gpu_assist.errors import CatalogError
 from gpu_assist.importers import aws_public, public
 from gpu_assist.sources import refresh
 
-TODAY = dt.date(2026, 12, 3)
 FILES = {
     aws_public.EC2_INDEX: "ec2_region_index.json",
     aws_public.SAVINGS_PLAN_INDEX: "sp_region_index.json",
@@ -47,7 +45,7 @@ def catalog_dir(make_catalog):
 
 
 def _source(catalog_dir, server, regions=("us-east-1", "us-west-2")):
-    return aws_public.AwsPublicPriceSource(catalog_dir, list(regions), TODAY,
+    return aws_public.AwsPublicPriceSource(catalog_dir, list(regions),
                                            http=public.session(retries=2, backoff_s=0), base_url=server.base)
 
 
@@ -75,7 +73,9 @@ def test_regions_reserved_terms_and_savings_plans_become_effective_hourly(server
     west = rows["us-west-2"]  # no reserved instance in the file: the cheapest plan of each term
     assert (west["reserved_1y_hourly"], west["reserved_3y_hourly"]) == ("21.75", "12.75")
     assert "reserved 3y: Compute Savings Plan All Upfront" in west["source_detail"]
-    assert (west["country"], west["as_of"], west["gpu"]) == ("US", "2026-12-03", "A100")
+    # dated by the files' own publicationDate (2026-12-01T00:00:00Z), not by the day of the refresh
+    assert (west["country"], west["as_of"], west["reserved_as_of"], west["gpu"]) == \
+        ("US", "2026-12-01", "2026-12-01", "A100")
     assert report.rows_written == 3
 
 
@@ -97,7 +97,7 @@ def test_a_failed_download_leaves_the_catalog_byte_identical(server, catalog_dir
         server.broken.add("AWSComputeSavingsPlan/20261201000000/us-west-2")
     else:
         server.truncate.add("/offers/v1.0/aws/AmazonEC2/20261201000000/us-west-2/index.json")
-    source = aws_public.AwsPublicPriceSource(catalog_dir, ["us-east-1", "us-west-2"], TODAY,
+    source = aws_public.AwsPublicPriceSource(catalog_dir, ["us-east-1", "us-west-2"],
                                              http=public.session(retries=1, backoff_s=0), base_url=base)
     with pytest.raises(CatalogError, match="catalog is unchanged"):
         refresh(source, catalog_dir)
@@ -121,3 +121,9 @@ def test_the_cli_refreshes_from_the_public_files_and_rejects_bad_arguments(serve
                           "us-east-1", "--commit", "abc", "--catalog-dir", str(catalog_dir)],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr and "--commit" in bad.stderr
+
+
+def test_a_price_list_without_a_publication_date_is_refused():
+    with pytest.raises(CatalogError, match="not a date"):
+        aws_public._day("https://pricing.example/index.json", "soon")
+    assert aws_public._day("u", "2026-12-01T00:00:00Z") == "2026-12-01"

@@ -177,9 +177,13 @@ def test_bad_input_exits_2_with_one_error(capsys, argv, message):
 def test_catalog_commands(capsys, tmp_path):
     assert main(["catalog", "validate"]) == 0
     out = capsys.readouterr().out
-    assert ": OK\n" in out and "75 offers where two sources disagree" in out
-    assert "  gcp a3-highgpu-8g us-central1: sources disagree on on-demand: skypilot-gcp $43.0662/h (2026-12-02)\n" \
-           "    vs gcp-cud $88.4900/h (2026-07-30)\n" in out  # money as quotes show it, folded to 100 columns
+    assert ": OK\n" in out and "16 offers where two sources disagree" in out
+    # issue #31: every corrected and every dropped row with its reason, money as quotes show it, in 100 columns
+    assert "  azure Standard_ND96isr_H100_v5 eastus: corrected: gpu count 12 → 8 (the source's figure is wrong;\n" \
+           "    per MicrosoftDocs/azure-docs:ndh100v5-series.md)\n" in out
+    assert "  gcp a3-highgpu-8g us-central1 us-central1-a: on-demand from the provider's billing catalog\n" \
+           "    (gcp-cud, 2026-07-30); skypilot-gcp's $43.0662/h is a Dynamic Workload Scheduler (Flex-start)\n" in out
+    assert "  verda 1V100.6V FIN-01: on_demand:price-needs-review; on_demand:far-below-gpu-median\n" in out
     assert max(map(len, out.splitlines())) <= 100
     assert main(["catalog", "list-gpus", "--format", "json"]) == 0
     gpus = {g["gpu"]: g for g in json.loads(capsys.readouterr().out)}

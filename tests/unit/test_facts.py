@@ -152,3 +152,24 @@ def test_a_pricing_model_is_the_grammars_word():
     assert PricingModel("reserved-3y").term_years == 3 and PricingModel.RESERVED_1Y.reserved
     assert not PricingModel.SPOT.reserved and PricingModel.MONTHLY.term_years is None
     assert f"{PricingModel.ON_DEMAND}" == "on-demand" == PricingModel.ON_DEMAND
+
+
+def test_a_stated_label_is_written_and_read_back_as_its_fields():
+    """Issue #31's labels are values in the `notes` column (`scope:@kind field=value`), not sentences."""
+    from gpu_assist.facts import Corrected, LocalZone, Replaced, SpotOutlier
+    from gpu_assist.render.notes import words
+
+    column = ";".join([
+        SpotOutlier.entry("spot", zones=21, median="9.80"),
+        LocalZone.entry("all", zone="use1-atl2-az1", wavelength="no"),
+        Replaced.entry("on_demand", figure="43.06615", was_source="skypilot-gcp", by="gcp-cud",
+                       by_as_of="2026-07-30", flex_start="yes"),
+        Corrected.entry("all", column="gpu_count", was="12", now="8", on="MicrosoftDocs/azure-docs:x.md"),
+    ])
+    outlier, zone, replaced, corrected = parse_labels(column)
+    assert (outlier.scope, outlier.zones, outlier.median) == ("spot", 21, Decimal("9.80"))
+    assert (zone.zone, zone.wavelength) == ("use1-atl2-az1", False)
+    assert replaced.figure == Decimal("43.06615") and replaced.flex_start and replaced.by_as_of == "2026-07-30"
+    assert (corrected.column, corrected.was, corrected.now) == ("gpu_count", "12", "8")
+    assert words(outlier) == "spot outlier: below half the median of 21 zones' spot prices (median $9.80/h)"
+    assert "Flex-start" in words(replaced) and "gpu count 12 → 8" in words(corrected)

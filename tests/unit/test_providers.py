@@ -10,7 +10,7 @@ import pytest
 
 from support import CATALOGS, SOURCES, TODAY
 from gpu_assist.cli import main
-from gpu_assist.facts import Flag, Flagged, Labelled, SourcesDisagree
+from gpu_assist.facts import Flag, Flagged, Labelled, Replaced, SourcesDisagree
 from gpu_assist.gpus import load_gpus
 from gpu_assist.importers import spot_flags
 from gpu_assist.importers.skypilot import SkyPilotSource, price_text
@@ -192,12 +192,25 @@ def test_8xh100_for_an_hour_is_offered_by_at_least_8_providers(capsys):
     assert not any(o["provider"] == "vast" and o["pricing_model"] == "spot" for o in flagged)
 
 
-def test_sources_disagree_is_shown_with_both_figures(catalog):
-    option = _quote(catalog, "8xH100 1h provider=gcp region=us-central1 on-demand", all_regions=True).cheapest(
-        instance_type="a3-highgpu-8g")
-    # the sources' figures (`$88.4899999025753/h` in gcp_cud.csv) as quotes show rates: four places
-    assert any("sources disagree on on-demand: skypilot-gcp $43.0662/h (2026-12-02) vs gcp-cud "
-               "$88.4900/h (2026-07-30)" in n for n in said(option.notes))
+def test_gcp_on_demand_is_the_billing_catalogs_not_a_flex_start_rate(catalog):
+    """Issue #31 (b, c): SkyPilot's a3-highgpu-8g us-central1 figure ($43.07/h) is a Flex-start GPU rate on an
+    on-demand host; GCP's billing catalog (gcp-cud, Cyclenerd pricing.yml of 2026-07-30) says $88.49/h, and the
+    a2-highgpu-8g list price is $29.39/h; the replaced figure is kept, labelled as what it is."""
+    quote = _quote(catalog, "8xH100 24h provider=gcp region=us-central1 on-demand")
+    a3 = quote.cheapest(instance_type="a3-highgpu-8g")
+    assert abs(a3.hourly - Decimal("88.49")) <= Decimal("88.49") * Decimal("0.02")
+    replaced = [n.label for n in a3.notes if isinstance(n, Labelled) and isinstance(n.label, Replaced)]
+    assert replaced and replaced[0].flex_start and replaced[0].figure == Decimal("43.06615")
+    assert any("skypilot-gcp's $43.0662/h is a Dynamic Workload Scheduler (Flex-start) GPU rate" in n
+               for n in said(a3.notes))
+    a2 = _quote(catalog, "8xA100 24h provider=gcp region=us-central1 on-demand").cheapest(
+        instance_type="a2-highgpu-8g")
+    assert abs(a2.hourly - Decimal("29.39")) <= Decimal("29.39") * Decimal("0.02")
+
+
+def test_sources_within_ten_percent_are_shown_with_both_figures(catalog):
+    option = _quote(catalog, "1xL4 1h provider=gcp region=europe-west4 on-demand").cheapest(
+        instance_type="g2-standard-12")
     assert any(isinstance(n, Labelled) and isinstance(n.label, SourcesDisagree) for n in option.notes)
 
 

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Integer, MetaData, Numeric, String, Table,
-                        Text, and_, create_engine, event, insert, select, text, update)
+                        Text, and_, create_engine, event, insert, or_, select, text, update)
 from sqlalchemy.engine import Connection, Engine, RowMapping
 from sqlalchemy.sql.elements import ColumnElement
 
 from .errors import ConfigError, GpuAssistError
 from .records import AuditEvent, RequestRecord
 from .specs import ExtendSpec, LaunchSpec, spec_from_json, to_json
-from .states import KINDS, STATES, SUBMIT, Transition
+from .states import KINDS, STATES, SUBMIT, UNFINISHED, Transition
 
 Records = list[RequestRecord]  # (a method of Store is named `list`, which hides the builtin in its body)
 Events = list[AuditEvent]
@@ -57,6 +57,8 @@ requests_table = Table(
     Column("stopped_at", DateTime(timezone=True)),   # when it reached stopped: its spend ends here
     Column("card_channel", String(64)),  # where its Slack card was posted: alerts and outcomes reply in its thread
     Column("card_ts", String(32)),
+    Column("owner", String(160)),  # who carries it out (`gpu_assist.owners`), while approved … extending
+    Column("owned_until", DateTime(timezone=True)),  # the owner's lease: renewed while it works
     CheckConstraint("state IN (" + ", ".join(f"'{state}'" for state in STATES) + ")", name="request_state_known"),
     CheckConstraint("kind IN (" + ", ".join(f"'{kind}'" for kind in KINDS) + ")", name="request_kind_known"),
 )
@@ -206,6 +208,31 @@ class Store:
                 return True
         return False
 
+    def take_over(self, record: RequestRecord, *, owner: str, until: dt.datetime, now: dt.datetime, actor: str,
+                  why: str, gone: bool = False) -> bool:
+        """`owner` carries `record` out from now on, when it is still where it was and free: no owner, an owner whose
+        lease is over at `now`, or (`gone`) the owner it had, whose process is known ended. One conditional UPDATE,
+        so two reconcilers cannot both take it, and an owner that renewed its lease meanwhile keeps it; audited."""
+        c = requests_table.c
+        free = or_(c.owner.is_(None), c.owned_until.is_(None), c.owned_until <= now)
+        if gone and record.owner is not None:
+            free = or_(free, c.owner == record.owner)
+        with self.engine.begin() as connection:
+            taken = connection.execute(update(requests_table).where(and_(
+                c.id == record.id, c.state == record.state, free)).values(owner=owner, owned_until=until)).rowcount
+            if taken == 1:
+                self._audit(connection, record.id, actor, "take over", "ok", record.state, record.state,
+                            f"{why}; now carried out by {owner}", now)
+        return taken == 1
+
+    def renew(self, request_id: str, owner: str, until: dt.datetime) -> bool:
+        """Extend `owner`'s lease on a request it carries out; False when it is no longer its owner (the reconciler
+        took it over, or it is done). Not a state change: nothing to audit."""
+        c = requests_table.c
+        with self.engine.begin() as connection:
+            return connection.execute(update(requests_table).where(and_(
+                c.id == request_id, c.owner == owner, c.state.in_(UNFINISHED))).values(owned_until=until)).rowcount == 1
+
     def set_card(self, request_id: str, channel: str, ts: str) -> None:
         """Where the request's Slack card was posted (not a state change: nothing to audit)."""
         with self.engine.begin() as connection:
@@ -352,5 +379,6 @@ def _record(row: RowMapping) -> RequestRecord:
         version=row["version"],
         hourly_price=Decimal(str(row["hourly_price"])) if row["hourly_price"] is not None else None,
         launched_at=_aware(row["launched_at"]), stopped_at=_aware(row["stopped_at"]),
-        card_channel=row["card_channel"], card_ts=row["card_ts"],
+        card_channel=row["card_channel"], card_ts=row["card_ts"], owner=row["owner"],
+        owned_until=_aware(row["owned_until"]),
     )

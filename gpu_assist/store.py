@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Integer, MetaData, Numeric, String, Table,
-                        Text, and_, create_engine, event, insert, or_, select, text, update)
+                        Text, and_, create_engine, event, exists, insert, literal, or_, select, text, update)
 from sqlalchemy.engine import Connection, Engine, RowMapping
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -303,24 +303,41 @@ class Store:
             return [_record(row) for row in connection.execute(query).mappings()]
 
     def post_once(self, key: str, kind: str, *, now: dt.datetime, request_id: str | None = None,
-                  detail: str = "") -> bool:
+                  detail: str = "", until: dt.datetime | None = None) -> bool:
         """True for exactly one caller per `key` (a replica or a retry racing finds it taken), or when the key's
-        snooze is over (then it is taken again, snooze cleared)."""
+        snooze is over (then it is taken again, snooze cleared). `until`: the claim is only a lease, free to take
+        again after it unless `keep(key)` makes it final (a post that a crash may interrupt)."""
         from sqlalchemy.exc import IntegrityError
 
         with self.engine.begin() as connection:
             renewed = connection.execute(update(notices_table).where(and_(
                 notices_table.c.key == key, notices_table.c.until.is_not(None), notices_table.c.until <= now)).values(
-                at=now, until=None, detail=detail)).rowcount
+                at=now, until=until, detail=detail)).rowcount
             if renewed:
                 return True
         try:
             with self.engine.begin() as connection:
                 connection.execute(insert(notices_table).values(key=key, kind=kind, request_id=request_id, at=now,
-                                                                detail=detail))
+                                                                detail=detail, until=until))
             return True
         except IntegrityError:
             return False
+
+    def keep(self, key: str) -> None:
+        """Make a leased claim (`post_once(until=…)`) final: what it guarded was posted."""
+        with self.engine.begin() as connection:
+            connection.execute(update(notices_table).where(notices_table.c.key == key).values(until=None))
+
+    def unannounced(self, kind: str, outcomes: dict[str, tuple[str, ...]], now: dt.datetime) -> Records:
+        """Requests with a Slack card whose state is an outcome of their kind (`outcomes`: kind → states) and whose
+        notice `<kind>:<id>` is not taken (none, or a lease over at `now`): what nobody has announced yet."""
+        c, n = requests_table.c, notices_table.c
+        taken = select(n.key).where(and_(n.key == literal(f"{kind}:") + c.id, or_(n.until.is_(None), n.until > now)))
+        query = select(requests_table).where(and_(
+            c.card_ts.is_not(None), or_(*[and_(c.kind == k, c.state.in_(states)) for k, states in outcomes.items()]),
+            ~exists(taken))).order_by(c.created_at)
+        with self.engine.connect() as connection:
+            return [_record(row) for row in connection.execute(query).mappings()]
 
     def snooze(self, key: str, until: dt.datetime) -> bool:
         with self.engine.begin() as connection:

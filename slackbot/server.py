@@ -175,20 +175,27 @@ def build_application(*, jobs: bool):
     context = prepared_context()
     application = wsgi_application(settings, context)
     if jobs:
-        start_jobs(context, on_round=watch_for(settings, context))
+        start_jobs(context, on_round=leader_round(settings, context))
     return application
 
 
-def watch_for(settings, context):
-    """The jobs leader's money round, posting to the approval channel; None without one (nowhere to post)."""
-    if not settings.approval_channel:
-        return None
+def leader_round(settings, context):
+    """The jobs leader's Slack round: the outcomes nobody announced yet (the reconciler finished them, or their
+    decider died first: `outcomes.announce_pending`), then the money side when there is an approval channel to
+    post it to."""
     from slack_sdk import WebClient
 
+    from .outcomes import announce_pending
     from .spend_watch import watch_round
 
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
-    return lambda: watch_round(context, client, settings.approval_channel)
+
+    def round_() -> None:
+        announce_pending(context.approvals, client, settings.approval_channel)
+        if settings.approval_channel:
+            watch_round(context, client, settings.approval_channel)
+
+    return round_
 
 
 def serve(host: str = "0.0.0.0", port: int = 3000, *, threads: int = 16, jobs: bool = True, workers: int = 1) -> None:
@@ -217,5 +224,5 @@ def socket_mode() -> None:
 
         raise GpuAssistError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write)")
     context = prepared_context()
-    start_jobs(context, on_round=watch_for(settings, context))
+    start_jobs(context, on_round=leader_round(settings, context))
     SocketModeHandler(create_app(settings, context), settings.app_token).start()

@@ -17,7 +17,7 @@ import os
 import uuid
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Integer, MetaData, Numeric, String, Table,
                         Text, and_, create_engine, event, exists, insert, literal, or_, select, text, update)
@@ -32,6 +32,7 @@ from .states import KINDS, STATES, SUBMIT, UNFINISHED, Transition
 Records = list[RequestRecord]  # (a method of Store is named `list`, which hides the builtin in its body)
 Events = list[AuditEvent]
 Ids = list[str]
+Rows = list[dict[str, Any]]
 
 metadata = MetaData()
 
@@ -84,6 +85,18 @@ notices_table = Table(
     Column("at", DateTime(timezone=True), nullable=False),
     Column("until", DateTime(timezone=True)),  # a snoozed idle alert may be posted again after this
     Column("detail", Text, nullable=False, default=""),
+)
+
+
+clicks_table = Table(
+    "clicks", metadata,
+    Column("key", String(64), primary_key=True),  # a hash of what identifies the click: a retry has the same
+    Column("listener", String(32), nullable=False),  # which button's handler runs it
+    Column("payload", JSON, nullable=False),  # what the handler reads (Slack's payload, less its token)
+    Column("received_at", DateTime(timezone=True), nullable=False),
+    Column("owner", String(160), nullable=False),  # the process running it (`gpu_assist.owners`), and its lease
+    Column("owned_until", DateTime(timezone=True), nullable=False),
+    Column("done_at", DateTime(timezone=True), index=True),  # None until its handler has run
 )
 
 
@@ -322,6 +335,55 @@ class Store:
             return True
         except IntegrityError:
             return False
+
+    # ---- the click inbox: a click is recorded before it is acknowledged, and run from here ----------------------
+    def receive_click(self, key: str, listener: str, payload: dict[str, Any], *, owner: str, until: dt.datetime,
+                      now: dt.datetime, actor: str, request_id: str | None, detail: str) -> bool:
+        """Record a click, owned by `owner` until `until`, with its audit row ("received"), in one transaction;
+        False when a click with `key` is recorded already (Slack's retry of it)."""
+        from sqlalchemy.exc import IntegrityError
+
+        try:
+            with self.engine.begin() as connection:
+                connection.execute(insert(clicks_table).values(key=key, listener=listener, payload=payload,
+                                                               received_at=now, owner=owner, owned_until=until))
+                state = connection.execute(select(requests_table.c.state).where(requests_table.c.id == request_id)
+                                           ).scalar() if request_id else None
+                self._audit(connection, request_id, actor, "click", "received", state, state, detail, now)
+            return True
+        except IntegrityError:
+            return False
+
+    def clicks_left(self, now: dt.datetime, gone: Callable[[str], bool]) -> Rows:
+        """Clicks recorded but not run whose owner's lease is over at `now`, or whose owner is `gone(owner)`."""
+        c = clicks_table.c
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(clicks_table).where(c.done_at.is_(None)).order_by(c.received_at)
+                                      ).mappings().all()
+        return [dict(row) for row in rows if _utc(row["owned_until"]) <= now or gone(row["owner"])]
+
+    def take_click(self, click: dict[str, Any], *, owner: str, until: dt.datetime, now: dt.datetime) -> bool:
+        """`owner` runs a click another owner left (`clicks_left`): one conditional UPDATE on the owner it had;
+        audited."""
+        c = clicks_table.c
+        with self.engine.begin() as connection:
+            taken = connection.execute(update(clicks_table).where(and_(
+                c.key == click["key"], c.owner == click["owner"], c.done_at.is_(None))).values(
+                owner=owner, owned_until=until)).rowcount == 1
+            if taken:
+                self._audit(connection, None, "system", "click", "taken over", None, None,
+                            f"{click['listener']} click received {_utc(click['received_at']):%H:%M:%S} by "
+                            f"{click['owner']}, now run by {owner}", now)
+        return taken
+
+    def click_done(self, key: str, now: dt.datetime) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(update(clicks_table).where(clicks_table.c.key == key).values(done_at=now))
+
+    def forget_clicks(self, before: dt.datetime) -> int:
+        """Delete the clicks run before `before` (no retry of them can arrive any more); how many."""
+        with self.engine.begin() as connection:
+            return connection.execute(clicks_table.delete().where(clicks_table.c.done_at < before)).rowcount
 
     def keep(self, key: str) -> None:
         """Make a leased claim (`post_once(until=…)`) final: what it guarded was posted."""

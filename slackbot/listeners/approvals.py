@@ -17,7 +17,6 @@ from gpu_assist.identity import SLACK, actor
 from gpu_assist.records import RequestRecord
 from gpu_assist.render import blocks
 from ..outcomes import announce
-from . import just_ack
 
 if TYPE_CHECKING:
     from slack_bolt import App
@@ -31,10 +30,10 @@ class Decisions:
     def __init__(self, deps: Deps):
         self.deps = deps
 
-    def approve(self, body, action) -> None:
+    def approve(self, body, action, _respond) -> None:
         self.decide(body, action, approve=True)
 
-    def reject(self, body, action) -> None:
+    def reject(self, body, action, _respond) -> None:
         self.decide(body, action, approve=False)
 
     def decide(self, body, action, *, approve: bool) -> None:
@@ -63,5 +62,5 @@ class Decisions:
 
 def register(app: App, deps: Deps) -> None:
     decisions = Decisions(deps)
-    app.action(blocks.APPROVE)(ack=just_ack, lazy=[decisions.approve])
-    app.action(blocks.REJECT)(ack=just_ack, lazy=[decisions.reject])
+    deps.inbox.listen(app, blocks.APPROVE, "approve", decisions.approve)
+    deps.inbox.listen(app, blocks.REJECT, "reject", decisions.reject)

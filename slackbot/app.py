@@ -84,9 +84,10 @@ def click_pool() -> WorkPool:
     return WorkPool(LAZY_WORKERS, QUEUED_CLICKS, name="gpu-assist-click", computing=COMPUTING)
 
 
-def new_inbox(context: Context) -> Inbox:
-    """A process's click inbox: clicks recorded in `context`'s store, run on a `click_pool()`."""
-    return Inbox(context, click_pool(), ResponsePoster(connections=LAZY_WORKERS))
+def new_inbox(context: Context, *, inline: bool = False) -> Inbox:
+    """A process's click inbox: clicks recorded in `context`'s store, run on a `click_pool()` (`inline`: in the
+    request, before the ack, where no thread outlives it)."""
+    return Inbox(context, click_pool(), ResponsePoster(connections=LAZY_WORKERS), inline=inline)
 
 
 def create_app(settings: SlackSettings, context: Context | None = None, pool: WorkPool | None = None,

@@ -55,6 +55,7 @@ class Inbox:
     context: Context
     pool: WorkPool
     poster: ResponsePoster
+    inline: bool = False  # run a click before its ack (AWS Lambda: no thread outlives the invocation)
     handlers: dict[str, Handler] = field(default_factory=dict)
 
     @property
@@ -96,12 +97,18 @@ class Inbox:
             ack()
             self._tell(payload, blocks.FAILED)
             return
-        ack()
         if not fresh:
+            ack()
             log.info("%s: a click already taken, not run again", action["action_id"])
             reservation.cancel()
             return
         key = click_key(payload, action)
+        if self.inline:
+            reservation.cancel()
+            self.run(key, name, kept, action)
+            ack()
+            return
+        ack()
         reservation.start(lambda: self.run(key, name, kept, action))
 
     def run(self, key: str, name: str, payload: dict, action: dict) -> None:

@@ -193,8 +193,9 @@ def leader_round(settings, context, inbox: Inbox):
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
 
     def round_() -> None:
-        inbox.recover()
-        announce_pending(context.approvals, client, settings.approval_channel)
+        taken, announced = inbox.recover(), announce_pending(context.approvals, client, settings.approval_channel)
+        if taken or announced:
+            log.info("ran %d click(s) a replica left; announced %d outcome(s)", taken, len(announced))
         if settings.approval_channel:
             watch_round(context, client, settings.approval_channel)
 

@@ -98,3 +98,12 @@ def test_the_clicks_a_dead_owner_left_are_run_by_recover(lifecycle, mock_slack):
     assert answer["params"]["text"] == "done"
     (taken,) = [e for e in lifecycle.store.audit_trail() if e.outcome == "taken over"]
     assert "by elsewhere:4242:1/dead, now run by" in taken.detail
+
+
+def test_inline_an_inbox_runs_the_click_before_its_ack(lifecycle, mock_slack):
+    """On AWS Lambda no thread outlives the invocation: the click runs in the request, then is acked."""
+    context = Context(catalog_loader=lambda: None, approvals_factory=lambda _c: lifecycle)
+    inbox, events = Inbox(context, WorkPool(1, 0), ResponsePoster(connections=1), inline=True), []
+    inbox.handlers["approve"] = lambda payload, action, respond: events.append("ran")
+    inbox.receive("approve", *_click(mock_slack), lambda: events.append("acked"))
+    assert events == ["ran", "acked"] and inbox.pool.taken == 0

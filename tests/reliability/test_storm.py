@@ -168,6 +168,7 @@ def test_an_approval_storm_with_a_replica_killed_launches_each_request_once(run,
     storm = _storm(replicas, ids, mock_slack, pg_store, seed=run)
     _wait_until_settled(ids, pg_store)
     figures = _figures(ids, storm, mock_slack, pg_store)
+    print(f"storm run {run}: {figures}")  # each run's own figures, for a report of a run cut short
     for name, value in figures.items():
         totals[name] += value
     trail = pg_store.audit_trail()

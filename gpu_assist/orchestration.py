@@ -99,9 +99,12 @@ class Orchestration:
         detail = f"{len(outcome.instance_ids)} instances in {outcome.zone or outcome.region}" + \
             (" (found by tag, not launched again)" if outcome.reused else "") + \
             (f"; tried: {'; '.join(outcome.attempts)}" if outcome.attempts else "")
-        self.store.transition(record.id, states.RUNNING, actor=actor, now=self.clock(), detail=detail,
-                              instance_ids=outcome.instance_ids, ends_at=ends_at, condition=_owned_by(owner),
-                              spec=replace(spec, launched_region=outcome.region, launched_zone=outcome.zone))
+        if not self.store.transition(record.id, states.RUNNING, actor=actor, now=self.clock(), detail=detail,
+                                     instance_ids=outcome.instance_ids, ends_at=ends_at, condition=_owned_by(owner),
+                                     spec=replace(spec, launched_region=outcome.region, launched_zone=outcome.zone)):
+            self.store.audit(record.id, actor, "give up", "ok", now=self.clock(),
+                             detail=f"taken over while launching: {', '.join(outcome.instance_ids)} kept only if "
+                                    "the store records them")
         self._terminate_untracked(record.id, actor)
 
     def _terminate_untracked(self, request_id: str, actor: str) -> None:

@@ -137,3 +137,5 @@ def test_an_owner_taken_over_mid_launch_leaves_no_untracked_instance(aws, pg_sto
     assert len(provisioner.tokens) == 2 and len(set(provisioner.tokens)) == 1  # one idempotency key
     (cleanup,) = [e for e in pg_store.audit_trail(request_id) if e.action == "terminate duplicates"]
     assert cleanup.actor == "slack:U-BOB" and f"keeping {recorded[0]}" in cleanup.detail
+    (gave_up,) = [e for e in pg_store.audit_trail(request_id) if e.action == "give up"]
+    assert gave_up.actor == "slack:U-BOB" and gave_up.detail.startswith("taken over while launching: i-")

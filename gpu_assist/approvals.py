@@ -13,7 +13,7 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from . import states
+from . import owners, states
 from .aws import INSTANCE_ID
 from .budgets import BudgetStatus, standing
 from .catalog import Catalog
@@ -116,17 +116,20 @@ class Approvals:
     # ---- decide -----------------------------------------------------------------------------------------
     def approve(self, request_id: str, approver: str, *, reason: str = "",
                 on_approved: Callable[[RequestRecord], None] | None = None) -> RequestRecord:
-        """Approve and carry out; only the first of concurrent approvals launches anything. The policy and the
-        budgets are checked again now. `on_approved` hears of the decision before the (slow) carrying out."""
-        now = self.clock()
+        """Approve and carry out; only the first of concurrent approvals launches anything, as the request's owner
+        (named in the same UPDATE, with a lease: the reconciler leaves it alone while this call works on it). The
+        policy and the budgets are checked again now. `on_approved` hears of the decision before the (slow)
+        carrying out."""
+        now, orchestration, owner = self.clock(), self.orchestration, owners.new_owner()
         record = self._decided_by(request_id, states.APPROVE, approver, reason, now)
         problem = approval_problem(record, self.policy, self.budget_standing(record), approver)
         if problem:
             raise self._refuse(request_id, approver, states.APPROVE.action, problem, now)
-        self._decide(request_id, states.APPROVE, approver, reason, now)
+        self._decide(request_id, states.APPROVE, approver, reason, now, owner=owner,
+                     owned_until=now + orchestration.lease)
         if on_approved is not None:
             on_approved(self.store.fetch(request_id))
-        return self.orchestration.carry_out(request_id, actor=approver)
+        return orchestration.carry_out(request_id, actor=approver, owner=owner)
 
     def reject(self, request_id: str, approver: str, reason: str = "") -> RequestRecord:
         now = self.clock()
@@ -146,13 +149,15 @@ class Approvals:
             raise self._refuse(request_id, actor, step.action, why_not or f"{actor} may not {step.action}", now)
         return record
 
-    def _decide(self, request_id: str, step: Transition, actor: str, reason: str, now: dt.datetime) -> None:
+    def _decide(self, request_id: str, step: Transition, actor: str, reason: str, now: dt.datetime,
+                **values: Any) -> None:
         """`step`, once, before the request expires; a break-glass decision is audited as an override, with its
-        reason."""
+        reason. `values`: more columns the same UPDATE sets (an approval's owner)."""
         action, detail = (f"{step.action} (override)", f"break-glass override: {reason.strip()}") \
             if realm_of(actor) == BREAK_GLASS else (step.action, reason)
         if self.store.transition(request_id, step, actor=actor, action=action, detail=detail, now=now,
-                                 condition=requests_table.c.expires_at > now, approver=actor, decided_at=now):
+                                 condition=requests_table.c.expires_at > now, approver=actor, decided_at=now,
+                                 **values):
             return
         record = self.store.fetch(request_id)
         if record.state == "pending" and record.expires_at <= now:

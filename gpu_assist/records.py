@@ -35,6 +35,8 @@ class RequestRecord:
     stopped_at: dt.datetime | None = None
     card_channel: str | None = None  # where its Slack card was posted, if it was
     card_ts: str | None = None
+    owner: str | None = None  # who carries it out (`gpu_assist.owners`), and until when unless renewed
+    owned_until: dt.datetime | None = None
 
 
 @dataclass(frozen=True)

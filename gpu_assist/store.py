@@ -17,21 +17,22 @@ import os
 import uuid
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Integer, MetaData, Numeric, String, Table,
-                        Text, and_, create_engine, event, insert, select, text, update)
+                        Text, and_, create_engine, event, exists, insert, literal, or_, select, text, update)
 from sqlalchemy.engine import Connection, Engine, RowMapping
 from sqlalchemy.sql.elements import ColumnElement
 
 from .errors import ConfigError, GpuAssistError
 from .records import AuditEvent, RequestRecord
 from .specs import ExtendSpec, LaunchSpec, spec_from_json, to_json
-from .states import KINDS, STATES, SUBMIT, Transition
+from .states import KINDS, STATES, SUBMIT, UNFINISHED, Transition
 
 Records = list[RequestRecord]  # (a method of Store is named `list`, which hides the builtin in its body)
 Events = list[AuditEvent]
 Ids = list[str]
+Rows = list[dict[str, Any]]
 
 metadata = MetaData()
 
@@ -57,6 +58,8 @@ requests_table = Table(
     Column("stopped_at", DateTime(timezone=True)),   # when it reached stopped: its spend ends here
     Column("card_channel", String(64)),  # where its Slack card was posted: alerts and outcomes reply in its thread
     Column("card_ts", String(32)),
+    Column("owner", String(160)),  # who carries it out (`gpu_assist.owners`), while approved … extending
+    Column("owned_until", DateTime(timezone=True)),  # the owner's lease: renewed while it works
     CheckConstraint("state IN (" + ", ".join(f"'{state}'" for state in STATES) + ")", name="request_state_known"),
     CheckConstraint("kind IN (" + ", ".join(f"'{kind}'" for kind in KINDS) + ")", name="request_kind_known"),
 )
@@ -82,6 +85,18 @@ notices_table = Table(
     Column("at", DateTime(timezone=True), nullable=False),
     Column("until", DateTime(timezone=True)),  # a snoozed idle alert may be posted again after this
     Column("detail", Text, nullable=False, default=""),
+)
+
+
+clicks_table = Table(
+    "clicks", metadata,
+    Column("key", String(64), primary_key=True),  # a hash of what identifies the click: a retry has the same
+    Column("listener", String(32), nullable=False),  # which button's handler runs it
+    Column("payload", JSON, nullable=False),  # what the handler reads (Slack's payload, less its token)
+    Column("received_at", DateTime(timezone=True), nullable=False),
+    Column("owner", String(160), nullable=False),  # the process running it (`gpu_assist.owners`), and its lease
+    Column("owned_until", DateTime(timezone=True), nullable=False),
+    Column("done_at", DateTime(timezone=True), index=True),  # None until its handler has run
 )
 
 
@@ -206,6 +221,31 @@ class Store:
                 return True
         return False
 
+    def take_over(self, record: RequestRecord, *, owner: str, until: dt.datetime, now: dt.datetime, actor: str,
+                  why: str, gone: bool = False) -> bool:
+        """`owner` carries `record` out from now on, when it is still where it was and free: no owner, an owner whose
+        lease is over at `now`, or (`gone`) the owner it had, whose process is known ended. One conditional UPDATE,
+        so two reconcilers cannot both take it, and an owner that renewed its lease meanwhile keeps it; audited."""
+        c = requests_table.c
+        free = or_(c.owner.is_(None), c.owned_until.is_(None), c.owned_until <= now)
+        if gone and record.owner is not None:
+            free = or_(free, c.owner == record.owner)
+        with self.engine.begin() as connection:
+            taken = connection.execute(update(requests_table).where(and_(
+                c.id == record.id, c.state == record.state, free)).values(owner=owner, owned_until=until)).rowcount
+            if taken == 1:
+                self._audit(connection, record.id, actor, "take over", "ok", record.state, record.state,
+                            f"{why}; now carried out by {owner}", now)
+        return taken == 1
+
+    def renew(self, request_id: str, owner: str, until: dt.datetime) -> bool:
+        """Extend `owner`'s lease on a request it carries out; False when it is no longer its owner (the reconciler
+        took it over, or it is done). Not a state change: nothing to audit."""
+        c = requests_table.c
+        with self.engine.begin() as connection:
+            return connection.execute(update(requests_table).where(and_(
+                c.id == request_id, c.owner == owner, c.state.in_(UNFINISHED))).values(owned_until=until)).rowcount == 1
+
     def set_card(self, request_id: str, channel: str, ts: str) -> None:
         """Where the request's Slack card was posted (not a state change: nothing to audit)."""
         with self.engine.begin() as connection:
@@ -276,24 +316,90 @@ class Store:
             return [_record(row) for row in connection.execute(query).mappings()]
 
     def post_once(self, key: str, kind: str, *, now: dt.datetime, request_id: str | None = None,
-                  detail: str = "") -> bool:
+                  detail: str = "", until: dt.datetime | None = None) -> bool:
         """True for exactly one caller per `key` (a replica or a retry racing finds it taken), or when the key's
-        snooze is over (then it is taken again, snooze cleared)."""
+        snooze is over (then it is taken again, snooze cleared). `until`: the claim is only a lease, free to take
+        again after it unless `keep(key)` makes it final (a post that a crash may interrupt)."""
         from sqlalchemy.exc import IntegrityError
 
         with self.engine.begin() as connection:
             renewed = connection.execute(update(notices_table).where(and_(
                 notices_table.c.key == key, notices_table.c.until.is_not(None), notices_table.c.until <= now)).values(
-                at=now, until=None, detail=detail)).rowcount
+                at=now, until=until, detail=detail)).rowcount
             if renewed:
                 return True
         try:
             with self.engine.begin() as connection:
                 connection.execute(insert(notices_table).values(key=key, kind=kind, request_id=request_id, at=now,
-                                                                detail=detail))
+                                                                detail=detail, until=until))
             return True
         except IntegrityError:
             return False
+
+    # ---- the click inbox: a click is recorded before it is acknowledged, and run from here ----------------------
+    def receive_click(self, key: str, listener: str, payload: dict[str, Any], *, owner: str, until: dt.datetime,
+                      now: dt.datetime, actor: str, request_id: str | None, detail: str) -> bool:
+        """Record a click, owned by `owner` until `until`, with its audit row ("received"), in one transaction;
+        False when a click with `key` is recorded already (Slack's retry of it)."""
+        from sqlalchemy.exc import IntegrityError
+
+        try:
+            with self.engine.begin() as connection:
+                connection.execute(insert(clicks_table).values(key=key, listener=listener, payload=payload,
+                                                               received_at=now, owner=owner, owned_until=until))
+                state = connection.execute(select(requests_table.c.state).where(requests_table.c.id == request_id)
+                                           ).scalar() if request_id else None
+                self._audit(connection, request_id, actor, "click", "received", state, state, detail, now)
+            return True
+        except IntegrityError:
+            return False
+
+    def clicks_left(self, now: dt.datetime, gone: Callable[[str], bool]) -> Rows:
+        """Clicks recorded but not run whose owner's lease is over at `now`, or whose owner is `gone(owner)`."""
+        c = clicks_table.c
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(clicks_table).where(c.done_at.is_(None)).order_by(c.received_at)
+                                      ).mappings().all()
+        return [dict(row) for row in rows if _utc(row["owned_until"]) <= now or gone(row["owner"])]
+
+    def take_click(self, click: dict[str, Any], *, owner: str, until: dt.datetime, now: dt.datetime) -> bool:
+        """`owner` runs a click another owner left (`clicks_left`): one conditional UPDATE on the owner it had;
+        audited."""
+        c = clicks_table.c
+        with self.engine.begin() as connection:
+            taken = connection.execute(update(clicks_table).where(and_(
+                c.key == click["key"], c.owner == click["owner"], c.done_at.is_(None))).values(
+                owner=owner, owned_until=until)).rowcount == 1
+            if taken:
+                self._audit(connection, None, "system", "click", "taken over", None, None,
+                            f"{click['listener']} click received {_utc(click['received_at']):%H:%M:%S} by "
+                            f"{click['owner']}, now run by {owner}", now)
+        return taken
+
+    def click_done(self, key: str, now: dt.datetime) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(update(clicks_table).where(clicks_table.c.key == key).values(done_at=now))
+
+    def forget_clicks(self, before: dt.datetime) -> int:
+        """Delete the clicks run before `before` (no retry of them can arrive any more); how many."""
+        with self.engine.begin() as connection:
+            return connection.execute(clicks_table.delete().where(clicks_table.c.done_at < before)).rowcount
+
+    def keep(self, key: str) -> None:
+        """Make a leased claim (`post_once(until=…)`) final: what it guarded was posted."""
+        with self.engine.begin() as connection:
+            connection.execute(update(notices_table).where(notices_table.c.key == key).values(until=None))
+
+    def unannounced(self, kind: str, outcomes: dict[str, tuple[str, ...]], now: dt.datetime) -> Records:
+        """Requests with a Slack card whose state is an outcome of their kind (`outcomes`: kind → states) and whose
+        notice `<kind>:<id>` is not taken (none, or a lease over at `now`): what nobody has announced yet."""
+        c, n = requests_table.c, notices_table.c
+        taken = select(n.key).where(and_(n.key == literal(f"{kind}:") + c.id, or_(n.until.is_(None), n.until > now)))
+        query = select(requests_table).where(and_(
+            c.card_ts.is_not(None), or_(*[and_(c.kind == k, c.state.in_(states)) for k, states in outcomes.items()]),
+            ~exists(taken))).order_by(c.created_at)
+        with self.engine.connect() as connection:
+            return [_record(row) for row in connection.execute(query).mappings()]
 
     def snooze(self, key: str, until: dt.datetime) -> bool:
         with self.engine.begin() as connection:
@@ -352,5 +458,6 @@ def _record(row: RowMapping) -> RequestRecord:
         version=row["version"],
         hourly_price=Decimal(str(row["hourly_price"])) if row["hourly_price"] is not None else None,
         launched_at=_aware(row["launched_at"]), stopped_at=_aware(row["stopped_at"]),
-        card_channel=row["card_channel"], card_ts=row["card_ts"],
+        card_channel=row["card_channel"], card_ts=row["card_ts"], owner=row["owner"],
+        owned_until=_aware(row["owned_until"]),
     )

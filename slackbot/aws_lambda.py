@@ -1,6 +1,8 @@
-"""AWS Lambda entry point: `slackbot.aws_lambda.handler`. Bolt re-invokes the function for lazy listeners
-(the function's role needs lambda:InvokeFunction on itself); periodic jobs belong to an EventBridge rule
-calling `gpu-assist reap` and `gpu-assist reconcile`, not to this handler."""
+"""AWS Lambda entry point: `slackbot.aws_lambda.handler`. No thread outlives an invocation, so a button's click is
+recorded and then run in the invocation itself, before its ack (`new_inbox(inline=True)`): a click that takes
+longer than Slack's 3 seconds gets a retry, which finds it recorded and is acked without running it again.
+Periodic jobs belong to an EventBridge rule calling `gpu-assist reap` and `gpu-assist reconcile`, not to this
+handler."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from slack_bolt.adapter.aws_lambda import SlackRequestHandler
 
 from gpu_assist.commands import Context
 
-from .app import SlackSettings, create_app
+from .app import SlackSettings, create_app, new_inbox
 
 _handler = None
 
@@ -16,5 +18,7 @@ _handler = None
 def handler(event, context):
     global _handler
     if _handler is None:  # once per cold start: schema upgraded, catalog and Bolt app built, before the event
-        _handler = SlackRequestHandler(create_app(SlackSettings.from_env(), Context().prepare()))
+        context = Context().prepare()
+        _handler = SlackRequestHandler(create_app(SlackSettings.from_env(), context,
+                                                  inbox=new_inbox(context, inline=True)))
     return _handler.handle(event, context)

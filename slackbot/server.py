@@ -22,7 +22,8 @@ import time
 from gpu_assist.commands import Context
 from gpu_assist.render.blocks import BUSY
 
-from .app import SlackSettings, create_app, work_pool
+from .app import SlackSettings, create_app, new_inbox, work_pool
+from .inbox import Inbox
 from .jobs import start_jobs
 
 log = logging.getLogger("gpu_assist.slack")
@@ -110,7 +111,7 @@ def verify_slack_signature(verifier, environ, body: bytes, now: float) -> None:
         raise Refusal("401 Unauthorized", "invalid request signature")
 
 
-def wsgi_application(settings: SlackSettings, context: Context):
+def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | None = None):
     """Health checks, then Slack's events. Method, type, size and signature are checked here before anything
     parses the body: a forged request is 401, a wrong method 405, a large body 413, another content type 415,
     a signed but malformed one 400 — each a one-line JSON error, never a server error."""
@@ -118,7 +119,7 @@ def wsgi_application(settings: SlackSettings, context: Context):
     from slack_sdk.signature import SignatureVerifier
 
     pool = work_pool()
-    bolt = SlackRequestHandler(create_app(settings, context, pool), path=SLACK_PATH)
+    bolt = SlackRequestHandler(create_app(settings, context, pool, inbox), path=SLACK_PATH)
     verifier = SignatureVerifier(settings.signing_secret)
 
     def application(environ, start_response):
@@ -173,22 +174,32 @@ def build_application(*, jobs: bool):
     _log_to_stderr()
     settings = SlackSettings.from_env()
     context = prepared_context()
-    application = wsgi_application(settings, context)
+    inbox = new_inbox(context)
+    application = wsgi_application(settings, context, inbox)
     if jobs:
-        start_jobs(context, on_round=watch_for(settings, context))
+        start_jobs(context, on_round=leader_round(settings, context, inbox))
     return application
 
 
-def watch_for(settings, context):
-    """The jobs leader's money round, posting to the approval channel; None without one (nowhere to post)."""
-    if not settings.approval_channel:
-        return None
+def leader_round(settings, context, inbox: Inbox):
+    """The jobs leader's Slack round: the clicks a dead replica acknowledged but never ran (`inbox.recover`), the
+    outcomes nobody announced yet (the reconciler finished them, or their decider died first:
+    `outcomes.announce_pending`), then the money side when there is an approval channel to post it to."""
     from slack_sdk import WebClient
 
+    from .outcomes import announce_pending
     from .spend_watch import watch_round
 
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
-    return lambda: watch_round(context, client, settings.approval_channel)
+
+    def round_() -> None:
+        taken, announced = inbox.recover(), announce_pending(context.approvals, client, settings.approval_channel)
+        if taken or announced:
+            log.info("ran %d click(s) a replica left; announced %d outcome(s)", taken, len(announced))
+        if settings.approval_channel:
+            watch_round(context, client, settings.approval_channel)
+
+    return round_
 
 
 def serve(host: str = "0.0.0.0", port: int = 3000, *, threads: int = 16, jobs: bool = True, workers: int = 1) -> None:
@@ -217,5 +228,6 @@ def socket_mode() -> None:
 
         raise GpuAssistError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write)")
     context = prepared_context()
-    start_jobs(context, on_round=watch_for(settings, context))
-    SocketModeHandler(create_app(settings, context), settings.app_token).start()
+    inbox = new_inbox(context)
+    start_jobs(context, on_round=leader_round(settings, context, inbox))
+    SocketModeHandler(create_app(settings, context, inbox=inbox), settings.app_token).start()

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 if TYPE_CHECKING:
     from ..specs import LaunchSpec
@@ -19,6 +19,11 @@ class LaunchOutcome:
     attempts: list[str] = field(default_factory=list)
 
 
+class OwnershipLost(Exception):
+    """The caller no longer carries the request out (another process took it over after its lease ran out): it
+    stops before acting on the cloud. Not a user's error: the orchestration audits it and moves on."""
+
+
 class Provisioner(Protocol):
     """Checks before a decision, and the carrying out of one; every method raises GpuAssistError subclasses
     with a message a user can act on (or, for the checks, returns it)."""
@@ -29,7 +34,9 @@ class Provisioner(Protocol):
 
     def require_managed(self, instance_ids: list[str], region: str) -> dict[str, str]: ...
 
-    def launch(self, spec: LaunchSpec, *, ends_at: str) -> LaunchOutcome: ...
+    def launch(self, spec: LaunchSpec, *, ends_at: str, still_ours: Callable[[], bool]) -> LaunchOutcome: ...
+
+    def terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str: ...
 
     def stop(self, instance_ids: list[str], region: str) -> list[str]: ...
 

@@ -1,8 +1,11 @@
 """EC2 through boto3: dry runs, quota checks, exactly-once launches and stops of gpu-assist's own instances.
 
 Exactly once: before any launch, instances tagged with the request id are looked up in every candidate region
-(moto does not enforce `ClientToken`; real AWS does, for about 24 hours), and each attempt's `ClientToken` is
-derived from the request id, so a retried call after a crash returns the same instances on real AWS.
+(moto does not enforce `ClientToken`; real AWS does, for about 24 hours), and each RunInstances' `ClientToken` is
+the request id and the zone (`client_token`), the same key as the tag's, so a retried call after a crash or a
+second owner's call returns the same instances on real AWS. The caller's ownership is checked (and its lease
+renewed) right before each RunInstances, and surplus instances are terminated only by the caller, keeping the
+ones the store records (`terminate_surplus`).
 Capacity: `InsufficientInstanceCapacity` and friends move on to the next zone, then the next region, never
 above the approved hourly ceiling (spot: `MaxPrice` is that ceiling). Throttling and transient errors are
 botocore's standard retry mode (`gpu_assist.aws.client`).
@@ -10,12 +13,14 @@ botocore's standard retry mode (`gpu_assist.aws.client`).
 
 from __future__ import annotations
 
+from typing import Callable
+
 from .. import aws
 from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG
 from ..errors import PolicyError, ProvisionError
 from ..policy import Policy
 from ..specs import LaunchSpec
-from . import LaunchOutcome
+from . import LaunchOutcome, OwnershipLost
 
 CAPACITY_ERRORS = ("InsufficientInstanceCapacity", "InsufficientCapacity", "Unsupported",
                    "InsufficientHostCapacity", "SpotMaxPriceTooLow", "MaxSpotInstanceCountExceeded")
@@ -25,6 +30,12 @@ _LIVE_STATES = ["pending", "running", "stopping", "stopped", "shutting-down"]
 DEEP_LEARNING_AMI_PARAMETER = \
     "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 ARM64_FAMILIES = ("g5g.",)
+
+
+def client_token(request_id: str, placement: str) -> str:
+    """RunInstances' idempotency key for a request in one zone (or region): derived from nothing but those, so every
+    process that launches it there sends the same one (AWS allows 64 ASCII characters)."""
+    return f"{request_id}@{placement}"[:64]
 
 
 def _code(error) -> str:
@@ -137,9 +148,12 @@ class AwsProvisioner:
             return named or [None]
         return [z["ZoneName"] for z in zones] or [None]
 
-    def launch(self, spec: LaunchSpec, *, ends_at: str) -> LaunchOutcome:
-        """Start the request's instances once, tagged to end at `ends_at`; raises ProvisionError when no candidate
-        has capacity."""
+    def launch(self, spec: LaunchSpec, *, ends_at: str, still_ours: Callable[[], bool]) -> LaunchOutcome:
+        """Start the request's instances once, tagged to end at `ends_at`: the ones tagged with it when there are
+        (a crash or another owner launched them), else a RunInstances per candidate zone until one has capacity.
+        `still_ours()` is asked (and renews the caller's lease) right before each RunInstances: OwnershipLost when
+        it says no. Raises ProvisionError when no candidate has capacity. Instances beyond the ones returned are
+        the caller's to terminate (`terminate_surplus`), once it has recorded which it keeps."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         regions = list(dict.fromkeys(c.region for c in spec.candidates))
@@ -149,11 +163,9 @@ class AwsProvisioner:
             raise aws.explain(error, "looking for the request's instances") from None
         if existing:
             existing = sorted(existing, key=lambda i: (i.get("LaunchTime") or "", i["InstanceId"]))
-            kept = [i["InstanceId"] for i in existing[:spec.instances]]
-            surplus = self._terminate_surplus(spec.request_id, region, kept)
-            return LaunchOutcome(kept, region, existing[0].get("Placement", {}).get("AvailabilityZone"), reused=True,
-                                 attempts=[surplus] if surplus else [])
-        attempts, attempt = [], 0
+            return LaunchOutcome([i["InstanceId"] for i in existing[:spec.instances]], region,
+                                 existing[0].get("Placement", {}).get("AvailabilityZone"), reused=True)
+        attempts: list[str] = []
         for candidate in spec.candidates:
             if candidate.hourly > spec.ceiling_hourly:
                 attempts.append(f"{candidate.region}: {candidate.hourly}/h is above the ceiling, skipped")
@@ -164,30 +176,40 @@ class AwsProvisioner:
                 attempts.append(f"{candidate.region}: {aws.explain(error, 'listing zones').message}")
                 continue
             for zone in zones:
-                attempt += 1
-                args = self._launch_args(spec, candidate.region, zone, f"{spec.request_id}-{attempt}",
-                                         ends_at=ends_at)
-                try:
-                    reservation = self.client("ec2", candidate.region).run_instances(**args)
-                except ClientError as error:
-                    if _code(error) in CAPACITY_ERRORS:
-                        attempts.append(f"{zone or candidate.region}: {_code(error)}")
-                        continue
-                    raise aws.explain(error, f"launching {spec.instance_type} in {candidate.region}") from None
-                except BotoCoreError as error:
-                    raise aws.explain(error, f"launching {spec.instance_type}") from None
-                instances = reservation["Instances"]
-                ids = [i["InstanceId"] for i in instances]
-                surplus = self._terminate_surplus(spec.request_id, candidate.region, ids)
-                return LaunchOutcome(ids, candidate.region,
-                                     instances[0].get("Placement", {}).get("AvailabilityZone", zone),
-                                     attempts=attempts + ([surplus] if surplus else []))
+                outcome = self._run(spec, candidate.region, zone, ends_at, still_ours, attempts)
+                if outcome is not None:
+                    return outcome
         raise ProvisionError(f"no capacity for {spec.instances}x{spec.instance_type} within "
                              f"{spec.ceiling_hourly}/h: " + "; ".join(attempts))
 
-    def _terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str:
-        """Terminate instances tagged with this request beyond `keep`: what a retried RunInstances leaves when
-        its first answer was lost (real AWS dedupes by ClientToken; moto and misbehaving proxies do not)."""
+    def _run(self, spec: LaunchSpec, region: str, zone: str | None, ends_at: str, still_ours: Callable[[], bool],
+             attempts: list[str]) -> LaunchOutcome | None:
+        """One RunInstances in `zone`; None (and the reason in `attempts`) when it has no capacity.
+
+        Its ClientToken is the request id and the zone: the same in every process that launches the request there,
+        so on AWS two owners' calls (one taken over while its call was under way) get the same instances."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        if not still_ours():
+            raise OwnershipLost(f"{spec.request_id} was taken over by another process before RunInstances")
+        args = self._launch_args(spec, region, zone, client_token(spec.request_id, zone or region), ends_at=ends_at)
+        try:
+            reservation = self.client("ec2", region).run_instances(**args)
+        except ClientError as error:
+            if _code(error) in CAPACITY_ERRORS:
+                attempts.append(f"{zone or region}: {_code(error)}")
+                return None
+            raise aws.explain(error, f"launching {spec.instance_type} in {region}") from None
+        except BotoCoreError as error:
+            raise aws.explain(error, f"launching {spec.instance_type}") from None
+        instances = reservation["Instances"]
+        return LaunchOutcome([i["InstanceId"] for i in instances], region,
+                             instances[0].get("Placement", {}).get("AvailabilityZone", zone), attempts=attempts)
+
+    def terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str:
+        """Terminate instances tagged with this request beyond `keep` (the ones the store records): what a retried
+        RunInstances leaves when its first answer was lost, or an owner that was taken over launched (real AWS
+        dedupes by ClientToken; moto and misbehaving proxies do not). What it did, in words ("" for nothing)."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
@@ -197,7 +219,7 @@ class AwsProvisioner:
                 self.client("ec2", region).terminate_instances(InstanceIds=surplus)
         except (ClientError, BotoCoreError) as error:
             return f"could not check for duplicate instances: {aws.explain(error, 'checking').message}"
-        return f"terminated {len(surplus)} duplicate instance(s) from a retried call: {', '.join(surplus)}" \
+        return f"terminated {len(surplus)} duplicate instance(s), keeping {', '.join(keep)}: {', '.join(surplus)}" \
             if surplus else ""
 
     # ---- stop -------------------------------------------------------------------------------------------

@@ -349,16 +349,16 @@ def not_requested(error: Exception) -> str:
     return f"Not requested: {error}"
 
 
-def carrying_out_line(record: RequestRecord, decider_id: str) -> str:
-    """The card's line between the approval and its outcome (a launch takes a while)."""
-    return f"Approved by <@{decider_id}> — {_CARRYING_OUT[record.kind]}…"
+def carrying_out_line(record: RequestRecord, decider: str) -> str:
+    """The card's line between the approval and its outcome (a launch takes a while); `decider` an actor."""
+    return f"Approved by {slack_mention(decider)} — {_CARRYING_OUT[record.kind]}…"
 
 
-def decision_line(record: RequestRecord, decider_id: str, *, approved: bool) -> str:
-    """Who decided, and for an approval what came of it."""
+def decision_line(record: RequestRecord, decider: str, *, approved: bool) -> str:
+    """Who decided (an actor: a Slack one is mentioned), and for an approval what came of it."""
     if approved:
-        return f"Approved by <@{decider_id}> — {outcome_line(record)}"
-    return f"Rejected by <@{decider_id}>"
+        return f"Approved by {slack_mention(decider)} — {outcome_line(record)}"
+    return f"Rejected by {slack_mention(decider)}"
 
 
 def decided_card(record: RequestRecord, line: str, budgets: Sequence[BudgetStatus] = ()) -> tuple[str, list[dict]]:

@@ -3,7 +3,8 @@
 `commands` is `/gpu …`; `approvals` the Approve and Reject buttons of an approval card; `quote_buttons` a quote
 card's Request launch and More buttons (and the fleet answer's Request stop); `idle_alerts` the Stop, Keep 4 h
 and Extend TTL buttons of an idle alert. Each has `register(app, deps)`; what they share is one `Deps`, built
-once by `create_app`. Every listener acks at once; the words they answer with come from `render/blocks.py`.
+once by `create_app`. Every listener acks at once; a button's click is recorded before its ack and run from the
+store (`deps.inbox`, `slackbot/inbox.py`); the words they answer with come from `render/blocks.py`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from gpu_assist.records import RequestRecord
 
     from ..app import SlackSettings
+    from ..inbox import Inbox
     from ..response_url import ResponsePoster
     from ..workers import WorkPool
 
@@ -33,13 +35,14 @@ log = logging.getLogger("gpu_assist.slack")
 @dataclass(frozen=True)
 class Deps:
     """What the listeners share: the settings, the context (catalog, store, policy, AWS), the Web API client,
-    the pool `/gpu` work runs on and the poster of its answers."""
+    the pool `/gpu` work runs on, the poster of its answers, and the inbox the buttons' clicks run from."""
 
     settings: SlackSettings
     context: Context
     client: WebClient
     pool: WorkPool
     poster: ResponsePoster
+    inbox: Inbox
 
     def post_card(self, record: RequestRecord, channel: str) -> None:
         """The request's approval card, in the approval channel (else `channel`); where it went is stored, so what
@@ -49,11 +52,6 @@ class Deps:
         posted = self.client.chat_postMessage(channel=self.settings.approval_channel or channel,
                                               text=blocks.card_notification(record), blocks=card)
         approvals.store.set_card(record.id, posted["channel"], posted["ts"])
-
-
-def just_ack(ack) -> None:
-    """A button's ack: at once, with nothing to say; its work runs in a lazy listener."""
-    ack()
 
 
 def click_key(body: dict, action: dict) -> str | None:

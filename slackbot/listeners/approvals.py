@@ -5,7 +5,7 @@ The decider is the signed Slack user id of the click (never the display name); w
 state machine makes a decision once however often it is clicked or retried, and audits every attempt, so these
 buttons are not claimed per click as the ones that make a request are. The card shows the approval at once, then
 its outcome; the outcome also goes to the card's thread (an extension's to its launch's thread), naming the
-requester.
+requester, once, whoever finished it (`slackbot/outcomes.py`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,7 @@ from gpu_assist.errors import GpuAssistError
 from gpu_assist.identity import SLACK, actor
 from gpu_assist.records import RequestRecord
 from gpu_assist.render import blocks
-from gpu_assist.specs import ExtendSpec
-
-from ..spend_watch import thread_of
-from . import just_ack
+from ..outcomes import announce
 
 if TYPE_CHECKING:
     from slack_bolt import App
@@ -33,10 +30,10 @@ class Decisions:
     def __init__(self, deps: Deps):
         self.deps = deps
 
-    def approve(self, body, action) -> None:
+    def approve(self, body, action, _respond) -> None:
         self.decide(body, action, approve=True)
 
-    def reject(self, body, action) -> None:
+    def reject(self, body, action, _respond) -> None:
         self.decide(body, action, approve=False)
 
     def decide(self, body, action, *, approve: bool) -> None:
@@ -45,29 +42,25 @@ class Decisions:
         channel, ts = body["container"]["channel_id"], body["container"]["message_ts"]
         approvals = self.deps.context.approvals
 
-        def show(record: RequestRecord, line: str) -> None:
-            text, card = blocks.decided_card(record, line, approvals.budget_standing(record))
+        def launching(record: RequestRecord) -> None:
+            text, card = blocks.decided_card(record, blocks.carrying_out_line(record, decider),
+                                             approvals.budget_standing(record))
             self.deps.client.chat_update(channel=channel, ts=ts, text=text, blocks=card)
 
         try:
             if approve:
-                record = approvals.approve(action["value"], decider,
-                                           on_approved=lambda r: show(r, blocks.carrying_out_line(r, user)))
+                record = approvals.approve(action["value"], decider, on_approved=launching)
             else:
                 record = approvals.reject(action["value"], decider)
         except GpuAssistError as error:
             self.deps.client.chat_postEphemeral(channel=channel, user=user, text=blocks.not_done(error))
             return
-        line = blocks.decision_line(record, user, approved=approve)
-        show(record, line)
-        where = {"channel": channel, "thread_ts": ts}
-        if isinstance(record.spec, ExtendSpec):  # its outcome belongs with the launch it extends
-            where = thread_of(approvals.store.get(record.spec.launch_request),
-                              self.deps.settings.approval_channel or channel)
-        self.deps.client.chat_postMessage(**where, text=blocks.decision_notice(record, line))
+        # Unless another owner took the carrying-out over (then it is announced when that one finishes)
+        announce(approvals, self.deps.client, record, fallback_channel=self.deps.settings.approval_channel,
+                 card=(channel, ts))
 
 
 def register(app: App, deps: Deps) -> None:
     decisions = Decisions(deps)
-    app.action(blocks.APPROVE)(ack=just_ack, lazy=[decisions.approve])
-    app.action(blocks.REJECT)(ack=just_ack, lazy=[decisions.reject])
+    deps.inbox.listen(app, blocks.APPROVE, "approve", decisions.approve)
+    deps.inbox.listen(app, blocks.REJECT, "reject", decisions.reject)

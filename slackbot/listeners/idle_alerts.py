@@ -19,7 +19,7 @@ from gpu_assist.render import blocks
 from gpu_assist.specs import StopSpec
 from gpu_assist.watch import EXTENSION_S, SNOOZE, idle_key
 
-from . import channel_of, just_ack, once_per_click
+from . import channel_of, once_per_click
 
 if TYPE_CHECKING:
     from slack_bolt import App
@@ -104,6 +104,7 @@ class AlertButtons:
 
 def register(app: App, deps: Deps) -> None:
     buttons = AlertButtons(deps)
-    app.action(blocks.IDLE_STOP)(ack=just_ack, lazy=[once_per_click(deps, buttons.submitting(on_idle_stop))])
-    app.action(blocks.IDLE_KEEP)(ack=just_ack, lazy=[buttons.keep])
-    app.action(blocks.IDLE_EXTEND)(ack=just_ack, lazy=[once_per_click(deps, buttons.submitting(on_idle_extend))])
+    deps.inbox.listen(app, blocks.IDLE_STOP, "idle_stop", once_per_click(deps, buttons.submitting(on_idle_stop)))
+    deps.inbox.listen(app, blocks.IDLE_KEEP, "idle_keep", buttons.keep)
+    deps.inbox.listen(app, blocks.IDLE_EXTEND, "idle_extend",
+                      once_per_click(deps, buttons.submitting(on_idle_extend)))

@@ -18,7 +18,7 @@ from gpu_assist.identity import SLACK, actor
 from gpu_assist.render import blocks
 from gpu_assist.specs import launch_button_choice
 
-from . import channel_of, just_ack, once_per_click
+from . import channel_of, once_per_click
 
 if TYPE_CHECKING:
     from slack_bolt import App
@@ -70,5 +70,5 @@ class CardButtons:
 
 def register(app: App, deps: Deps) -> None:
     buttons = CardButtons(deps)
-    app.action(blocks.QUOTE_MORE)(ack=just_ack, lazy=[buttons.more])
-    app.action(_REQUEST_BUTTON)(ack=just_ack, lazy=[once_per_click(deps, buttons.request)])
+    deps.inbox.listen(app, blocks.QUOTE_MORE, "more", buttons.more)
+    deps.inbox.listen(app, _REQUEST_BUTTON, "request", once_per_click(deps, buttons.request))

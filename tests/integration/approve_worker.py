@@ -29,8 +29,8 @@ def _die():
 
 
 class CrashAfterLaunch(AwsProvisioner):
-    def launch(self, spec, *, ends_at):
-        super().launch(spec, ends_at=ends_at)
+    def launch(self, spec, *, ends_at, still_ours):
+        super().launch(spec, ends_at=ends_at, still_ours=still_ours)
         _die()  # the instance exists; the store never hears of it
 
 

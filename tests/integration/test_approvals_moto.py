@@ -169,7 +169,7 @@ def test_reconcile_finishes_a_launch_without_launching_twice(approvals):
     store.transition(record.id, states.APPROVE, actor="slack:U-BOB", now=approvals.clock(),
                      approver="slack:U-BOB", decided_at=approvals.clock())
     store.transition(record.id, states.LAUNCH, actor="slack:U-BOB", now=approvals.clock())
-    approvals.provisioner.launch(record.spec, ends_at="")
+    approvals.provisioner.launch(record.spec, ends_at="", still_ours=lambda: True)
     assert len(_instances(record.id)) == 1
     assert approvals.orchestration.reconcile() == [record.id]
     done = store.get(record.id)

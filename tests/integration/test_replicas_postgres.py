@@ -56,7 +56,9 @@ def test_killed_between_approved_and_running_reconciles_to_one_instance(aws, pg_
     crashed.communicate(timeout=300)
     assert crashed.returncode == -9  # SIGKILL
     assert pg_store.get(record.id).state == "launching" and len(_tagged(record.id)) == 1
-    assert approvals.orchestration.reconcile() == [record.id]
+    assert approvals.orchestration.reconcile() == [record.id]  # its owner's process is gone: no wait for the lease
+    (takeover,) = [e for e in pg_store.audit_trail(record.id) if e.action == "take over"]
+    assert "is gone" in takeover.detail
     final = pg_store.get(record.id)
     assert final.state == "running" and len(_tagged(record.id)) == 1
     assert final.instance_ids == tuple(i["InstanceId"] for i in _tagged(record.id))

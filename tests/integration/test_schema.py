@@ -34,7 +34,7 @@ def fresh_engine(request, tmp_path):
 
 def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
     assert schema.current(fresh_engine) is None
-    assert schema.upgrade(fresh_engine) == schema.head() == "0003"
+    assert schema.upgrade(fresh_engine) == schema.head() == "0006"
     with fresh_engine.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), metadata)
         inspector = sqlalchemy.inspect(connection)
@@ -57,7 +57,7 @@ def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
         with pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"):
             with fresh_engine.begin() as connection:
                 connection.execute(sqlalchemy.text(statement))
-    assert schema.upgrade(fresh_engine) == "0003"  # idempotent
+    assert schema.upgrade(fresh_engine) == "0006"  # idempotent
     assert [e.actor for e in store.audit_trail()] == ["slack:U1"]
 
 
@@ -68,7 +68,7 @@ def test_a_store_made_before_migrations_is_stamped_then_kept(tmp_path):
         connection.execute(audit_table.insert().values(at=_now(), actor="U-OLD", action="submit", outcome="ok",
                                                        detail=""))
     assert schema.current(engine) is None
-    assert schema.upgrade(engine) == "0003"
+    assert schema.upgrade(engine) == "0006"
     assert [e.actor for e in Store(engine=engine).audit_trail()] == ["U-OLD"]
     assert requests_table.name in sqlalchemy.inspect(engine).get_table_names()
 
@@ -95,7 +95,7 @@ def test_processes_upgrading_one_fresh_postgres_at_once_take_turns(postgres_url)
         thread.start()
     for thread in threads:
         thread.join()
-    assert [(r.returncode, r.stdout.strip()) for r in results] == [(0, "0003")] * 4, [r.stderr[-800:] for r in
+    assert [(r.returncode, r.stdout.strip()) for r in results] == [(0, "0006")] * 4, [r.stderr[-800:] for r in
                                                                                         results]
 
 
@@ -103,10 +103,10 @@ def test_db_upgrade_and_current_from_the_cli(tmp_path, monkeypatch, capsys):
     from gpu_assist.cli import main
 
     monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'cli.db'}")
-    assert main(["db", "current"]) == 0 and "schema at none, newest 0003" in capsys.readouterr().out
-    assert main(["db", "upgrade"]) == 0 and "schema at 0003 (newest)" in capsys.readouterr().out
+    assert main(["db", "current"]) == 0 and "schema at none, newest 0006" in capsys.readouterr().out
+    assert main(["db", "upgrade"]) == 0 and "schema at 0006 (newest)" in capsys.readouterr().out
     assert main(["db", "upgrade"]) == 0 and main(["db", "current"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].endswith("schema at 0003, newest 0003")
+    assert capsys.readouterr().out.splitlines()[-1].endswith("schema at 0006, newest 0006")
 
 
 def _first_revision_metadata() -> sqlalchemy.MetaData:
@@ -114,7 +114,7 @@ def _first_revision_metadata() -> sqlalchemy.MetaData:
     notices, only the first states and kinds."""
     states = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed")
     old = sqlalchemy.MetaData()
-    added = {"hourly_price", "launched_at", "stopped_at", "card_channel", "card_ts"}
+    added = {"hourly_price", "launched_at", "stopped_at", "card_channel", "card_ts", "owner", "owned_until"}
     sqlalchemy.Table("requests", old, *[sqlalchemy.Column(c.name, c.type, primary_key=c.primary_key,
                                                           nullable=c.nullable, index=c.index)
                                         for c in requests_table.columns if c.name not in added],
@@ -146,7 +146,7 @@ def test_upgrading_from_0001_fills_in_the_spend_of_earlier_launches(tmp_path):
                                                            action="a", outcome="ok", from_state=from_state,
                                                            to_state=to_state, detail=""))
     assert schema.current(engine) == "0001"
-    assert schema.upgrade(engine) == "0003"
+    assert schema.upgrade(engine) == "0006"
     record = Store(engine=engine).get("r-000000000001")
     assert record.hourly_price == 43 and record.launched_at.hour == 10 and record.stopped_at.hour == 15
 
@@ -165,7 +165,7 @@ def test_upgrading_from_0002_keeps_the_requests_and_adds_cards_and_extensions(fr
         with fresh_engine.begin() as connection:
             connection.execute(sqlalchemy.text(insert), {**row, "id": "r-000000000002", "kind": "extend",
                                                          "state": "pending"})
-    assert schema.upgrade(fresh_engine) == "0003"
+    assert schema.upgrade(fresh_engine) == "0006"
     with fresh_engine.begin() as connection:
         kept = connection.execute(sqlalchemy.text("SELECT id, state, card_channel, card_ts FROM requests")).all()
         connection.execute(sqlalchemy.text(insert), {**row, "id": "r-000000000002", "kind": "extend",
@@ -178,7 +178,7 @@ def test_upgrading_from_0002_keeps_the_requests_and_adds_cards_and_extensions(fr
     with pytest.raises(RuntimeError, match="1 extension request"):  # requests are never deleted to go back
         with fresh_engine.begin() as connection:
             command.downgrade(schema._config(connection), "0002")
-    assert schema.current(fresh_engine) == "0003"
+    assert schema.current(fresh_engine) == "0006"
 
 
 def _now():

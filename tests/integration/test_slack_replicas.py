@@ -120,6 +120,7 @@ def test_an_extend_ttl_click_reaching_both_replicas_at_once_extends_once(replica
     signed_post(first["url"], action_body("approve_request", launch_id, user="U-BOB",
                                           response_url=mock_slack.response_url()))
     mock_slack.wait_for("chat.update", 2)  # launching…, then its outcome
+    mock_slack.wait_for("chat.postMessage", 2)  # the card, then the outcome in its thread: nothing more to come
     assert pg_store.get(launch_id).state == "running"
     mock_slack.clear()
     clicked = mock_slack.response_url()

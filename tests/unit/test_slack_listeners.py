@@ -30,7 +30,7 @@ from gpu_assist.render import blocks
 from gpu_assist.store import Store
 from gpu_assist.watch import idle_key
 from slack_client import BOT_TOKEN, SIGNING_SECRET, action_body, command_body
-from slackbot.app import SlackSettings, create_app, work_pool
+from slackbot.app import SlackSettings, create_app, new_inbox, work_pool
 from support import AWS_SECRET, submit_launch
 
 LAUNCH = "launch 8xA100 4h region=us-east-1"
@@ -64,17 +64,17 @@ def _aws_client(endpoint: str):
 
 
 class Replica:
-    """One app as `slack serve` builds it, with the work pool it answers `/gpu` on (for draining)."""
+    """One app as `slack serve` builds it, with the pools it answers `/gpu` and runs clicks on (for draining)."""
 
     def __init__(self, store_url: str, catalog, mock, aws_endpoint: str):
         policy = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")
         self.approvals = Approvals(Store(store_url), policy, AwsProvisioner(policy, client=_aws_client(aws_endpoint)),
                                    catalog)
         self.context = Context(catalog_loader=lambda: catalog, approvals_factory=lambda _c: self.approvals)
-        self.pool = work_pool()
+        self.pool, self.inbox = work_pool(), new_inbox(self.context)
         self.app = create_app(SlackSettings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET,
                                             api_url=mock.api_url, approval_channel="C-APPROVALS"),
-                              self.context, self.pool)
+                              self.context, self.pool, self.inbox)
 
     def send(self, body: str, **headers: str):
         """`body` as Slack signs and sends it; the app's answer (its ack)."""
@@ -87,7 +87,7 @@ class Replica:
     def drained(self) -> None:
         """Every `/gpu` command and button this app took is done (the app serves nothing after this)."""
         self.pool.shutdown()
-        self.app.listener_runner.listener_executor.shutdown(wait=True)
+        self.inbox.pool.shutdown()
 
 
 @pytest.fixture

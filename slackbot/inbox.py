@@ -1,0 +1,154 @@
+"""No acknowledged click is lost: a button's click is written to the store (its `clicks` row and its audit row,
+"received") before Slack is acknowledged, and run from there.
+
+Slack does not resend a click it got a 200 for, so work that lives only in a process's memory dies with it. Here
+the listener reserves a place in a bounded pool first (none left: the clicker is told "busy", and that is
+audited, as a command past its pool is), records the click, then acks and starts it. The click names its owner
+(`gpu_assist.owners`) with a lease, and is marked done once its handler ran. A replica killed after the ack leaves
+clicks not done whose owner is gone (same host) or whose lease ends: the jobs leader's round takes them over and
+runs them (`recover`), answering through the click's own `response_url`. A retry of a recorded click (the same
+key) is acked and not run again; the decisions themselves are exactly once by the state machine anyway.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from gpu_assist import owners
+from gpu_assist.identity import SLACK, actor
+from gpu_assist.records import REQUEST_ID
+from gpu_assist.render import blocks
+
+if TYPE_CHECKING:
+    from slack_bolt import App
+
+    from gpu_assist.commands import Context
+    from gpu_assist.store import Store
+
+    from .response_url import ResponsePoster
+    from .workers import WorkPool
+
+log = logging.getLogger("gpu_assist.slack")
+Handler = Callable[[dict, dict, Any], None]  # (payload, action, respond)
+CLICK_LEASE = dt.timedelta(minutes=5)  # a click not done by then, by a live owner, is run again (decisions are once)
+CLICKS_KEPT = dt.timedelta(days=1)  # Slack retries within minutes; a done click older than this can be forgotten
+
+
+def click_key(payload: dict, action: dict) -> str:
+    """The same for every delivery of one click (a retry repeats the payload), another for any other click: the
+    trigger, user, button, click time and response_url, hashed."""
+    parts = (payload.get("trigger_id") or "", payload["user"]["id"], action["action_id"],
+             action.get("action_ts") or "", payload.get("response_url") or "")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+@dataclass
+class Inbox:
+    """The click inbox of one process: its handlers by listener name, the pool they run on, and the context whose
+    store records the clicks and whose clock dates them (both reached on first use)."""
+
+    context: Context
+    pool: WorkPool
+    poster: ResponsePoster
+    inline: bool = False  # run a click before its ack (AWS Lambda: no thread outlives the invocation)
+    handlers: dict[str, Handler] = field(default_factory=dict)
+
+    @property
+    def store(self) -> Store:
+        return self.context.approvals.store
+
+    def clock(self) -> dt.datetime:
+        return self.context.approvals.clock()
+
+    def listen(self, app: App, matcher: Any, name: str, handler: Handler) -> None:
+        """`handler` runs the clicks of the buttons `matcher` matches, from the store."""
+        self.handlers[name] = handler
+
+        def listener(ack, body: dict, action: dict) -> None:
+            self.receive(name, body, action, ack)
+
+        app.action(matcher)(listener)
+
+    def receive(self, name: str, payload: dict, action: dict, ack: Callable[[], None]) -> None:
+        """Reserve, record, ack, start: the click is durable before Slack hears 200; busy or a store that cannot
+        record it is answered to the clicker."""
+        clicker, value = actor(SLACK, payload["user"]["id"]), str(action.get("value") or "")
+        request_id = value if REQUEST_ID.match(value) else None
+        reservation = self.pool.reserve()
+        if reservation is None:
+            ack()
+            self._tell(payload, blocks.BUSY)
+            self._audit_busy(clicker, request_id, action)
+            return
+        now, owner = self.clock(), owners.new_owner()
+        kept = {k: v for k, v in payload.items() if k != "token"}  # Slack's verification token is not kept
+        try:
+            fresh = self.store.receive_click(click_key(payload, action), name, {"payload": kept, "action": action},
+                                             owner=owner, until=now + CLICK_LEASE, now=now, actor=clicker,
+                                             request_id=request_id, detail=f"{action['action_id']} {value}")
+        except Exception:  # noqa: BLE001 - the database is away: nothing was recorded, say so
+            log.exception("could not record a click of %s", action.get("action_id"))
+            reservation.cancel()
+            ack()
+            self._tell(payload, blocks.FAILED)
+            return
+        if not fresh:
+            ack()
+            log.info("%s: a click already taken, not run again", action["action_id"])
+            reservation.cancel()
+            return
+        key = click_key(payload, action)
+        if self.inline:
+            reservation.cancel()
+            self.run(key, name, kept, action)
+            ack()
+            return
+        ack()
+        reservation.start(lambda: self.run(key, name, kept, action))
+
+    def run(self, key: str, name: str, payload: dict, action: dict) -> None:
+        """Run one recorded click's handler, then mark it done; a failure is told to the clicker, not retried."""
+        respond = self.poster.responder(payload["response_url"])
+        try:
+            self.handlers[name](payload, action, respond)
+        except Exception:  # noqa: BLE001 - a bug or the database away: the clicker hears it did not happen
+            log.exception("the %s click failed", name)
+            respond(response_type="ephemeral", replace_original=False, text=blocks.FAILED)
+        self.store.click_done(key, self.clock())
+
+    def recover(self) -> int:
+        """The jobs leader's part: run the clicks a dead or stuck owner left, as far as the pool has places (the
+        rest wait for the next round); forget clicks done long ago. How many it took over."""
+        now = self.clock()
+        self.store.forget_clicks(now - CLICKS_KEPT)
+        taken = 0
+        for click in self.store.clicks_left(now, owners.gone):
+            reservation = self.pool.reserve()
+            if reservation is None:
+                break
+            owner = owners.new_owner()
+            if not self.store.take_click(click, owner=owner, until=now + CLICK_LEASE, now=now):
+                reservation.cancel()
+                continue
+            stored = click["payload"]
+            reservation.start(functools.partial(self.run, click["key"], click["listener"], stored["payload"],
+                                                stored["action"]))
+            taken += 1
+        return taken
+
+    def _tell(self, payload: dict, text: str) -> None:
+        if payload.get("response_url"):
+            self.poster.responder(payload["response_url"])(response_type="ephemeral", replace_original=False,
+                                                           text=text)
+
+    def _audit_busy(self, clicker: str, request_id: str | None, action: dict) -> None:
+        try:
+            self.store.audit(request_id, clicker, "click", "busy", now=self.clock(),
+                             detail=f"{action['action_id']} {action.get('value') or ''}: answered busy")
+        except Exception:  # noqa: BLE001 - busy already; the clicker was told
+            log.exception("could not audit a click answered busy")

@@ -7,9 +7,10 @@ import datetime as dt
 import http.server
 import os
 import socket
+import socketserver
 import threading
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
 
 from gpu_assist.catalog import OFFER_COLUMNS
 
@@ -127,13 +128,20 @@ class _RecordedHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body[: len(body) // 2] if path in self.server.truncate else body)
 
 
+Server = TypeVar("Server", bound=socketserver.BaseServer)
+
+
 @contextlib.contextmanager
-def serving(body_of: Callable[[str, str, str], bytes | None]) -> Iterator[RecordedFiles]:
-    """A RecordedFiles server on a free port for the duration of the block."""
-    server = RecordedFiles(body_of)
+def running(server: Server) -> Iterator[Server]:
+    """`server` answering from a thread of its own for the duration of the block, then shut and closed."""
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server
     finally:
         server.shutdown()
         server.server_close()
+
+
+def serving(body_of: Callable[[str, str, str], bytes | None]) -> contextlib.AbstractContextManager[RecordedFiles]:
+    """A RecordedFiles server on a free port for the duration of the block."""
+    return running(RecordedFiles(body_of))

@@ -7,12 +7,11 @@ from __future__ import annotations
 import http.server
 import json
 import shutil
-import threading
 import urllib.parse
 
 import pytest
 
-from support import CATALOGS, FIXTURES, TODAY, free_port
+from support import CATALOGS, FIXTURES, TODAY, free_port, running
 from gpu_assist.catalog import validate_directory
 from gpu_assist.cli import main
 from gpu_assist.errors import GpuAssistError
@@ -78,13 +77,8 @@ def _environment(monkeypatch, **values):
 @pytest.fixture
 def ecs(monkeypatch):
     _environment(monkeypatch, access_key_id="LTAItest", access_key_secret="testsecret")
-    server = _EcsServer()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with running(_EcsServer()) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

@@ -7,11 +7,10 @@ from __future__ import annotations
 import http.server
 import json
 import shutil
-import threading
 
 import pytest
 
-from support import CATALOGS, FIXTURES, TODAY, free_port
+from support import CATALOGS, FIXTURES, TODAY, free_port, running
 from gpu_assist.catalog import validate_directory
 from gpu_assist.cli import main
 from gpu_assist.errors import GpuAssistError
@@ -59,13 +58,8 @@ class _CvmHandler(http.server.BaseHTTPRequestHandler):
 def cvm(monkeypatch):
     monkeypatch.setenv("TENCENTCLOUD_SECRET_ID", "AKIDtest")
     monkeypatch.setenv("TENCENTCLOUD_SECRET_KEY", "testkey")
-    server = _CvmServer()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with running(_CvmServer()) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ _._jupyter_server_extension_points
 _._jupyter_labextension_paths
 _._load_jupyter_server_extension
 _.__getattr__  # PEP 562: `from gpu_assist.jupyter import QuotePanel` loads the panel module on first use
-_.assistant  # the notebook API the README documents: `from gpu_assist.jupyter import assistant; assistant()`
+_.assistant  # the notebook API docs/jupyter.md documents: `from gpu_assist.jupyter import assistant; assistant()`
 _.post  # tornado calls a handler's post() for POST (gpu_assist/jupyter/routes.py)
 
 # Alembic reads a migration's revision identifiers and calls its upgrade()/downgrade() (gpu_assist/migrations/)

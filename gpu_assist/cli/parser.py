@@ -159,7 +159,7 @@ def _add_quote(commands: Any, verb: str) -> None:
     q.add_argument("--min-gpu-memory", help="GPUs with at least this many GiB, e.g. 80")
     q.add_argument("--include-unverified", action="store_true", help="rank unverified and stale prices too")
     q.add_argument("--provider", action="append", default=[],
-                   help="aws, gcp, azure, lambda, oci, nebius, vast, … (see README)")
+                   help="aws, gcp, azure, lambda, oci, nebius, vast, … (see docs/grammar.md)")
     q.add_argument("--region", action="append", default=[], help="a region or a group (us, eu, asia, cn)")
     q.add_argument("--pricing", help="on-demand,spot,reserved-1y,reserved-3y,monthly")
     q.add_argument("--currency", help="USD or CNY")

@@ -36,6 +36,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .operations import slack
 
         return slack(args)
+    if args.command == "metrics":
+        from .operations import metrics
+
+        return metrics(args)
     from .answers import answer
 
     return answer(args)

@@ -29,6 +29,17 @@ def budget_line(status) -> str:
     return f"budget {name} {money(status.amount)}/month: " + " + ".join(parts) + f"; {left}"
 
 
+def team_line(team) -> str:
+    """`Team this month: $1,200.00 spent + $300.00 committed to TTLs · 2 launches running at $65.87/h`: the
+    team's month beside every decision, also where the policy sets no budget."""
+    money = lambda amount: format_money(amount, team.currency)  # noqa: E731
+    line = (f"Team this month: {money(team.total_month_to_date)} spent + {money(team.total_committed)} committed "
+            f"to TTLs · {plural(len(team.running), 'launch', 'launches')} running")
+    if team.running:
+        line += f" at {money(team.hourly)}/h"
+    return line
+
+
 def _wrapped(line: str, indent: str = "  ") -> list[str]:
     import textwrap
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from ..plural import plural
 from .money import format_money, format_percent
+from .sharing import sharing_line
 
 GROUP_TITLES = {"requester": "by requester", "project": "by project", "instance-type": "by instance type",
                 "pricing": "by pricing model"}
@@ -85,7 +86,8 @@ def idle_alert(alert) -> str:
     return (f"{alert.instance_id} ({alert.instance_type}, {alert.request_id} by {alert.requester}) has been idle: "
             f"{use} GPU use over the last {alert.window}. It has cost {format_money(alert.cost_so_far, alert.currency)}"
             f" so far and costs {format_money(alert.hourly, alert.currency)} per hour; its TTL ends "
-            f"{alert.ends_at:%Y-%m-%d %H:%M} UTC.")
+            f"{alert.ends_at:%Y-%m-%d %H:%M} UTC." + (f" It could share: {sharing_line(alert.sharing, alert.currency)}."
+                                                       if alert.sharing else ""))
 
 
 def crossing_line(status, threshold: int) -> str:

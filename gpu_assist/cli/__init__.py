@@ -40,6 +40,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .operations import metrics
 
         return metrics(args)
+    if args.command == "spot":
+        from .operations import spot
+
+        return spot(args)
     from .answers import answer
 
     return answer(args)

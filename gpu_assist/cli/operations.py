@@ -64,6 +64,17 @@ def metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def spot(args: argparse.Namespace) -> int:
+    """`spot watch [--on-warning CMD] -- JOB…`: the job's exit status."""
+    from ..spot import run_job
+
+    job = args.job[1:] if args.job[:1] == ["--"] else args.job
+    if not job or args.interval <= 0:
+        raise GpuAssistError("spot watch needs a job to run after --, and --interval above 0",
+                             example="gpu-assist spot watch --on-warning 'python save.py' -- python train.py")
+    return run_job(job, on_warning=args.on_warning, interval_s=args.interval)
+
+
 def slack(args: argparse.Namespace) -> int:
     """`slack serve` (HTTP) or `slack socket` (Socket Mode)."""
     from slackbot import server

@@ -115,6 +115,11 @@ class Catalog:
         return tuple(Offer.from_row(row) for row in self.rows
                      if row[_INSTANCE_TYPE] == instance_type and row[_PROVIDER] == provider)
 
+    def offers_in(self, provider: str, region: str) -> tuple[Offer, ...]:
+        """Every whole-GPU offer of one provider in one region, as records: what a running instance could move to."""
+        return tuple(Offer.from_row(row) for row in self.rows
+                     if row[_REGION] == region and row[_PROVIDER] == provider and row[_GPU_COUNT] >= 1)
+
     @property
     def regions(self) -> tuple[str, ...]:
         """Every region of the catalog's offers, in the order they first appear."""

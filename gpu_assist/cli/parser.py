@@ -107,9 +107,11 @@ ABOUT = {
     "expire": "expire pending requests past their deadline",
     "db": "the request store's schema: db upgrade | db current",
     "slack": "run the Slack app: slack serve | slack socket",
+    "metrics": "serve Prometheus metrics (GPUs, launches, spend): metrics serve --port 9400",
+    "spot": "on a spot instance, act on its interruption warning: spot watch --on-warning CMD -- python train.py",
     "catalog": "validate, list, import and refresh the price catalogs",
 }
-OPERATOR_VERBS = ("approve", "reject", "reconcile", "reap", "expire", "db", "slack", "catalog")
+OPERATOR_VERBS = ("approve", "reject", "reconcile", "reap", "expire", "db", "slack", "metrics", "catalog")
 # A command line that works, for each verb: what a bad one's error ends with.
 EXAMPLES = {
     "quote": "gpu-assist quote 8xA100 72h", "recommend": "gpu-assist recommend train 7B tokens=20B deadline=72h",
@@ -121,7 +123,9 @@ EXAMPLES = {
     "approve": "gpu-assist approve r-0123456789ab --break-glass --reason INC-42",
     "reject": "gpu-assist reject r-0123456789ab --break-glass --reason INC-42", "reconcile": "gpu-assist reconcile",
     "reap": "gpu-assist reap", "expire": "gpu-assist expire", "db": "gpu-assist db upgrade",
-    "slack": "gpu-assist slack serve --port 3000", "catalog": "gpu-assist catalog validate",
+    "slack": "gpu-assist slack serve --port 3000", "metrics": "gpu-assist metrics serve --port 9400",
+    "spot": "gpu-assist spot watch --on-warning 'touch /tmp/save-now' -- python train.py",
+    "catalog": "gpu-assist catalog validate",
     "catalog refresh": "gpu-assist catalog refresh aws-public",
     "catalog import-skypilot": "gpu-assist catalog import-skypilot catalogs/sources --as-of 2026-12-02",
     "catalog import-china": "gpu-assist catalog import-china catalogs/sources",
@@ -256,6 +260,30 @@ def _add_slack(commands: Any, verb: str) -> None:
     _name_choices(slack)
 
 
+def _add_metrics(commands: Any, verb: str) -> None:
+    m = _add_parser(commands, verb)
+    metrics = m.add_subparsers(dest="metrics_command", required=True, parser_class=_Parser)
+    sv = metrics.add_parser("serve", help="GET /metrics in the Prometheus text format: this machine's GPUs, and the "
+                                          "team's launches, spend and budgets when a store is configured")
+    sv.add_argument("--host", default="0.0.0.0")
+    sv.add_argument("--port", type=int, default=9400)
+    sv.add_argument("--interval", type=float, default=5.0, help="seconds between GPU samples (default 5)")
+    sv.add_argument("--window", type=float, default=600.0,
+                    help="seconds of samples a GPU must be idle through to count as idle (default 600)")
+    _name_choices(metrics)
+
+
+def _add_spot(commands: Any, verb: str) -> None:
+    s = _add_parser(commands, verb)
+    spot = s.add_subparsers(dest="spot_command", required=True, parser_class=_Parser)
+    w = spot.add_parser("watch", help="run a job; at EC2's 2-minute spot warning run --on-warning, send the job "
+                                      "SIGTERM, and SIGKILL at the interruption time")
+    w.add_argument("--on-warning", metavar="CMD", help="a shell command to run at the warning (save a checkpoint)")
+    w.add_argument("--interval", type=float, default=5.0, help="seconds between polls of the metadata service")
+    w.add_argument("job", nargs=argparse.REMAINDER, help="-- then the job's command line")
+    _name_choices(spot)
+
+
 def _add_catalog(commands: Any, verb: str) -> None:
     c = _add_parser(commands, verb)
     cat = c.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
@@ -302,7 +330,7 @@ _VERBS: dict[str, Callable[[Any, str], None]] = {
     "launch": _add_submit, "stop": _add_submit, "extend": _add_submit, "spend": _add_spend,
     "approve": _add_decision, "reject": _add_decision, "requests": _add_requests,
     "db": _add_db, "reconcile": _add_plain, "reap": _add_plain, "expire": _add_plain, "slack": _add_slack,
-    "help": _add_plain, "catalog": _add_catalog}
+    "metrics": _add_metrics, "spot": _add_spot, "help": _add_plain, "catalog": _add_catalog}
 
 
 def _unknown_verb(word: str) -> NoReturn:

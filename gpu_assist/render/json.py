@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from decimal import Decimal
 from functools import singledispatch
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
 from .money import round_money
 from .notes import words
+from .sharing import sharing_payload
 
 if TYPE_CHECKING:
     from ..budgets import BudgetStatus
@@ -219,7 +220,9 @@ def _snapshot(result: Snapshot) -> Any:
 
 @register_by_name(payload, "gpu_assist.fleet.FleetReport")
 def _fleet(result: FleetReport) -> Any:
-    report = _plain(asdict(result))
+    report = _plain(asdict(replace(result, instances=tuple(replace(i, sharing=None) for i in result.instances))))
+    for usage, instance in zip(result.instances, report["instances"]):
+        instance["sharing"] = sharing_payload(usage.sharing) if usage.sharing else None
     report["idle"] = [i.instance_id for i in result.idle]
     report["wasted_per_hour"] = round_money(result.wasted_per_hour, 4)
     return report

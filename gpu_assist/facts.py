@@ -582,6 +582,35 @@ class NoPrices(Fact):
 
 # --- why a plan is what it is -----------------------------------------------------------------------------------
 
+# --- commitments planned from recorded use (`commitments.py`) ---------------------------------------------------
+
+class CommitUnsteady(Fact):
+    """The history's lowest month used fewer hours than one committed instance needs to break even."""
+
+    lowest_hours: Decimal
+    needed_hours: Decimal
+    model: PricingModel
+
+
+class CommitHistoryShort(Fact):
+    """The history has `months` whole months where `wanted` were asked for (or a 3-year term needs)."""
+
+    months: int
+    wanted: int
+
+
+class CommitNoPrice(Fact):
+    """The catalog has no verified price of this term for the instance type in its region."""
+
+    model: PricingModel
+
+
+class CommitNoHistory(Fact):
+    """No launch recorded in the whole months before this one."""
+
+    months: int
+
+
 class Fastest(Fact):
     """The fastest trusted plan, listed although it is not among the cheapest."""
 

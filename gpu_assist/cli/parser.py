@@ -98,6 +98,7 @@ ABOUT = {
     "stop": "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice",
     "extend": "ask to move a running launch's time to live: gpu-assist extend r-… 24h",
     "spend": "what gpu-assist's launches cost: gpu-assist spend 2026-11 by=project",
+    "commit": "reserved terms to buy, from the team's recorded launches: gpu-assist commit months=3",
     "requests": "recent requests, or one with its audit trail: requests show r-…",
     "help": "examples of every command",
     "approve": "operators only: approve with --break-glass (approvers decide in Slack or Jupyter)",
@@ -119,6 +120,7 @@ EXAMPLES = {
     "util": "gpu-assist util fleet region=us-east-1", "launch": "gpu-assist launch 8xA100 72h spot --as alice",
     "stop": "gpu-assist stop i-0123456789abcdef0 --as alice",
     "extend": "gpu-assist extend r-0123456789ab 24h --as alice", "spend": "gpu-assist spend 2026-11 by=project",
+    "commit": "gpu-assist commit months=3",
     "requests": "gpu-assist requests show r-0123456789ab", "help": "gpu-assist help",
     "approve": "gpu-assist approve r-0123456789ab --break-glass --reason INC-42",
     "reject": "gpu-assist reject r-0123456789ab --break-glass --reason INC-42", "reconcile": "gpu-assist reconcile",
@@ -215,6 +217,12 @@ def _add_spend(commands: Any, verb: str) -> None:
     s.add_argument("words", nargs="*", help="a period (mtd, 2026-11, 7d, yesterday), by=requester|project|"
                    "instance-type|pricing, source=aws")
     s.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _add_commit(commands: Any, verb: str) -> None:
+    c = _add_parser(commands, verb)
+    c.add_argument("words", nargs="*", help="months=N: whole months of recorded launches to plan from (default 3)")
+    c.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def _add_decision(commands: Any, verb: str) -> None:
@@ -327,7 +335,7 @@ def _name_choices(subcommands: Any) -> None:
 # Every verb's subparser, in the order `gpu-assist --help` lists them.
 _VERBS: dict[str, Callable[[Any, str], None]] = {
     "quote": _add_quote, "recommend": _add_recommend, "tco": _add_tco, "util": _add_util,
-    "launch": _add_submit, "stop": _add_submit, "extend": _add_submit, "spend": _add_spend,
+    "launch": _add_submit, "stop": _add_submit, "extend": _add_submit, "spend": _add_spend, "commit": _add_commit,
     "approve": _add_decision, "reject": _add_decision, "requests": _add_requests,
     "db": _add_db, "reconcile": _add_plain, "reap": _add_plain, "expire": _add_plain, "slack": _add_slack,
     "metrics": _add_metrics, "spot": _add_spot, "help": _add_plain, "catalog": _add_catalog}

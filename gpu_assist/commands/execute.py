@@ -15,8 +15,9 @@ from ..facts import PriceCapConverted
 from ..fx import rate_places
 from ..pricing import Quote, quote
 from .context import Context
-from .objects import (Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
-                      RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand, UtilCommand)
+from .objects import (Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
+                      RecommendCommand, RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand,
+                      UtilCommand)
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
@@ -71,6 +72,20 @@ def _requests(command: RequestsCommand, context: Context, actor: str | None) -> 
 @_execute.register(SpendCommand)
 def _spend(command: SpendCommand, context: Context, actor: str | None) -> Result:
     return spend_of(command, context)
+
+
+@_execute.register(CommitCommand)
+def _commit(command: CommitCommand, context: Context, actor: str | None) -> Result:
+    """Commitments from the launches of the last `months` whole months, priced from the catalog's terms."""
+    from ..commitments import plan_commitments
+    from ..spending import month_start
+
+    approvals, now = context.approvals, context.now()
+    since = month_start(now)
+    for _ in range(command.months):
+        since = month_start(since - dt.timedelta(days=1))
+    return plan_commitments(approvals.store.spend_rows(since), context.catalog.offers_of_type, now,
+                            currency=approvals.policy.currency, months=command.months)
 
 
 @_execute.register(QuoteCommand)

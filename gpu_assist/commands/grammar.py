@@ -19,8 +19,8 @@ from ..errors import ParseError
 from ..facts import PricingModel
 from ..gpus import GpuTable
 from ..request import normalise, parse_duration, parse_request
-from .objects import (MAX_TOP, Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
-                      RequestsCommand, SpendCommand, StopCommand, TcoCommand, UtilCommand)
+from .objects import (MAX_TOP, Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
+                      RecommendCommand, RequestsCommand, SpendCommand, StopCommand, TcoCommand, UtilCommand)
 
 _FLAG_OPTIONS = ("all-regions", "include-flagged", "include-unverified", "verified-only", "explain", "list")
 _VALUE_OPTIONS = ("top", "sort", "max-price", "min-gpu-memory")
@@ -46,7 +46,7 @@ def parse_verb(verb: str, words: list[str], gpus: GpuTable) -> Command:
     """The words after `verb` → its command object."""
     parse = _VERBS.get(verb)
     if parse is None:
-        raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, spend, help",
+        raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, spend, commit, help",
                          example="quote 8xA100 72h")
     return parse(words, gpus)
 
@@ -299,8 +299,21 @@ def parse_spend(words: list[str], _gpus: GpuTable | None = None) -> SpendCommand
     return SpendCommand(**values)
 
 
+def parse_commit(words: list[str], _gpus: GpuTable | None = None) -> CommitCommand:
+    """`commit [months=N]`: N whole months of history, 1 to 36 (default 3)."""
+    months = 3
+    for word in words:
+        key, _, value = word.lower().partition("=")
+        if key == "months" and value.isdigit() and 1 <= int(value) <= 36:
+            months = int(value)
+        else:
+            raise ParseError(f"didn't understand '{word[:40]}'", hint="commit [months=N], N from 1 to 36",
+                             example="commit months=6")
+    return CommitCommand(months)
+
+
 _VERBS: dict[str, Callable[[list[str], GpuTable], Command]] = {
     "quote": parse_quote, "recommend": parse_recommend, "tco": _parse_tco, "util": parse_util,
     "launch": _parse_launch, "stop": _parse_stop, "extend": _parse_extend, "requests": _parse_requests,
-    "spend": parse_spend,
+    "spend": parse_spend, "commit": parse_commit,
 }

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..recommendation import Recommendation
     from ..records import AuditEvent, RequestRecord
     from ..specs import OptionId
+    from ..commitments import CommitmentAdvice
     from ..spending import SpendReport
     from ..tco import TcoInput, TcoResult
     from ..nvml import Snapshot
@@ -63,6 +64,8 @@ gpu-assist — GPU prices across clouds, for the whole job.
   spend                                  what launches cost this month, by requester, project, …
   spend 2026-11 by=project               a month (or 7d, mtd, yesterday), one grouping
   spend 7d source=aws                    beside Cost Explorer's actual cost by gpu-assist's tag
+  commit                                 reserved terms to buy, from the last 3 months of launches
+  commit months=6                        from 6 whole months
 
   help                                   this text
 """
@@ -229,12 +232,17 @@ class SpendCommand:
 
 
 @dataclass(frozen=True)
+class CommitCommand:
+    months: int = 3               # whole months of recorded launches to plan from
+
+
+@dataclass(frozen=True)
 class HelpCommand:
     text: str = HELP
 
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
-    ExtendCommand | RequestsCommand | SpendCommand | HelpCommand
+    ExtendCommand | RequestsCommand | SpendCommand | CommitCommand | HelpCommand
 # A string, so that naming the results imports none of their modules (mypy reads it as the union).
 Result: TypeAlias = "Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | " \
-    "RequestDetail | RequestRecord | tuple[RequestRecord, ...] | SpendReport"
+    "RequestDetail | RequestRecord | tuple[RequestRecord, ...] | SpendReport | CommitmentAdvice"

@@ -158,6 +158,17 @@ def tco(result: TcoResult) -> dict[str, Any]:
     return item
 
 
+@register_by_name(payload, "gpu_assist.commitments.CommitmentAdvice")
+def _commitments(advice: Any) -> dict[str, Any]:
+    from .commit import commitment_rows
+
+    return {"currency": advice.currency, "months": [m.isoformat() for m in advice.months],
+            "usage": [{"provider": g.provider, "instance_type": g.instance_type, "region": g.region,
+                       "months": [{"month": m.month.isoformat(), "instance_hours": float(m.hours),
+                                   "paid": round_money(m.paid, 2)} for m in g.months]} for g in advice.groups],
+            "candidates": commitment_rows(advice), "notices": [words(n) for n in advice.notices]}
+
+
 @register_by_name(payload, "gpu_assist.spending.SpendReport")
 def spend(report: SpendReport) -> dict[str, Any]:
     """A spend report: money as numbers rounded to the cent, times as ISO 8601."""

@@ -325,3 +325,27 @@ def said(notes: Iterable[object]) -> list[str]:
     """The words of each fact, in order."""
     return [words(note) for note in notes]
 
+
+# --- commitments ---------------------------------------------------------------------------------------------------
+
+@words.register(f.CommitUnsteady)
+def _commit_unsteady(fact: f.CommitUnsteady) -> str:
+    return (f"use is not steady enough: the lowest month ran {fact.lowest_hours:,.0f} instance-hours, and one "
+            f"{fact.model} instance needs {fact.needed_hours:,.0f} a month to break even")
+
+
+@words.register(f.CommitHistoryShort)
+def _commit_history_short(fact: f.CommitHistoryShort) -> str:
+    if fact.wanted >= 12:
+        return f"a 3-year term is recommended only after {fact.wanted} months of history; {fact.months} recorded"
+    return f"only {plural(fact.months, 'whole month')} of recorded launches, of the {fact.wanted} asked for"
+
+
+@words.register(f.CommitNoPrice)
+def _commit_no_price(fact: f.CommitNoPrice) -> str:
+    return f"no verified {fact.model} price in the catalog"
+
+
+@words.register(f.CommitNoHistory)
+def _commit_no_history(fact: f.CommitNoHistory) -> str:
+    return f"no launches recorded in the last {plural(fact.months, 'whole month')}: nothing to plan from"

@@ -148,6 +148,13 @@ def _requests(result: tuple[RequestRecord, ...], **_options: Any) -> str:
     return "\n".join(line for r in result for line in wrap(describe(r), "    ")) if result else "no requests"
 
 
+@register_by_name(render, "gpu_assist.commitments.CommitmentAdvice")
+def _commitments(result: Any, **_options: Any) -> str:
+    from .commit import render_commitments
+
+    return render_commitments(result)
+
+
 @register_by_name(render, "gpu_assist.spending.SpendReport")
 def _spend(result: SpendReport, **_options: Any) -> str:
     from .spend import render_spend

@@ -347,8 +347,8 @@ def _quota_needed(fact: f.QuotaNeeded) -> str:
 def _capacity_block(fact: f.CapacityBlock) -> str:
     blocks = math.ceil(fact.instances / BLOCK_MAX_INSTANCES)
     split = "one block" if blocks == 1 else f"{blocks} blocks of ≤ {BLOCK_MAX_INSTANCES}"
-    return f"AWS Capacity Block: {plural(fact.instances, 'instance')} reserved for {fact.days} days ({split}, " \
-        "each in one zone), " \
+    return f"AWS Capacity Block: {plural(fact.instances, 'instance')} reserved for {plural(fact.days, 'day')} " \
+        f"({split}, each in one zone), " \
         f"price as published {fact.as_of} ({fact.source}); AWS reprices blocks by supply and demand"
 
 

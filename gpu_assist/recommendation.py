@@ -314,7 +314,8 @@ def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], siz
         # What every plan on this offer shares; a refusal (the offer cannot run the job) leads its reasons.
         sized = _Sized(gpus, _memory_gib(priced.offer, spec), None if workload.kind == "serve" else
                        effective_tflops(spec, gpus, scaled.efficiency, workload), refusal,
-                       _fabric(option.instance_type, option.instances, host.link, scaled), host.spot_rate, band,
+                       _fabric(option.instance_type, option.instances, host.link,
+                               None if workload.kind == "serve" else scaled), host.spot_rate, band,
                        priced.offer.vcpus)
         plans.append(_plan_from_option(option, workload, base_hours, sized))
         on_demand = priced.offer.on_demand_hourly

@@ -337,7 +337,8 @@ def size_offers(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_mem
         line += f"; one {biggest}×{spec.name} host holds {usable_gb(biggest, smallest, a.usable_memory):,.0f} GB " \
                 f"usable < {needed_gb:,.0f} GB needed → {math.ceil(need / biggest):,}+ hosts"
     if workload.kind == "serve":
-        return _serving_sizes(workload, spec, host_gpus, gpu_memory_gib, memory, line)
+        return _serving_sizes(workload, spec, host_gpus, gpu_memory_gib, memory, line,
+                              hosts or [HostFacts(None, None, None)] * len(host_gpus))
     tflops = spec.dense_tflops(workload.precision)
     if tflops is None:
         return f"{spec.name}: {missing_throughput(spec, workload.precision)}", None
@@ -353,15 +354,16 @@ def size_offers(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_mem
 
 
 def _serving_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_memory_gib: list[float],
-                   memory: MemoryEstimate, line: str) -> tuple[str, OfferSizes]:
+                   memory: MemoryEstimate, line: str, hosts: list[HostFacts]) -> tuple[str, OfferSizes]:
     """Each offer's instances for the serving layout; a tensor-parallel group wider than the offer's host is
-    refused (tensor parallelism across hosts is too slow to serve from)."""
+    refused (tensor parallelism across hosts is too slow to serve from), and so are more replicas' hosts than a
+    marketplace listing has."""
     layouts: dict[tuple[int, float], tuple[int, int, list[str]]] = {}
     instances: list[int] = []
     gpus: list[int] = []
     refusals: list[Fact | None] = []
     notes: list[str] = []
-    for g, memory_gib in zip(host_gpus, gpu_memory_gib):
+    for g, memory_gib, host in zip(host_gpus, gpu_memory_gib, hosts):
         layout = layouts.get((g, memory_gib))
         if layout is None:
             layout = layouts[g, memory_gib] = _serving_layout(memory, spec, memory_gib, workload, g)
@@ -375,6 +377,8 @@ def _serving_sizes(workload: Workload, spec: GpuSpec, host_gpus: list[int], gpu_
         elif needed > workload.assumptions.max_instances:
             refusals.append(TooManyToServe(needed, g, spec.name, total_gpus, workload.users,
                                            workload.assumptions.max_instances))
+        elif host.hosts_listed is not None and needed > host.hosts_listed:
+            refusals.append(MarketplaceHosts(needed, host.hosts_listed))
         else:
             refusals.append(None)
     count = len(host_gpus)

@@ -289,8 +289,10 @@ def _gbps(gbps: float | None) -> str:
 @words.register(f.Fabric)
 def _fabric(fact: f.Fabric) -> str:
     network = f"{fact.fabric}, {_gbps(fact.gbps)}" if fact.fabric else "a network no source states"
-    if fact.hosts <= 1 or fact.scaling is None:
+    if fact.hosts <= 1:
         return f"one {fact.instance_type} host; network to others: {network}"
+    if fact.scaling is None:  # serving replicas, each inside its host
+        return f"{network} between {fact.hosts:,} {fact.instance_type} hosts, each serving on its own"
     scaled = fact.scaling
     basis = {"network": "from the network", "override": "yours", "assumed": "assumed: bandwidth unknown"}.get(
         scaled.basis, scaled.basis)

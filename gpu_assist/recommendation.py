@@ -70,7 +70,7 @@ from .catalog import Catalog, default_catalog_dir
 from .facts import Fact, PricingModel
 from .fx import FxRates
 from .gpus import GpuSpec, GpuTable
-from .network import BLOCK_MAX_INSTANCES, Link, PlanData, block_days, plan_data_for
+from .network import BLOCK_MAX_INSTANCES, Link, PlanData, SpotBand, block_days, plan_data_for
 from .offers import Offer
 from .price_table import billed_seconds, cheapest_per_offer, price_table, select_offers
 from .pricing import QuoteOption, to_option
@@ -237,20 +237,18 @@ def _quota(provider: str, instance_type: str, instances: int, vcpus: float | Non
 
 def _folded(plans: list[Plan]) -> list[Plan]:
     """Plans that differ only in how the same GPUs split into hosts, at the same price and time, as one line: the
-    first (fewest hosts, as ranked), naming the others."""
-    kept: list[Plan] = []
-    splits: dict[int, list[str]] = {}
+    first as ranked, naming the others."""
+    kept: dict[tuple[Any, ...], Plan] = {}
+    splits: dict[tuple[Any, ...], list[str]] = {}
     for plan in plans:
-        twin = next((i for i, k in enumerate(kept) if (k.gpu, k.gpu_count, k.provider, k.region, k.zone,
-                                                        k.pricing_model, k.total, k.hours, k.hourly) ==
-                     (plan.gpu, plan.gpu_count, plan.provider, plan.region, plan.zone, plan.pricing_model,
-                      plan.total, plan.hours, plan.hourly) and k.instance_type != plan.instance_type), None)
-        if twin is None:
-            kept.append(plan)
-        else:
-            splits.setdefault(twin, []).append(f"{plan.instances:,}× {plan.instance_type}")
-    return [replace(p, reasons=(*p.reasons, facts.Folded(tuple(splits[i])))) if i in splits else p
-            for i, p in enumerate(kept)]
+        key = (plan.gpu, plan.gpu_count, plan.provider, plan.region, plan.zone, plan.pricing_model, plan.total,
+               plan.hours, plan.hourly)
+        if key not in kept:
+            kept[key] = plan
+        elif kept[key].instance_type != plan.instance_type:
+            splits.setdefault(key, []).append(f"{plan.instances:,}× {plan.instance_type}")
+    return [replace(p, reasons=(*p.reasons, facts.Folded(tuple(splits[k])))) if k in splits else p
+            for k, p in kept.items()]
 
 
 def _memory_gib(offer: Offer, spec: GpuSpec) -> float:
@@ -335,7 +333,7 @@ class _Sized(NamedTuple):
     refusal: Fact | None  # why the offer cannot run the job; None when it can
     fabric: facts.Fabric
     spot_rate: float | None  # per instance-hour
-    band: Any  # network.SpotBand | None: where the rate came from
+    band: SpotBand | None  # where the rate came from (None: the default rate)
     vcpus: float | None  # per instance
 
     def fields(self, reasons: Iterable[Fact]) -> dict[str, Any]:

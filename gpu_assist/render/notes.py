@@ -8,10 +8,12 @@ every fact type has one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from functools import singledispatch
 
 from .. import facts as f
+from ..network import BAND_WORDS, BLOCK_MAX_INSTANCES
 from ..plural import plural
 from ..price_table import HOURS_PER_YEAR
 from ..request import HOUR_S, format_duration
@@ -277,6 +279,84 @@ def _checkpointing(fact: f.Checkpointing) -> str:
 def _mixed_fleet(fact: f.MixedFleet) -> str:
     return f"{fact.spot:,} spot + {fact.on_demand:,} on-demand instances: the on-demand part keeps the job alive " \
         "through interruptions"
+
+
+# Interconnect, fleet-scale spot risk, capacity and quota (issue #32).
+def _gbps(gbps: float | None) -> str:
+    return "bandwidth not stated" if gbps is None else f"{gbps:,.4g} Gbps"
+
+
+@words.register(f.Fabric)
+def _fabric(fact: f.Fabric) -> str:
+    network = f"{fact.fabric}, {_gbps(fact.gbps)}" if fact.fabric else "a network no source states"
+    if fact.hosts <= 1:
+        return f"one {fact.instance_type} host; network to others: {network}"
+    if fact.scaling is None:  # serving replicas, each inside its host
+        return f"{network} between {fact.hosts:,} {fact.instance_type} hosts, each serving on its own"
+    scaled = fact.scaling
+    basis = {"network": "from the network", "override": "yours", "assumed": "assumed: bandwidth unknown"}.get(
+        scaled.basis, scaled.basis)
+    return f"{network} between {fact.hosts:,} {fact.instance_type} hosts: scaling {scaled.efficiency:.0%} ({basis})"
+
+
+@words.register(f.Scaling)
+def _scaling(fact: f.Scaling) -> str:
+    return f"scaling {fact.efficiency:.0%} over {plural(fact.hosts, 'host')} ({fact.basis})"
+
+
+@words.register(f.NoFabric)
+def _no_fabric(fact: f.NoFabric) -> str:
+    network = f"{fact.fabric}, {_gbps(fact.gbps)}" if fact.fabric else "a network no source states"
+    return f"needs {fact.hosts:,} hosts linked by {network}: sharded training over more than 2 hosts needs EFA, " \
+        "InfiniBand, RoCE or GPUDirect at ≥ 100 Gbps"
+
+
+def _rate_source(fact: f.FleetSpotRisk) -> str:
+    if fact.band is None:
+        return "default rate, no Spot Advisor band"
+    return f"Spot Advisor {fact.region} {BAND_WORDS[fact.band]}/month, {fact.as_of}"
+
+
+@words.register(f.FleetSpotRisk)
+def _fleet_spot_risk(fact: f.FleetSpotRisk) -> str:
+    chance = "" if fact.chance is None else \
+        f"; {'over 99%' if fact.chance > 0.99 else format(fact.chance, '.0%')} chance to finish by the deadline"
+    rate = f"{fact.rate_per_h:.2g}" if fact.rate_per_h >= 0.01 else f"{fact.rate_per_h:.6f}".rstrip("0")
+    return f"spot, {fact.instances:,} instance{'s' if fact.instances != 1 else ''} × {rate} " \
+        f"interruptions/h ({_rate_source(fact)}), checkpoint every {fact.interval_min:g} min: " \
+        f"+{fact.overhead:.0%} expected time{chance}"
+
+
+@words.register(f.SpotOverheadHigh)
+def _spot_overhead_high(fact: f.SpotOverheadHigh) -> str:
+    return f"spot overhead +{fact.overhead:.0%} > {fact.limit:.0%}: ranked behind plans that are not interrupted " \
+        "as often"
+
+
+@words.register(f.MarketplaceHosts)
+def _marketplace_hosts(fact: f.MarketplaceHosts) -> str:
+    return f"needs {fact.instances:,} hosts but the marketplace listing is {plural(fact.listed, 'machine')}"
+
+
+@words.register(f.QuotaNeeded)
+def _quota_needed(fact: f.QuotaNeeded) -> str:
+    known = "quota unknown (no AWS credentials checked)" if fact.granted is None else \
+        f"the account has {fact.granted:,}"
+    return f"needs {fact.vcpus:,} vCPUs of quota {fact.code} ({fact.name}); {known}"
+
+
+@words.register(f.CapacityBlock)
+def _capacity_block(fact: f.CapacityBlock) -> str:
+    blocks = math.ceil(fact.instances / BLOCK_MAX_INSTANCES)
+    split = "one block" if blocks == 1 else f"{blocks} blocks of ≤ {BLOCK_MAX_INSTANCES}"
+    return f"AWS Capacity Block: {plural(fact.instances, 'instance')} reserved for {plural(fact.days, 'day')} " \
+        f"({split}, each in one zone), " \
+        f"price as published {fact.as_of} ({fact.source}); AWS reprices blocks by supply and demand"
+
+
+@words.register(f.Folded)
+def _folded(fact: f.Folded) -> str:
+    return "also as " + ", ".join(fact.splits) + " (same GPUs, price and time)"
 
 
 @words.register(f.OwnTooSmall)

@@ -154,7 +154,9 @@ def test_cny_answers_name_the_price_source_date_and_fx_date_in_every_face(contex
 
 def test_recommend_in_china_never_plans_on_a_removed_article_claim(catalog):
     removed = {(r["provider"], r["instance_type"]) for r in _chinese_rows() if r["flags"]}
-    result = recommend(parse_workload("train 7B tokens=1T region=cn", catalog.gpus), catalog, today=TODAY, top=None)
+    # No source states the Chinese clouds' networks: the user vouches for them with scaling= (multi-host plans).
+    result = recommend(parse_workload("train 7B tokens=1T region=cn scaling=0.9", catalog.gpus), catalog, today=TODAY,
+                       top=None)
     assert result.plans
     assert not {(p.provider, p.instance_type) for p in result.plans} & removed
 

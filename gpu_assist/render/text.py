@@ -85,7 +85,7 @@ def _narrowing(names: tuple[int, int, int], notes: int,
 
 
 @render.register(Comparison)
-def render_comparison(result: Comparison, *, color: bool = False, **_options: Any) -> str:
+def render_comparison(result: Comparison, *, color: bool = False, explain: bool = False, **_options: Any) -> str:
     """Totals, ranks and note markers whole, within 100 columns: when the figures are wide, names are cut (with
     "…") and markers fold between markers, then totals go to thousands, then millions, each figure with its
     unit (`$130,734k`), said in the legend."""
@@ -109,7 +109,7 @@ def render_comparison(result: Comparison, *, color: bool = False, **_options: An
     if not view.rows and not view.untrusted:
         lines += wrap(f"no options: {_reason(result.quote)}")
         return "\n".join(lines + [line for notice in view.notices for line in wrap(f"note: {notice}")])
-    totals = [option.total for row in result.rows + result.untrusted for _, option in row.cells]
+    totals = [option.whole for row in result.rows + result.untrusted for _, option in row.cells]
     view, table = _first_fitting(laid_out, _ladder(totals))
     lines.append(table)
     if view.more:
@@ -119,7 +119,33 @@ def render_comparison(result: Comparison, *, color: bool = False, **_options: An
         lines += wrap(line)
     for notice in view.notices:
         lines += wrap(f"note: {notice}")
+    if explain:
+        lines += _parts_explained([(str(rank), row.best) for rank, row in enumerate(result.rows, 1)])
     return "\n".join(lines)
+
+
+def _parts_explained(ranked: list[tuple[str, Any]]) -> list[str]:
+    """What `explain` adds under a quote with job data (#33): each shown option's parts, charge by charge."""
+    from .comparison import wrap
+    from .money import format_money
+
+    lines: list[str] = []
+    for rank, option in ranked:
+        parts = option.parts
+        if parts is None:
+            continue
+        if not lines:
+            lines.append("the whole bill: total = GPUs + storage + transfer (storage: GB × price per GB-month × "
+                         "job hours / 730)")
+        storage, transfer = parts.part("storage"), parts.part("transfer")
+        said = [f"GPUs {format_money(option.total, option.currency)}",
+                *(f"{name} {'unknown' if amount is None else format_money(amount, option.currency)}"
+                  for name, amount in (("storage", storage), ("transfer", transfer)))]
+        lines += wrap(f"{rank} {option.provider} {option.instance_type} ({option.pricing_model}, "
+                      f"{option.region}): {' + '.join(said)} = {format_money(option.whole, option.currency)}"
+                      f"{'' if parts.complete else ' + unknown'}")
+        lines += [folded for cost in parts.costs for folded in wrap(f"    {words(cost)}", "      ")]
+    return lines
 
 
 @render.register(Quote)

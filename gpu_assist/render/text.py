@@ -135,8 +135,8 @@ def _parts_explained(ranked: list[tuple[str, Any]]) -> list[str]:
         if parts is None:
             continue
         if not lines:
-            lines.append("the whole bill: total = GPUs + storage + transfer (storage: GB × price per GB-month × "
-                         "job hours / 730)")
+            lines += wrap("the whole bill: total = GPUs + storage + transfer (storage: GB × price per GB-month × "
+                          "job hours / 730)")
         storage, transfer = parts.part("storage"), parts.part("transfer")
         said = [f"GPUs {format_money(option.total, option.currency)}",
                 *(f"{name} {'unknown' if amount is None else format_money(amount, option.currency)}"

@@ -27,8 +27,8 @@ _VALUE_OPTIONS = ("top", "sort", "max-price", "min-gpu-memory")
 _HELP_WORDS = ("help", "-h", "--help", "?")
 _JOB_DATA_WORDS = ("disk=", "data-in=", "data-out=", "checkpoints=", "from=")  # `job_data.WORDS` (#33)
 # A quote's own words beside the request's, as an unknown option's error lists them.
-QUOTE_OPTIONS = (*(f"{name}=" for name in _VALUE_OPTIONS), *_FLAG_OPTIONS, "disk=", "data-in=", "data-out=",
-                 "checkpoints=", "from=")
+QUOTE_OPTIONS = (*(f"{name}=" for name in _VALUE_OPTIONS), *(f for f in _FLAG_OPTIONS if f != "explain"), "explain",
+                 "disk=", "data-in=", "data-out=", "checkpoints=", "from=")
 
 
 def words_of(text: str) -> list[str]:

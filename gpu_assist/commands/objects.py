@@ -42,8 +42,8 @@ gpu-assist — GPU prices across clouds, for the whole job.
   quote 8xA100 72h top=5                 the 5 cheapest (default, and top=all: every option)
   quote 8xH100 1mo pricing=reserved-1y,monthly top=5 all-regions include-flagged verified-only
   quote 8xH100 72h disk=4TB data-in=2TB from=aws:us-east-1 data-out=200GB explain
-                                         the whole bill: disks and data transfer as parts of each total
-  quote 8xA100 72h checkpoints=140GB every 30m      checkpoints kept in the provider's object storage
+                                         the whole bill: disks and data transfer in each total
+  quote 8xA100 72h checkpoints=140GB every 30m   checkpoints kept in object storage
 
   recommend train 7B tokens=20B deadline=72h budget=5000      cheapest plan that meets the deadline
   recommend finetune 70B lora                                 which GPUs fit, priced per hour

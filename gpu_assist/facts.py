@@ -449,7 +449,7 @@ class PartCost(Fact):
 
 class PartsUnknown(Fact):
     """No source gives these of the job's charges at this option's provider and region: its total leaves them out
-    and it ranks after options whose parts are all known."""
+    (a quote ranks it after options whose parts are all known)."""
 
     items: tuple[JobItem, ...]
     provider: str

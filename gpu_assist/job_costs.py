@@ -112,3 +112,12 @@ def _cost(what: JobItem, item: str, where: tuple[str, str], gb: Decimal, months:
         amount = fx.convert(priced, first.currency, currency)
     return PartCost(what, item, provider, region, quantity, first.unit, months, tuple(tiers), first.currency,
                     amount, currency, first.source, first.as_of, all(row.verified for row in rows))
+
+
+def checkpoint_storage(checkpoint_gb: Decimal, prices: DataPrices, *, provider: str, region: str, hours: Decimal,
+                       fx: FxRates, currency: str) -> PartCost:
+    """The object storage of a plan's checkpoints (the latest kept) for `hours`: what `recommend` adds to the
+    spot plans it checkpoints (#33); the amount is None when no source gives the provider's price."""
+    return _cost(JobItem.CHECKPOINTS, "object", (provider, region), checkpoint_gb, hours / (MONTH_S // 3600),
+                 prices.tiers(provider, region, "object"), fx, currency)
+

@@ -111,7 +111,7 @@ def _stale(fact: f.Stale) -> str:
 @words.register(f.PartsUnknown)
 def _parts_unknown(fact: f.PartsUnknown) -> str:
     items = ", ".join(item.value for item in fact.items)
-    return f"{items}: no source gives {fact.provider}'s price here; left out of the total, ranked after known"
+    return f"{items}: no source gives {fact.provider}'s price here: left out of the total"
 
 
 @words.register(f.NoCharge)

@@ -174,3 +174,23 @@ def test_bad_words_on_the_cli_exit_2_with_one_line(capsys):
     assert main(["quote", "8xA100", "72h", "disk=lots"]) == 2
     err = capsys.readouterr().err
     assert "disk=lots is not a size" in err and "Traceback" not in err
+
+
+def test_recommend_adds_the_checkpoints_its_spot_plans_write(catalog):
+    """A 7B model's checkpoint (14 bytes a parameter: 98 GB) kept in Nebius's object storage for the plan's
+    billed hours, from the bundled row; total = hourly × billed hours still holds."""
+    from gpu_assist.recommendation import recommend
+    from gpu_assist.workload import parse_workload
+
+    result = recommend(parse_workload("train 7B tokens=20B provider=nebius", catalog.gpus), catalog, today=TODAY,
+                       top=None)
+    spot = [plan for plan in result.plans if plan.strategy == "spot + checkpoints"]
+    assert spot
+    (row,) = _rows("nebius", "object", "*")
+    for plan in spot:
+        (cost,) = [r for r in plan.reasons if getattr(r, "what", None) == JobItem.CHECKPOINTS]
+        gib = Decimal("98.000") * Decimal(10**9) / Decimal(2**30)
+        assert abs(cost.amount - gib * Decimal(row["price"]) * plan.billed_hours / Decimal(730)) < Decimal("1e-20")
+        assert abs(plan.total - plan.hourly * plan.billed_hours) < Decimal("1e-20")
+    on_demand = [plan for plan in result.plans if plan.pricing_model == "on-demand"]
+    assert all(not any(isinstance(r, type(spot[0].reasons[-1])) for r in p.reasons) for p in on_demand)

@@ -194,3 +194,22 @@ def test_recommend_adds_the_checkpoints_its_spot_plans_write(catalog):
         assert abs(plan.total - plan.hourly * plan.billed_hours) < Decimal("1e-20")
     on_demand = [plan for plan in result.plans if plan.pricing_model == "on-demand"]
     assert all(not any(isinstance(r, type(spot[0].reasons[-1])) for r in p.reasons) for p in on_demand)
+
+
+def test_every_data_price_names_a_described_source_and_a_date():
+    from gpu_assist.catalog_files import sources_in
+    from gpu_assist.data_prices import read_data_prices
+
+    prices = read_data_prices(CATALOGS / "data_prices.csv")
+    assert prices.rows and {row.source for row in prices.rows} <= sources_in(CATALOGS / "SOURCES.md")
+    assert all(row.as_of for row in prices.rows)
+
+
+def test_a_bad_data_price_row_is_named_by_file_and_line(tmp_path):
+    from gpu_assist.data_prices import COLUMNS, read_data_prices
+    from gpu_assist.errors import CatalogError
+
+    path = tmp_path / "data_prices.csv"
+    path.write_text(",".join(COLUMNS) + "\naws,*,block,GB,cheap,USD,,aws-ebs-gp3,2026-12-05,no\n", encoding="utf-8")
+    with pytest.raises(CatalogError, match="data_prices.csv:2:"):
+        read_data_prices(path)

@@ -149,7 +149,7 @@ def _parts_explained(ranked: list[tuple[str, Any]]) -> list[str]:
 
 
 @render.register(Quote)
-def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
+def render_quote(result: Quote, *, color: bool = False, explain: bool = False, **_options: Any) -> str:
     """The flat list (`list`): one row per option, notes as footnote markers under the table (a note every
     option carries: once, above them); totals with cents, or as the comparison gives way to fit 100 columns."""
     from .comparison import format_total, job, unit_legend, wrap
@@ -169,7 +169,7 @@ def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
     def laid_out(unit: str | None, widths: tuple[tuple[int, int], int, int] | None, or_wider: bool):
         rows = [[str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances), o.pricing_model,
                  format_rate(o.hourly, o.currency),
-                 format_money(o.total, o.currency) if unit is None else format_total(o.total, o.currency, unit),
+                 format_money(o.whole, o.currency) if unit is None else format_total(o.whole, o.currency, unit),
                  format_money(o.per_gpu_hour, o.currency, places=4), format_percent(o.savings_vs_on_demand), mark]
                 for rank, (o, mark) in enumerate(zip(options, marks), start=1)]
         return unit, fitting_table(headers, rows, right={0, 4, 6, 7, 8, 9}, color=color,
@@ -177,15 +177,20 @@ def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
                                    narrow=_narrowing((3, 2, 1), 10, widths), or_wider=or_wider)
 
     if options:
-        unit, table = _first_fitting(laid_out, [(None, None), *_ladder(o.total for o in options)])  # cents first
+        unit, table = _first_fitting(laid_out, [(None, None), *_ladder(o.whole for o in options)])  # cents first
         lines.append(table)
         if unit:
             lines += wrap(unit_legend(unit, result.currency))
+        if any(o.parts is not None for o in options):  # the whole bill (#33)
+            lines += wrap("totals are the whole job: GPUs + disks + data, the parts no source gives left out and "
+                          "ranked last (`explain` shows each part's arithmetic)")
     lines += [folded for note in shared for folded in wrap(f"all rows: {note}")]
     for note, number in markers.items():
         lines += wrap(f"{number} {note}")
     for notice in result.notices:
         lines += wrap(f"note: {words(notice)}")
+    if explain:
+        lines += _parts_explained([(str(rank), option) for rank, option in enumerate(options, 1)])
     return "\n".join(lines)
 
 

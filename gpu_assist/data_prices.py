@@ -108,3 +108,25 @@ def _row(row: dict[str, str]) -> DataPrice:
     dt.date.fromisoformat(row["as_of"])
     return DataPrice(row["provider"], row["region"] or "*", row["item"], row["unit"], price, row["currency"], up_to,
                      row["source"], row["as_of"], row["verified"] == "yes")
+
+
+def replace_rows(path: Path, rows: list[dict[str, str]]) -> int:
+    """Write `rows` into the data prices file at `path` in place of the rows of the same provider, region and
+    item (a refresh's), atomically (a temporary file, then a rename); the file is made when missing. Each new row
+    is checked as the loader checks it first. Returns how many rows were written."""
+    for row in rows:
+        _row(row)
+    kept: list[dict[str, str]] = []
+    if path.exists():
+        with path.open(newline="", encoding="utf-8") as handle:
+            kept = list(csv.DictReader(handle))
+    replaced = {(row["provider"], row["region"], row["item"]) for row in rows}
+    merged = [row for row in kept if (row["provider"], row["region"], row["item"]) not in replaced] + rows
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({column: row.get(column, "") for column in COLUMNS} for row in merged)
+    temporary.replace(path)
+    return len(rows)
+

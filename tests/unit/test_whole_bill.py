@@ -213,3 +213,14 @@ def test_a_bad_data_price_row_is_named_by_file_and_line(tmp_path):
     path.write_text(",".join(COLUMNS) + "\naws,*,block,GB,cheap,USD,,aws-ebs-gp3,2026-12-05,no\n", encoding="utf-8")
     with pytest.raises(CatalogError, match="data_prices.csv:2:"):
         read_data_prices(path)
+
+
+def test_the_notebooks_dataframe_has_the_parts_as_columns(catalog):
+    from gpu_assist.render.frames import quote_frame
+
+    frame = quote_frame(_view("quote 8xA100 72h disk=2TB top=all list", catalog))
+    assert {"storage", "transfer", "job_total", "parts_known"} <= set(frame.columns)
+    known = frame[frame["parts_known"]]
+    assert not known.empty and (known["job_total"] - known["total"] - known["storage"]).abs().max() < 1e-6
+    assert frame[~frame["parts_known"]]["storage"].isna().all()
+    assert "storage" not in quote_frame(_view("quote 8xA100 72h list", catalog)).columns  # no data: as before

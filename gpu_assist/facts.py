@@ -411,6 +411,58 @@ class BilledLonger(Fact):
     granularity_s: int
 
 
+# The whole bill (#33): the job's disks and data as parts of an option's total (`job_costs`).
+class JobItem(StrEnum):
+    """What of a job's data is priced, as the grammar names it."""
+
+    DISK = "disk"
+    CHECKPOINTS = "checkpoints"
+    DATA_IN = "data-in"
+    DATA_OUT = "data-out"
+
+    @property
+    def part(self) -> str:
+        """The part of the total it falls in: storage (disk, checkpoints) or transfer (data in and out)."""
+        return "storage" if self in (JobItem.DISK, JobItem.CHECKPOINTS) else "transfer"
+
+
+class PartCost(Fact):
+    """One charge of a job's data: `quantity` of `unit` at `tiers` ((quantity in the tier, rate per unit) in the
+    price's currency) for `months` (storage; None for a transfer), from the `item` price row of `provider`'s
+    `region`. `amount` is the charge in the quote's currency, None when no source gives the price."""
+
+    what: JobItem
+    item: str  # the price row's item: block, object, ingress, egress-internet, egress-inter-region, same-region
+    provider: str
+    region: str
+    quantity: Decimal
+    unit: str  # GB or GiB, as the source prices it
+    months: Decimal | None
+    tiers: tuple[tuple[Decimal, Decimal], ...]
+    price_currency: str
+    amount: Decimal | None
+    currency: str
+    source: str = ""
+    as_of: str = ""
+    verified: bool = False
+
+
+class PartsUnknown(Fact):
+    """No source gives these of the job's charges at this option's provider and region: its total leaves them out
+    (a quote ranks it after options whose parts are all known)."""
+
+    items: tuple[JobItem, ...]
+    provider: str
+
+
+class NoCharge(Fact):
+    """The provider states it does not charge for this (no egress fees, free ingress): the part adds 0."""
+
+    what: JobItem
+    provider: str
+    source: str
+
+
 class SpotInterruption(Fact):
     """A spot instance may be taken back at any time."""
 

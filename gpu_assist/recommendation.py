@@ -49,7 +49,9 @@ user's own GPUs (`own=2xRTX3090`, marginal cost 0: see `tco` for what owning cos
 for all its instances (monthly: per 730 h; reserved: the effective rate), its total for the whole job (reserved:
 the whole terms that cover it), none when the job has no length: total = hourly × billed hours, the plan's own
 hours rounded up to its offer's billing unit (a second, a minute or an hour; whole terms; whole months of 730 h),
-for every part of a mixed fleet alike (`--explain` lists each plan's). Feasible = holds the job, meets the deadline
+for every part of a mixed fleet alike (`--explain` lists each plan's). A spot plan that checkpoints also pays for
+its latest checkpoint in the provider's object storage for those hours (`catalogs/data_prices.csv`; said unknown
+where no source gives it), as part of its hourly rate. Feasible = holds the job, meets the deadline
 (30 days when none is given; `deadline=none` lifts it) and the budget. Ranked by total cost,
 verified prices before unverified ones unless the search holds nothing verified or names those providers
 (`provider=`); without a job length, fewest GPUs first, then the cheapest hour. The fastest verified plan is
@@ -187,6 +189,7 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
         else:
             unplanned.setdefault(str(missing_throughput(spec, workload.precision)), []).append(spec.name)
     plans += _own_plans(workload, catalog.gpus, memory, flops, currency)
+    plans = [_with_checkpoint_storage(plan, workload, memory, catalog, currency) for plan in plans]
     budget = None if workload.budget is None else catalog.fx.convert(workload.budget, workload.currency or currency,
                                                                       currency)
     judged = _mark_pareto([_judge(p, workload, budget) for p in plans])
@@ -514,3 +517,31 @@ def _one_per_gpu(rejected: list[Plan]) -> list[Plan]:
             seen.add(plan.gpu)
             kept.append(plan)
     return kept
+
+
+# The whole bill (#33): the checkpoints a spot plan writes are stored at its provider, and that is part of its
+# total. Kept apart from the planning above (one call in `recommend`).
+_CHECKPOINTED = ("spot + checkpoints", "spot+on-demand")
+
+
+def _with_checkpoint_storage(plan: Plan, workload: Workload, memory: MemoryEstimate, catalog: Catalog,
+                             currency: str) -> Plan:
+    """A spot plan that checkpoints with its checkpoint's object storage added to its total (the latest kept for
+    the plan's hours); a price no source gives is said (`PartsUnknown`) and adds nothing. A checkpoint holds the
+    trainable state: weights and AdamW's two moments in fp32 plus the bf16 weights (14 bytes a parameter), or a
+    LoRA's adapters as sized (weights, gradients and optimizer state: an upper bound)."""
+    if workload.kind == "serve" or plan.billed_hours is None or plan.total is None or \
+            (plan.strategy != _CHECKPOINTED[0] and plan.pricing_model != _CHECKPOINTED[1]):
+        return plan
+    from .job_costs import checkpoint_storage
+
+    adapters = [size for name, size in memory.parts.items() if name.startswith("adapters")]
+    size_bytes = adapters[0] if adapters else 14 * workload.params
+    cost = checkpoint_storage(Decimal(str(round(size_bytes / GB, 3))), catalog.data_prices, provider=plan.provider,
+                              region=plan.region, hours=plan.billed_hours, fx=catalog.fx, currency=currency)
+    if cost.amount is None:
+        return replace(plan, reasons=(*plan.reasons, facts.PartsUnknown((facts.JobItem.CHECKPOINTS,), plan.provider)))
+    # Billed for the plan's billed hours, as an hourly rate: total = hourly × billed hours still holds.
+    return replace(plan, hourly=plan.hourly + cost.amount / plan.billed_hours, total=plan.total + cost.amount,
+                   reasons=(*plan.reasons, cost))
+

@@ -293,6 +293,11 @@ def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.dat
     source = aws_public.AwsPublicPriceSource(directory, regions)
     report = refresh(source, directory)
     print(report.summary())
+    if source.gp3:  # the whole bill (#33): EBS gp3 storage from the same files
+        from ..data_prices import FILE_NAME, replace_rows
+
+        written = replace_rows(directory / FILE_NAME, aws_public.data_price_rows(source.gp3))
+        print(f"{FILE_NAME}: {written} EBS gp3 rows")
     print("read: " + ", ".join(f"{k} {v}" for k, v in sorted(source.counts.items())))
     public.append_refresh_log(directory / "SOURCES.md", [
         f"| {today.isoformat()} | `{aws_public.SOURCE_KEY}` | {url} | streamed | {report.rows_written} aws rows |"

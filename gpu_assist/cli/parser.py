@@ -172,6 +172,7 @@ def _add_quote(commands: Any, verb: str) -> None:
     q.add_argument("--all-regions", action="store_true", help="every region, not only the cheapest per offer")
     q.add_argument("--include-flagged", action="store_true", help="include prices with known data defects")
     q.add_argument("--verified-only", action="store_true", help="leave out unverified list prices")
+    q.add_argument("--explain", action="store_true", help="the arithmetic of each disk and data part")
     q.add_argument("--format", choices=FORMATS, default="text")
 
 

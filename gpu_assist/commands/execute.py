@@ -148,7 +148,7 @@ def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, curre
     comparison (`top` rows) or the flat list (`top` options)."""
     priced = quote(command.request, catalog, today=today, currency=currency, all_regions=command.all_regions,
                    include_flagged=command.include_flagged, verified_only=command.verified_only,
-                   include_unverified=command.include_unverified)
+                   include_unverified=command.include_unverified, job_data=command.job_data)
     max_price = command.max_price
     if max_price is not None and command.max_price_currency not in (None, priced.currency):
         # Filtered at the figure the notice shows (`format_rate`'s places), so what it says is what it did.

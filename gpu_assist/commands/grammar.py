@@ -25,8 +25,10 @@ from .objects import (MAX_TOP, Command, CommitCommand, ExtendCommand, HelpComman
 _FLAG_OPTIONS = ("all-regions", "include-flagged", "include-unverified", "verified-only", "explain", "list")
 _VALUE_OPTIONS = ("top", "sort", "max-price", "min-gpu-memory")
 _HELP_WORDS = ("help", "-h", "--help", "?")
+_JOB_DATA_WORDS = ("disk=", "data-in=", "data-out=", "checkpoints=", "from=")  # `job_data.WORDS` (#33)
 # A quote's own words beside the request's, as an unknown option's error lists them.
-QUOTE_OPTIONS = (*(f"{name}=" for name in _VALUE_OPTIONS), *(f for f in _FLAG_OPTIONS if f != "explain"))
+QUOTE_OPTIONS = (*(f"{name}=" for name in _VALUE_OPTIONS), *(f for f in _FLAG_OPTIONS if f != "explain"), "explain",
+                 "disk=", "data-in=", "data-out=", "checkpoints=", "from=")
 
 
 def words_of(text: str) -> list[str]:
@@ -52,7 +54,13 @@ def parse_verb(verb: str, words: list[str], gpus: GpuTable) -> Command:
 
 
 def parse_quote(words: list[str], gpus: GpuTable, *, top: int | None = None) -> QuoteCommand:
-    """`quote`'s words; `top` is the face's default when the words name none (`top=all` names None)."""
+    """`quote`'s words; `top` is the face's default when the words name none (`top=all` names None). The job's
+    data words (`disk=2TB`, `checkpoints=140GB every 30m`, …) are taken first: `30m` is not the job's length."""
+    job_data = None
+    if any(word.lower().removeprefix("--").startswith(_JOB_DATA_WORDS) for word in words):
+        from ..job_data import take_job_data  # only where a quote names its data (a plain quote loads none)
+
+        words, job_data = take_job_data(words)
     rest, options = _take_options(words)
     return QuoteCommand(
         request=parse_request(" ".join(rest), gpus, also_known=QUOTE_OPTIONS),
@@ -66,6 +74,8 @@ def parse_quote(words: list[str], gpus: GpuTable, *, top: int | None = None) -> 
         max_price=options.get("max-price", (None, None))[0],
         max_price_currency=options.get("max-price", (None, None))[1],
         min_gpu_memory_gib=options.get("min-gpu-memory"),
+        job_data=job_data,
+        explain=options.get("explain", False),
     )
 
 

@@ -63,8 +63,21 @@ def quote_options(result: Quote | Comparison) -> list[dict[str, Any]]:
         for key, places in _PLACES.items():
             item[key] = round_money(item[key], places)
         item["notes"] = [words(note) for note in option.notes]
+        item.pop("parts", None)
+        if option.parts is not None:
+            item.update(whole_parts(option))
         items.append(item)
     return items
+
+
+def whole_parts(option: Any) -> dict[str, Any]:
+    """The whole bill's fields (#33), only where job data was asked for: `total` stays the GPUs' total;
+    `storage_total`/`transfer_total` are null when a source is missing; `job_total` is GPUs + the known parts."""
+    parts = option.parts
+    return {"storage_total": round_money(parts.part("storage"), 2) if parts.part("storage") is not None else None,
+            "transfer_total": round_money(parts.part("transfer"), 2) if parts.part("transfer") is not None else None,
+            "job_total": round_money(option.whole, 2), "parts_known": parts.complete,
+            "parts": [words(cost) for cost in parts.costs]}
 
 
 def quote_answer(result: Quote | Comparison) -> dict[str, Any]:
@@ -93,8 +106,9 @@ def comparison_answer(result: Comparison) -> dict[str, Any]:
         best = row.best
         return {"rank": int(line[0]) if row.ranked else None, "key": row.key, "provider": row.provider,
                 "instance_type": row.instance_type, "instances": row.instances, "where": best.zone or best.region,
-                "totals": {model: round_money(cell.total, 2) if (cell := row.cell(model)) else None
+                "totals": {model: round_money(cell.whole, 2) if (cell := row.cell(model)) else None
                            for model in result.columns},
+                **({"data_parts": whole_parts(best)} if best.parts is not None else {}),
                 "best": best.pricing_model, "verified": row.trusted, "notes": list(said(row)), "markers": markers}
 
     rows = [row_of(row, line) for row, line in zip(result.rows, laid.rows)]

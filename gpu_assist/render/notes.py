@@ -17,7 +17,7 @@ from ..network import BAND_WORDS, BLOCK_MAX_INSTANCES
 from ..plural import plural
 from ..price_table import HOURS_PER_YEAR
 from ..request import HOUR_S, format_duration
-from .money import format_rate, restate_money
+from .money import format_money, format_rate, restate_money
 
 _BILLING = {60: "per-minute", HOUR_S: "per-hour", 24 * HOUR_S: "per-day"}  # granularities, as a bill names them
 
@@ -107,6 +107,36 @@ def _fx_rate(fact: f.FxRate) -> str:
 def _stale(fact: f.Stale) -> str:
     which = "reserved price" if fact.reserved else "price"
     return f"stale: {which} as of {fact.as_of} ({fact.days} days old)"
+
+
+# The whole bill (#33): the parts of a job's disks and data.
+@words.register(f.PartsUnknown)
+def _parts_unknown(fact: f.PartsUnknown) -> str:
+    items = ", ".join(item.value for item in fact.items)
+    return f"{items}: no source gives {fact.provider}'s price here: left out of the total"
+
+
+@words.register(f.NoCharge)
+def _no_charge(fact: f.NoCharge) -> str:
+    return f"{fact.what.value}: {fact.provider} states no charge ({fact.source}): adds 0"
+
+
+@words.register(f.PartCost)
+def _part_cost(fact: f.PartCost) -> str:
+    """One charge's arithmetic: `disk 4000 GB × $0.08/GB-month × 0.0986 months = $31.56 (aws-ebs-gp3 2026-12-05)`."""
+    where = f"{fact.provider}:{fact.region}"
+    if fact.amount is None:
+        return f"{fact.what.value} {_size(fact.quantity)} {fact.unit}: {fact.item} at {where}: unknown (no source)"
+    steps = " + ".join(f"{_size(units)} {fact.unit} × {format_rate(rate, fact.price_currency)}" for units, rate
+                       in fact.tiers)
+    per = f"/{fact.unit}-month × {fact.months:.4f} months" if fact.months is not None else f"/{fact.unit}"
+    label = "" if fact.verified else ", unverified"
+    return (f"{fact.what.value}: {fact.item} at {where}: {steps}{per} = "
+            f"{format_money(fact.amount, fact.currency)} ({fact.source} {fact.as_of}{label})")
+
+
+def _size(amount: object) -> str:
+    return f"{amount:,.2f}".rstrip("0").rstrip(".")
 
 
 @words.register(f.Unverified)

@@ -25,6 +25,8 @@ def catalog(args: argparse.Namespace) -> int:
         return _refresh_tencent(args, directory)
     if args.catalog_command == "refresh" and args.provider == "aliyun":
         return _refresh_aliyun(args, directory)
+    if args.catalog_command == "refresh" and args.provider == "huawei":
+        return _refresh_huawei(args, directory)
     if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
         return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
@@ -144,6 +146,22 @@ def _refresh_aliyun(args: argparse.Namespace, directory: Path) -> int:
     gpus = load_gpus(directory / "gpus.csv")
     return _refresh_with_progress("Alibaba Cloud ECS prices", regions, directory, lambda progress: AliyunPriceSource(
         regions, gpus, today=dt.date.today(), progress=progress))
+
+
+def _refresh_huawei(args: argparse.Namespace, directory: Path) -> int:
+    """`catalog refresh huawei`: the account's ECS flavors and BSS ratings (pay-per-use and monthly per region),
+    GPUs from the documentation in `sources/cn_gpu_specs.csv`; the articles' rows stay, nothing changes on failure."""
+    from ..gpus import load_gpus
+    from ..importers.china import SPECS_FILE, read_specs
+    from ..importers.huawei_api import DEFAULT_REGIONS, HuaweiPriceSource, credential
+
+    credential()  # no keys: one line naming the variables, before any progress bar
+    regions = [r for r in (args.regions or ",".join(DEFAULT_REGIONS)).split(",") if r]
+    specs = directory / "sources" / SPECS_FILE
+    documented = read_specs(specs)["huawei"] if specs.exists() else []
+    gpus = load_gpus(directory / "gpus.csv")
+    return _refresh_with_progress("Huawei Cloud ECS prices", regions, directory, lambda progress: HuaweiPriceSource(
+        regions, documented, gpus, today=dt.date.today(), progress=progress))
 
 
 def _refresh_with_progress(label: str, regions: list[str], directory: Path, make_source) -> int:

@@ -121,8 +121,8 @@ def _import_china(args: argparse.Namespace, directory: Path) -> int:
 
 
 def _refresh_tencent(args: argparse.Namespace, directory: Path) -> int:
-    """`catalog refresh tencent`: the account's CVM API (on-demand and spot per zone); the catalog's published list
-    and article rows stay, and nothing changes on failure."""
+    """`catalog refresh tencent`: the account's CVM API (on-demand, spot and monthly per zone); the catalog's
+    published list and article rows stay, and nothing changes on failure."""
     import csv
 
     from ..importers.tencent_api import DEFAULT_REGIONS, TencentPriceSource, credential, documented_families

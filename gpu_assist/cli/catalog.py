@@ -21,12 +21,12 @@ def catalog(args: argparse.Namespace) -> int:
         return _import_skypilot(args, directory)
     if args.catalog_command == "import-china":
         return _import_china(args, directory)
-    if args.catalog_command == "refresh" and args.provider == "tencent":
-        return _refresh_tencent(args, directory)
-    if args.catalog_command == "refresh" and args.provider == "aliyun":
-        return _refresh_aliyun(args, directory)
-    if args.catalog_command == "refresh" and args.provider == "huawei":
-        return _refresh_huawei(args, directory)
+    if args.catalog_command == "refresh" and args.provider in _CHINA_REFRESH:
+        try:
+            return _CHINA_REFRESH[args.provider](args, directory)
+        except ModuleNotFoundError as missing:
+            raise GpuAssistError(f"catalog refresh {args.provider} needs its cloud's SDK ({missing.name} is not "
+                                 "installed)", hint="pip install 'gpu-assist[china]'") from None
     if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
         return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
@@ -162,6 +162,9 @@ def _refresh_huawei(args: argparse.Namespace, directory: Path) -> int:
     gpus = load_gpus(directory / "gpus.csv")
     return _refresh_with_progress("Huawei Cloud ECS prices", regions, directory, lambda progress: HuaweiPriceSource(
         regions, documented, gpus, today=dt.date.today(), progress=progress))
+
+
+_CHINA_REFRESH = {"tencent": _refresh_tencent, "aliyun": _refresh_aliyun, "huawei": _refresh_huawei}
 
 
 def _refresh_with_progress(label: str, regions: list[str], directory: Path, make_source) -> int:

@@ -8,6 +8,7 @@ import csv
 import datetime as dt
 import json
 import shutil
+import sys
 from decimal import Decimal
 
 import pytest
@@ -222,3 +223,14 @@ def test_catalog_status_shows_each_chinese_provider_with_sources_and_verified_sh
     assert (status.loc["aliyun", "verified"], status.loc["huawei", "verified"]) == ("0%", "0%")
     assert status.loc["huawei", "sources"] == "seed-000,seed-002"
 
+
+
+@pytest.mark.parametrize("provider, sdk", [("tencent", "tencentcloud.common.credential"),
+                                           ("aliyun", "alibabacloud_credentials.client"),
+                                           ("huawei", "huaweicloudsdkcore.auth.provider")])
+def test_a_refresh_without_its_sdk_says_which_extra_to_install(provider, sdk, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, sdk, None)  # as if the `china` extra were not installed
+    assert main(["catalog", "refresh", provider, "--catalog-dir", str(CATALOGS)]) == 2
+    err = capsys.readouterr().err
+    assert f"catalog refresh {provider} needs its cloud's SDK" in err and "gpu-assist[china]" in err
+    assert "Traceback" not in err

@@ -74,26 +74,25 @@ def _quiet(client_class: type) -> None:
 
 
 def ecs_client(region: str, endpoint: str | None = None) -> Any:
-    """An ECS client for `region` with fresh credentials (each region has its own project); `endpoint`
-    (`http://127.0.0.1:8080`) sends its calls there instead (tests: the project comes from the environment)."""
+    """An ECS client for `region` with fresh credentials (each region has its own project, which the SDK looks up
+    through IAM unless the environment names it); `endpoint` (`http://127.0.0.1:8080`) is tried first (tests)."""
     from huaweicloudsdkecs.v2 import EcsClient
     from huaweicloudsdkecs.v2.region.ecs_region import EcsRegion
 
     _quiet(EcsClient)
-    builder = EcsClient.new_builder().with_credentials(credential())
-    builder = builder.with_endpoint(endpoint) if endpoint else builder.with_region(EcsRegion.value_of(region))
-    return builder.build()
+    builder = EcsClient.new_builder().with_credentials(credential()).with_region(EcsRegion.value_of(region))
+    return (builder.with_endpoint(endpoint) if endpoint else builder).build()
 
 
 def bss_client(endpoint: str | None = None) -> Any:
-    """A BSS client (account-wide credentials); `endpoint` as for `ecs_client`."""
+    """A BSS client (account-wide credentials: the SDK looks the account's domain up through IAM unless the
+    environment names it); `endpoint` as for `ecs_client`."""
     from huaweicloudsdkbss.v2 import BssClient
     from huaweicloudsdkbss.v2.region.bss_region import BssRegion
 
     _quiet(BssClient)
-    builder = BssClient.new_builder().with_credentials(_chain("global"))
-    builder = builder.with_endpoint(endpoint) if endpoint else builder.with_region(BssRegion.value_of(_BSS_REGION))
-    return builder.build()
+    builder = BssClient.new_builder().with_credentials(_chain("global")).with_region(BssRegion.value_of(_BSS_REGION))
+    return (builder.with_endpoint(endpoint) if endpoint else builder).build()
 
 
 class Flavor(NamedTuple):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import shutil
+import zlib
 
 import pytest
 
@@ -24,6 +26,10 @@ pytest.importorskip("huaweicloudsdkbss.v2")
 from gpu_assist.importers.huawei_api import SOURCE_KEY, HuaweiPriceSource, bss_client, ecs_client  # noqa: E402
 
 PROJECT = "0b7a8f3c1c2d4e5f8a9b0c1d2e3f4a5b"
+DOMAIN = "d0a1b2c3d4e5f60718293a4b5c6d7e8f"
+# IAM v3 (KeystoneListProjects, KeystoneListAuthDomains): how the SDK finds the region's project and the account
+_IAM = {"/v3/projects": {"projects": [{"id": PROJECT, "name": "cn-north-4", "domain_id": DOMAIN, "enabled": True}]},
+        "/v3/auth/domains": {"domains": [{"id": DOMAIN, "name": "gpu-assist-test", "enabled": True}]}}
 _FILES = {"/v1/{project}/cloudservers/flavors": "ListFlavors.json",
           "/v2/bills/ratings/on-demand-resources": "ListOnDemandResourceRatings.json",
           "/v2/bills/ratings/period-resources/subscribe-rate": "ListRateOnPeriodDetail.json"}
@@ -56,13 +62,18 @@ class _HuaweiHandler(http.server.BaseHTTPRequestHandler):
         self.server.signed.append(" ".join(self.headers.get("Authorization", "").split(" ")[:2]))
         if self.command == "POST":
             self.server.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        if path in _IAM:
+            return self._send(200, json.dumps(_IAM[path]).encode())
         name = _FILES.get(path.replace(PROJECT, "{project}"))
         status = 200
         if self.server.throttle:
             self.server.throttle -= 1
             status, name = 429, "throttled.json"
         body = (FIXTURES / "huawei" / name).read_bytes() if name else b'{"error_code":"APIGW.0101"}'
-        self.send_response(status if name else 404)
+        self._send(status if name else 404, body)
+
+    def _send(self, status, body):
+        self.send_response(status)
         self.send_header("Content-Type", "application/json;charset=UTF-8")
         self.send_header("X-Request-Id", "2f3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d")
         self.send_header("Content-Length", str(len(body)))
@@ -73,12 +84,15 @@ class _HuaweiHandler(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def huawei(monkeypatch):
-    monkeypatch.setenv("HUAWEICLOUD_SDK_AK", "HPUATESTACCESSKEY")
+def huawei(monkeypatch, request):
+    # The SDK caches a project id per access key and region for the process: a key of each test's own makes
+    # every test look its project up, whatever ran before.
+    monkeypatch.setenv("HUAWEICLOUD_SDK_AK", f"HPUA{zlib.crc32(request.node.name.encode()):08X}")
     monkeypatch.setenv("HUAWEICLOUD_SDK_SK", "testsecret")
-    monkeypatch.setenv("HUAWEICLOUD_SDK_PROJECT_ID", PROJECT)
-    monkeypatch.setenv("HUAWEICLOUD_SDK_DOMAIN_ID", "d0a1b2c3d4e5f60718293a4b5c6d7e8f")
+    for name in ("HUAWEICLOUD_SDK_PROJECT_ID", "HUAWEICLOUD_SDK_DOMAIN_ID"):
+        monkeypatch.delenv(name, raising=False)  # looked up through IAM, as for a team that sets only its keys
     with running(_HuaweiServer()) as server:
+        monkeypatch.setenv("HUAWEICLOUD_SDK_IAM_ENDPOINT", server.endpoint)
         yield server
 
 
@@ -103,10 +117,11 @@ def test_the_refresh_writes_hourly_and_monthly_rows_that_validate_and_keeps_the_
     before = (catalog_dir / "huawei.csv").read_text(encoding="utf-8").splitlines()
     source = _source(huawei)
     report = refresh(source, catalog_dir)
-    assert huawei.calls == [("GET", f"/v1/{PROJECT}/cloudservers/flavors"),
+    assert huawei.calls[-3:] == [("GET", f"/v1/{PROJECT}/cloudservers/flavors"),
                             ("POST", "/v2/bills/ratings/on-demand-resources"),
                             ("POST", "/v2/bills/ratings/period-resources/subscribe-rate")]
-    assert set(huawei.signed) == {"SDK-HMAC-SHA256 Access=HPUATESTACCESSKEY,"}  # the SDK signed every call
+    assert {"/v3/projects", "/v3/auth/domains"} <= {path for _, path in huawei.calls}  # project, account: IAM
+    assert set(huawei.signed) == {f"SDK-HMAC-SHA256 Access={os.environ['HUAWEICLOUD_SDK_AK']},"}  # all signed
     hourly, monthly = huawei.bodies
     assert [p["resource_spec"] for p in hourly["product_infos"]] == [
         "p2s.2xlarge.8.linux", "p2s.16xlarge.8.linux", "pi2.2xlarge.4.linux", "pi3.2xlarge.4.linux"]

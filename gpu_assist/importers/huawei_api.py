@@ -47,6 +47,10 @@ class NoCredentials(GpuAssistError):
     """The SDK's credential chain found nothing: the CLI exits 2 with this one line."""
 
 
+class Refused(GpuAssistError):
+    """The API refused the request itself (HTTP 400): for a rating, one of the flavors asked about."""
+
+
 def _chain(kind: str) -> Any:
     """The SDK's credential chain's first find (`basic`: project-scoped, ECS; `global`: account-wide, BSS)."""
     from huaweicloudsdkcore.auth.provider import CredentialProviderChain
@@ -149,7 +153,8 @@ class HuaweiPriceSource:
                     raise GpuAssistError(f"Huawei Cloud {what}: still throttled (HTTP {error.status_code}) after "
                                          f"{self.retries} tries; try again later") from None
                 if not throttled:
-                    raise GpuAssistError(f"Huawei Cloud {what}: {error.error_code}: {error.error_msg}") from None
+                    kind = Refused if error.status_code == 400 else GpuAssistError
+                    raise kind(f"Huawei Cloud {what}: {error.error_code}: {error.error_msg}") from None
                 self.sleep(0.5 * 2 ** attempt)
         raise AssertionError("unreachable: the last attempt raises")
 
@@ -194,35 +199,50 @@ class HuaweiPriceSource:
         return (self.gpus.variant(spec, memory).name, str(count), number_text(str(round(memory, 2))), "unknown",
                 "ListFlavors info:gpus")
 
-    def _ratings(self, client: Any, region: str, project_id: str, flavors: list[Flavor], monthly: bool) -> dict:
-        """flavor name → its price (one hour pay-per-use, or one month's subscription), and the currency."""
+    def _ratings(self, client: Any, region: str, project_id: str, flavors: list[Flavor],
+                 monthly: bool) -> dict[str, tuple[Decimal, str]]:
+        """flavor name → its price (one hour pay-per-use, or one month's subscription) and currency, asked in
+        batches; a batch BSS refuses (a flavor it cannot rate there) is asked flavor by flavor, and a flavor
+        refused alone is skipped and counted."""
+        prices: dict[str, tuple[Decimal, str]] = {}
+        for start in range(0, len(flavors), _BATCH):
+            batch = flavors[start:start + _BATCH]
+            try:
+                prices.update(self._rate(client, region, project_id, batch, monthly))
+            except Refused:
+                if len(batch) == 1:
+                    self._skip(f"not rated in the region ({'monthly' if monthly else 'hourly'})")
+                    continue
+                for flavor in batch:
+                    prices.update(self._ratings(client, region, project_id, [flavor], monthly))
+        return prices
+
+    def _rate(self, client: Any, region: str, project_id: str, flavors: list[Flavor],
+              monthly: bool) -> dict[str, tuple[Decimal, str]]:
+        """One rating request for some flavors (ids 1, 2, … in their order)."""
         from huaweicloudsdkbss.v2 import (DemandProductInfo, ListOnDemandResourceRatingsRequest,
                                           ListRateOnPeriodDetailRequest, PeriodProductInfo, RateOnDemandReq,
                                           RateOnPeriodReq)
 
-        prices: dict[str, tuple[Decimal, str]] = {}
-        for start in range(0, len(flavors), _BATCH):
-            batch = {str(n): f for n, f in enumerate(flavors[start:start + _BATCH], 1)}
-            if monthly:
-                infos = [PeriodProductInfo(id=n, resource_spec=f"{f.name}.linux", region=region, period_type=2,
-                                           period_num=1, subscription_num=1, **_ECS_PRODUCT) for n, f in batch.items()]
-                period = RateOnPeriodReq(project_id=project_id, product_infos=infos)
-                answer = self._call("ListRateOnPeriodDetail", client.list_rate_on_period_detail,
-                                    ListRateOnPeriodDetailRequest(body=period))
-                results = [(r.id, r.official_website_amount)
-                           for r in answer.official_website_rating_result.product_rating_results or []]
-            else:
-                infos = [DemandProductInfo(id=n, resource_spec=f"{f.name}.linux", region=region,
-                                           usage_factor="Duration", usage_value=1, usage_measure_id=4,
-                                           subscription_num=1, **_ECS_PRODUCT) for n, f in batch.items()]
-                demand = RateOnDemandReq(project_id=project_id, product_infos=infos)
-                answer = self._call("ListOnDemandResourceRatings", client.list_on_demand_resource_ratings,
-                                    ListOnDemandResourceRatingsRequest(body=demand))
-                results = [(r.id, r.amount) for r in answer.product_rating_results or []]
-            for key, amount in results:
-                if key in batch and amount is not None:
-                    prices[batch[key].name] = (Decimal(str(amount)), answer.currency or "CNY")
-        return prices
+        batch = {str(n): f for n, f in enumerate(flavors, 1)}
+        if monthly:
+            infos = [PeriodProductInfo(id=n, resource_spec=f"{f.name}.linux", region=region, period_type=2,
+                                       period_num=1, subscription_num=1, **_ECS_PRODUCT) for n, f in batch.items()]
+            period = RateOnPeriodReq(project_id=project_id, product_infos=infos)
+            answer = self._call("ListRateOnPeriodDetail", client.list_rate_on_period_detail,
+                                ListRateOnPeriodDetailRequest(body=period))
+            results = [(r.id, r.official_website_amount)
+                       for r in answer.official_website_rating_result.product_rating_results or []]
+        else:
+            infos = [DemandProductInfo(id=n, resource_spec=f"{f.name}.linux", region=region, usage_factor="Duration",
+                                       usage_value=1, usage_measure_id=4, subscription_num=1, **_ECS_PRODUCT)
+                     for n, f in batch.items()]
+            demand = RateOnDemandReq(project_id=project_id, product_infos=infos)
+            answer = self._call("ListOnDemandResourceRatings", client.list_on_demand_resource_ratings,
+                                ListOnDemandResourceRatingsRequest(body=demand))
+            results = [(r.id, r.amount) for r in answer.product_rating_results or []]
+        return {batch[key].name: (Decimal(str(amount)), answer.currency or "CNY")
+                for key, amount in results if key in batch and amount is not None}
 
     def rows(self) -> list[dict[str, str]]:
         rows = []

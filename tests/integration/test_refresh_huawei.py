@@ -30,6 +30,10 @@ DOMAIN = "d0a1b2c3d4e5f60718293a4b5c6d7e8f"
 # IAM v3 (KeystoneListProjects, KeystoneListAuthDomains): how the SDK finds the region's project and the account
 _IAM = {"/v3/projects": {"projects": [{"id": PROJECT, "name": "cn-north-4", "domain_id": DOMAIN, "enabled": True}]},
         "/v3/auth/domains": {"domains": [{"id": DOMAIN, "name": "gpu-assist-test", "enabled": True}]}}
+# The rating fixtures' results in order (tests/fixtures/huawei/README.md): the fake answers each product asked about
+# with its own result, under the id the request gave it.
+_RATED = ["p2s.2xlarge.8.linux", "p2s.16xlarge.8.linux", "pi2.2xlarge.4.linux", "pi3.2xlarge.4.linux"]
+_REFUSED = {"error_code": "CBC.0100", "error_msg": "Invalid parameter.", "error_details": None}
 _FILES = {"/v1/{project}/cloudservers/flavors": "ListFlavors.json",
           "/v2/bills/ratings/on-demand-resources": "ListOnDemandResourceRatings.json",
           "/v2/bills/ratings/period-resources/subscribe-rate": "ListRateOnPeriodDetail.json"}
@@ -41,6 +45,7 @@ class _HuaweiServer(http.server.ThreadingHTTPServer):
     def __init__(self):
         super().__init__(("127.0.0.1", free_port()), _HuaweiHandler)
         self.throttle = 0
+        self.refuse = ""  # a resource_spec BSS cannot rate: a request naming it gets HTTP 400
         self.calls: list[tuple[str, str]] = []  # (method, path)
         self.bodies: list[dict] = []  # the BSS requests' JSON bodies
         self.signed: list[str] = []  # each request's Authorization scheme and access key
@@ -69,8 +74,22 @@ class _HuaweiHandler(http.server.BaseHTTPRequestHandler):
         if self.server.throttle:
             self.server.throttle -= 1
             status, name = 429, "throttled.json"
-        body = (FIXTURES / "huawei" / name).read_bytes() if name else b'{"error_code":"APIGW.0101"}'
-        self._send(status if name else 404, body)
+        if not name:
+            return self._send(404, b'{"error_code":"APIGW.0101"}')
+        body = (FIXTURES / "huawei" / name).read_bytes()
+        if status == 200 and self.command == "POST":
+            return self._rated(json.loads(body), self.server.bodies[-1]["product_infos"])
+        self._send(status, body)
+
+    def _rated(self, recorded: dict, asked: list[dict]):
+        """The recorded answer cut to the products asked, each under the id the request gave it."""
+        if any(p["resource_spec"] == self.server.refuse for p in asked):
+            return self._send(400, json.dumps(_REFUSED).encode())
+        results = (recorded["official_website_rating_result"] if "official_website_rating_result" in recorded
+                   else recorded)
+        by_spec = dict(zip(_RATED, results["product_rating_results"]))
+        results["product_rating_results"] = [dict(by_spec[p["resource_spec"]], id=p["id"]) for p in asked]
+        self._send(200, json.dumps(recorded).encode())
 
     def _send(self, status, body):
         self.send_response(status)
@@ -139,6 +158,19 @@ def test_the_refresh_writes_hourly_and_monthly_rows_that_validate_and_keeps_the_
     assert rows["pi2.2xlarge.4"][4:7] == ["T4", "1", "16"]  # from the documentation: the flavor names no GPU
     assert rows["pi3.2xlarge.4"][4:7] == ["L4", "1", "24"]  # from the flavor's own info:gpus
     assert source.skipped == {"withdrawn from sale (abandon)": 1, "GPU Z9 not in gpus.csv": 1}
+
+
+def test_a_flavor_bss_cannot_rate_is_skipped_and_the_others_priced_one_by_one(huawei):
+    huawei.refuse = "pi3.2xlarge.4.linux"
+    source = _source(huawei)
+    rows = {row["instance_type"]: row for row in source.rows()}
+    assert sorted(rows) == ["p2s.16xlarge.8", "p2s.2xlarge.8", "pi2.2xlarge.4"]
+    assert (rows["p2s.16xlarge.8"]["on_demand_hourly"], rows["p2s.16xlarge.8"]["monthly"]) == ("143.88", "48400")
+    assert (rows["pi2.2xlarge.4"]["on_demand_hourly"], rows["pi2.2xlarge.4"]["monthly"]) == ("6.05", "1900")
+    assert source.skipped["not rated in the region (hourly)"] == 1
+    assert source.skipped["not rated in the region (monthly)"] == 1
+    assert source.skipped["no price in the region"] == 1
+    assert len([body for body in huawei.bodies if len(body["product_infos"]) == 1]) == 8  # 4 flavors × 2 models
 
 
 def test_throttling_is_retried_with_backoff(huawei):

@@ -394,6 +394,16 @@ class IdleGpus(Fact):
     gpus: int
 
 
+# China's clouds (#34): a GPU named without a size, where no offer of the size its name denotes is in the request's
+# scope, is priced on its other memory sizes (`8xV100 provider=tencent` finds Tencent's V100-32GB), each saying so.
+class OtherSize(Fact):
+    """The option's GPU is another memory size of the one asked for (`V100-32GB` for `V100`)."""
+
+    gpu: str
+    memory_gib: float
+    asked: str
+
+
 class MultiHost(Fact):
     """The job spans `hosts` instances, linked by a network, not NVLink."""
 

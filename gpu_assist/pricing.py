@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -122,8 +122,7 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
     currency = request.currency or currency
     if request.regions:
         check_selectors(request.regions, catalog.regions, catalog.countries)
-    offers = select_offers(catalog, request.gpu, providers=request.providers, regions=request.regions,
-                           verified_only=verified_only)
+    offers = sized_offers(request, catalog, verified_only=verified_only)
     models = request.pricing_models or PRICING_MODELS
     table, flagged_excluded = price_table(
         offers, instances=whole_instances(request.count, offers), duration_s=[request.duration_s] * len(offers),
@@ -134,8 +133,8 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
     if job_data is not None:
         table = _ranked_whole(table, job_data, catalog, request.duration_s, currency, parts)
     shown = cheapest_per_offer(table, all_regions=all_regions)[:top]
-    options = tuple(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True,
-                              parts=parts.get((priced.offer.provider, priced.offer.region)))
+    options = tuple(_sized(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True,
+                                     parts=parts.get((priced.offer.provider, priced.offer.region))), request)
                     for priced in shown)
     reason = None if options else empty_reason(request, catalog, models=models, verified_only=verified_only,
                                                include_flagged=include_flagged, currency=currency)
@@ -160,6 +159,25 @@ def _ranked_whole(table: list[PricedOffer], job_data: JobData, catalog: Catalog,
         rank = row.total_rank + float(known.known) + (0.0 if known.complete else UNKNOWN_PARTS_RANK)
         ranked.append(row._replace(total_rank=rank))
     return ranked
+
+
+def sized_offers(request: Request, catalog: Catalog, *, verified_only: bool = False) -> tuple[Offer, ...]:
+    """The offers of the GPU asked for, in the request's scope; where none is of the size its name denotes
+    (`8xV100 provider=tencent`: Tencent sells only V100-32GB), those of its other memory sizes, each labelled
+    (`OtherSize`). A size named (`V100-16GB`, `V100 16GB`) has no other sizes."""
+    for gpus in ((request.gpu,), request.variants):
+        offers = tuple(offer for gpu in gpus for offer in select_offers(
+            catalog, gpu, providers=request.providers, regions=request.regions, verified_only=verified_only))
+        if offers:
+            return offers
+    return ()
+
+
+def _sized(option: QuoteOption, request: Request) -> QuoteOption:
+    """An option of another memory size than the GPU named (`8xV100` priced on V100-32GB) says so."""
+    if option.gpu == request.gpu:
+        return option
+    return replace(option, notes=(*option.notes, facts.OtherSize(option.gpu, option.gpu_memory_gib, request.gpu)))
 
 
 def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: str, today: dt.date, *,
@@ -270,15 +288,16 @@ def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[Pricing
     """Why a quote has no options: the first filter that left no offer, or the pricing models without a usable
     price, and what the catalogs offer instead (`no monthly prices for H100 …; on-demand from $2.10/GPU-h`)."""
     gpu = request.gpu
-    offered = catalog.offers_of(gpu)
+    offered = tuple(o for name in request.gpus for o in catalog.offers_of(name))
     if not offered:
         return facts.NoOffers(gpu)
-    offers = select_offers(catalog, gpu, providers=request.providers)
+    offers = tuple(o for name in request.gpus for o in select_offers(catalog, name, providers=request.providers))
     if not offers:
         return facts.NoProviderOffers(facts.Scope(gpu, request.providers),
                                       tuple(sorted({o.provider for o in offered})))
     scope = facts.Scope(gpu, request.providers, request.regions)
-    in_regions = select_offers(catalog, gpu, providers=request.providers, regions=request.regions)
+    in_regions = tuple(o for name in request.gpus
+                       for o in select_offers(catalog, name, providers=request.providers, regions=request.regions))
     if not in_regions:
         return facts.NoRegionOffers(scope, tuple(sorted({o.region for o in offers})))
     if verified_only and not any(o.verified for o in in_regions):

@@ -312,14 +312,14 @@ def _add_catalog(commands: Any, verb: str) -> None:
     ic.add_argument("path", type=Path, help="directory of cn_gpu_specs.csv and cn_gpu_prices.csv (catalogs/sources)")
     ic.add_argument("--catalog-dir", type=Path)
     rf = cat.add_parser("refresh",
-                        help="fetch fresh prices: aws, tencent or aliyun (account APIs, the team's own keys); "
-                             "aws-public, azure or skypilot (public price lists, no account)")
-    rf.add_argument("provider", choices=("aws", "aws-public", "azure", "skypilot", "tencent", "aliyun"))
+                        help="fetch fresh prices: aws, tencent, aliyun or huawei (account APIs, the team's own "
+                             "keys); aws-public, azure or skypilot (public price lists, no account)")
+    rf.add_argument("provider", choices=("aws", "aws-public", "azure", "skypilot", "tencent", "aliyun", "huawei"))
     rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
     rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")
     rf.add_argument("--regions", help="comma-separated (default: aws: AWS_REGION, AWS_DEFAULT_REGION or us-east-1; "
                                       "tencent: ap-guangzhou,ap-shanghai,ap-beijing; aliyun: cn-hangzhou,cn-shanghai,"
-                                      "cn-beijing)")
+                                      "cn-beijing; huawei: cn-north-4,cn-east-3,cn-south-1)")
     rf.add_argument("--families", help="instance families, e.g. p4d,p5,g6e (default p*, g*)")
     rf.add_argument("--catalog-dir", type=Path)
     f = cat.add_parser("import-fx", help="write fx.csv from the ECB reference rates")

@@ -157,6 +157,7 @@ _FIELD_CHECKS = {
     "currency": lambda value: value is None or value in CURRENCIES,
     "assumptions": lambda value: isinstance(value, list) and all(isinstance(v, str) for v in value),
     "duration_given": lambda value: isinstance(value, bool),
+    "variants": lambda value: isinstance(value, list) and all(isinstance(v, str) and 0 < len(v) <= 64 for v in value),
     "top": lambda value: value is None or _whole(1, MAX_TOP)(value),
     **{flag: lambda value: isinstance(value, bool)
        for flag in ("all_regions", "include_flagged", "verified_only", "include_unverified")},

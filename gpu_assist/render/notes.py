@@ -160,6 +160,11 @@ def _idle(fact: f.IdleGpus) -> str:
     return f"{fact.idle} of {fact.gpus} GPUs idle"
 
 
+@words.register(f.OtherSize)
+def _other_size(fact: f.OtherSize) -> str:
+    return f"{fact.gpu} ({fact.memory_gib:g} GB a GPU): no {fact.asked} of its own size is offered here"
+
+
 @words.register(f.MultiHost)
 def _multi_host(fact: f.MultiHost) -> str:
     return f"spans {fact.hosts} hosts (network, not NVLink, between them)"

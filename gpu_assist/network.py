@@ -27,7 +27,6 @@ MIN_FABRIC_GBPS = 100.0  # below this a host's network is no training fabric (SO
 # The Spot Advisor's bands as a fraction of instances interrupted in a month: each band's upper bound, and for
 # ">20 %" its lower bound (the feed gives no upper one), so band 4 is "at least".
 BAND_MONTHLY = {0: 0.05, 1: 0.10, 2: 0.15, 3: 0.20, 4: 0.20}
-BAND_WORDS = {0: "<5 %", 1: "5-10 %", 2: "10-15 %", 3: "15-20 %", 4: ">20 %"}
 MONTH_H = 730.0
 # Capacity Blocks' durations (S-AWS-CB-RULES): 1-14 days in 1-day steps, then 7-day steps up to 182 days; up to
 # 64 instances per block, in one Availability Zone.

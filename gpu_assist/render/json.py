@@ -20,7 +20,6 @@ from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
 from .money import round_money
 from .notes import words
-from .sharing import sharing_payload
 
 if TYPE_CHECKING:
     from ..budgets import BudgetStatus
@@ -245,6 +244,8 @@ def _snapshot(result: Snapshot) -> Any:
 
 @register_by_name(payload, "gpu_assist.fleet.FleetReport")
 def _fleet(result: FleetReport) -> Any:
+    from .sharing import sharing_payload  # here: a quote's JSON needs no fleet words
+
     report = _plain(asdict(replace(result, instances=tuple(replace(i, sharing=None) for i in result.instances))))
     for usage, instance in zip(result.instances, report["instances"]):
         instance["sharing"] = sharing_payload(usage.sharing) if usage.sharing else None

@@ -13,12 +13,13 @@ from collections.abc import Iterable
 from functools import singledispatch
 
 from .. import facts as f
-from ..network import BAND_WORDS, BLOCK_MAX_INSTANCES
 from ..plural import plural
 from ..price_table import HOURS_PER_YEAR
 from ..request import HOUR_S, format_duration
 from .money import format_money, format_rate, restate_money
 
+# The Spot Advisor's interruption bands as its page words them (a band is a number in `facts.FleetSpotRisk`).
+_BAND_WORDS = {0: "<5 %", 1: "5-10 %", 2: "10-15 %", 3: "15-20 %", 4: ">20 %"}
 _BILLING = {60: "per-minute", HOUR_S: "per-hour", 24 * HOUR_S: "per-day"}  # granularities, as a bill names them
 
 
@@ -349,7 +350,7 @@ def _no_fabric(fact: f.NoFabric) -> str:
 def _rate_source(fact: f.FleetSpotRisk) -> str:
     if fact.band is None:
         return "default rate, no Spot Advisor band"
-    return f"Spot Advisor {fact.region} {BAND_WORDS[fact.band]}/month, {fact.as_of}"
+    return f"Spot Advisor {fact.region} {_BAND_WORDS[fact.band]}/month, {fact.as_of}"
 
 
 @words.register(f.FleetSpotRisk)
@@ -382,6 +383,8 @@ def _quota_needed(fact: f.QuotaNeeded) -> str:
 
 @words.register(f.CapacityBlock)
 def _capacity_block(fact: f.CapacityBlock) -> str:
+    from ..network import BLOCK_MAX_INSTANCES  # here: a cold quote has no plan, and network.py costs it ~30 ms
+
     blocks = math.ceil(fact.instances / BLOCK_MAX_INSTANCES)
     split = "one block" if blocks == 1 else f"{blocks} blocks of ≤ {BLOCK_MAX_INSTANCES}"
     return f"AWS Capacity Block: {plural(fact.instances, 'instance')} reserved for {plural(fact.days, 'day')} " \

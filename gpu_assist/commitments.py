@@ -13,8 +13,8 @@ the term; a monthly contract's price over 730 h), against the `paid` rate the la
 - covering k instances costs k × 730 × rate a month; the hours above k × 730 are still paid as you go;
 - the saving is the history's pay-as-you-go bill minus that, averaged per month;
 - the risk is the committed hours left unused if use falls to the history's lowest month, and what they cost.
-The count recommended is the most instances whose commitment still breaks even in the lowest month
-(k ≤ lowest hours ÷ (730 × break-even)): a team whose lowest month is idle gets none, and the answer says why.
+The count recommended is the one that saves most over the history among those that cost no more than paying as
+you go even in its lowest month: a team whose lowest month is nearly idle gets none, and the answer says why.
 3-year terms are shown but recommended only after 12 months of history: three months say little about three
 years. Terms are priced from the catalog, with each price's source and date; a missing price is said.
 """
@@ -141,30 +141,42 @@ def _term_price(offers: list[Offer], model: PricingModel) -> tuple[Decimal, Offe
     return min(priced, key=lambda pair: pair[0]) if priced else None
 
 
+def _bill(months: tuple[UsageMonth, ...], instances: int, rate: Decimal, paid_rate: Decimal) -> list[Decimal]:
+    """Each month's bill with `instances` committed: the commitment, and the hours above it paid as you go."""
+    capacity = instances * HOURS_PER_MONTH
+    return [capacity * rate + max(Decimal(0), m.hours - capacity) * paid_rate for m in months]
+
+
 def _candidate(group_months: tuple[UsageMonth, ...], model: PricingModel, rate: Decimal, offer: Offer,
                history: int) -> Candidate:
+    """The count of `model` instances that saves most over the history without costing more than paying as you go
+    in its lowest month; with none such, the figures of one instance and why not."""
     hours = sum((m.hours for m in group_months), Decimal(0))
     paid = sum((m.paid for m in group_months), Decimal(0))
     paid_rate = paid / hours
-    break_even = rate / paid_rate
-    lowest = min(m.hours for m in group_months)
-    instances = math.floor(lowest / (HOURS_PER_MONTH * break_even)) if break_even > 0 else 0
-    shown = max(instances, 1)  # with none breaking even, what one would do, to show why not
+    lowest = min(group_months, key=lambda m: m.hours)
+    most = math.ceil(max(m.hours for m in group_months) / HOURS_PER_MONTH)
+    best = 0, Decimal(0)
+    for count in range(1, most + 1):
+        bills = _bill(group_months, count, rate, paid_rate)
+        saving = paid - sum(bills, Decimal(0))
+        lowest_bill = _bill((lowest,), count, rate, paid_rate)[0]
+        if lowest_bill <= lowest.hours * paid_rate and saving > best[1]:
+            best = count, saving
+    instances = best[0]
+    shown = max(instances, 1)  # with none worth it, what one would do, to show why not
     capacity = shown * HOURS_PER_MONTH
-    per_month = capacity * rate
-    commit_bill = sum((per_month + max(Decimal(0), m.hours - capacity) * paid_rate for m in group_months),
-                      Decimal(0))
-    unused = max(Decimal(0), capacity - lowest)
+    unused = max(Decimal(0), capacity - lowest.hours)
     reasons: list[f.Fact] = []
     if instances == 0:
-        reasons.append(f.CommitUnsteady(lowest, HOURS_PER_MONTH * break_even, model))
+        reasons.append(f.CommitUnsteady(lowest.hours, HOURS_PER_MONTH * rate / paid_rate, model))
     if model == PricingModel.RESERVED_3Y and history < MONTHS_FOR_3Y:
         reasons.append(f.CommitHistoryShort(history, MONTHS_FOR_3Y))
     source = offer.reserved_source or offer.source if model.term_years else offer.source
     as_of = offer.reserved_as_of or offer.as_of if model.term_years else offer.as_of
-    return Candidate(model, rate, paid_rate, break_even, instances, per_month,
-                     (paid - commit_bill) / len(group_months), unused, unused * rate, source, as_of,
-                     recommended=False, reasons=tuple(reasons))
+    return Candidate(model, rate, paid_rate, rate / paid_rate, instances, capacity * rate,
+                     (paid - sum(_bill(group_months, shown, rate, paid_rate), Decimal(0))) / len(group_months),
+                     unused, unused * rate, source, as_of, recommended=False, reasons=tuple(reasons))
 
 
 def plan_commitments(records: list[RequestRecord], offers_of_type, now: dt.datetime, *, currency: str,

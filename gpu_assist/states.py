@@ -57,9 +57,10 @@ EXTEND = Transition("extend", ("approved",), "extending", ("extend",), CARRIERS)
 EXTENDED = Transition("extended", ("extending",), "extended", ("extend",), CARRIERS)
 EXTEND_FAILED = Transition("extend", ("extending",), "failed", ("extend",), CARRIERS)
 TTL_MOVED = Transition("extend", ("running",), "running", ("launch",), CARRIERS)
+INTERRUPTED = Transition("interrupted", ("running", "stopping"), "stopped", ("launch",), (SYSTEM,))
 
 TRANSITIONS = (SUBMIT, APPROVE, REJECT, EXPIRE, LAUNCH, RUNNING, LAUNCH_FAILED, REAP, REAPED, REAP_FAILED, STOP,
-               STOPPED, STOP_FAILED, STOPPED_BY_REQUEST, EXTEND, EXTENDED, EXTEND_FAILED, TTL_MOVED)
+               STOPPED, STOP_FAILED, STOPPED_BY_REQUEST, EXTEND, EXTENDED, EXTEND_FAILED, TTL_MOVED, INTERRUPTED)
 UNFINISHED = ("approved", "launching", "stopping", "extending")  # a crash can leave a request here: reconcile
 BEGIN, END = "<!-- state machine: from gpu_assist/states.py (make docs) -->", "<!-- end of the state machine -->"
 

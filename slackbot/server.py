@@ -200,6 +200,7 @@ def leader_round(settings, context, inbox: Inbox):
     `outcomes.announce_pending`), then the money side when there is an approval channel to post it to."""
     from slack_sdk import WebClient
 
+    from .interruptions import interruption_round
     from .outcomes import announce_pending
     from .spend_watch import watch_round
 
@@ -210,6 +211,7 @@ def leader_round(settings, context, inbox: Inbox):
         if taken or announced:
             log.info("ran %d click(s) a replica left; announced %d outcome(s)", taken, len(announced))
         if settings.approval_channel:
+            interruption_round(context, client, settings.approval_channel)
             watch_round(context, client, settings.approval_channel)
 
     return round_

@@ -383,6 +383,19 @@ def more_message(result: Comparison, command: QuoteCommand, start: int) -> tuple
             comparison_blocks(result, command=command, start=start))
 
 
+def interruption_blocks(event, relaunch: OptionId, duration_s: int) -> list[dict]:
+    """The interruption post with its Relaunch button: a Request launch of the same option for the launch's time to
+    live, answered like a quote card's (`specs.launch_button_value`), so it goes through the approval path once per
+    click."""
+    from .spend import interruption_line
+
+    return [_section(interruption_line(event)),
+            {"type": "actions", "block_id": f"interrupted:{event.instance_id}", "elements": [
+                {"type": "button", "action_id": f"{REQUEST_LAUNCH}_1", "style": "primary",
+                 "value": launch_button_value(relaunch, duration_s),
+                 "text": {"type": "plain_text", "text": f"Relaunch {relaunch.instance_type}"[:75]}}]}]
+
+
 def idle_alert_blocks(alert) -> list[dict]:
     """The idle alert with its buttons: Stop (a stop request), Keep 4 h (`watch.SNOOZE`), Extend TTL (an extension
     request of `watch.EXTENSION_S`)."""

@@ -62,9 +62,9 @@ def render_commitments(advice: CommitmentAdvice) -> str:
     lines += [line for notice in advice.notices for line in wrap(words(notice))]
     for group in advice.groups:
         lines += ["", *_group_lines(group, advice.currency)]
-    lines += ["", *wrap("* recommended. buy: instances to commit, the most that still break even in the lowest month "
-                        "(a row of 0 shows what 1 would do); unused: committed hours left idle if use fell to the "
-                        "lowest month"), ""]
+    lines += ["", *wrap("* recommended. buy: instances to commit, the count that saves most without costing more "
+                        "than paying as you go in the lowest month (a row of 0 shows what 1 would do); unused: "
+                        "committed hours left idle if use fell to the lowest month"), ""]
     if advice.recommended:
         for group, c in advice.recommended:
             lines += wrap(f"recommended: {c.instances}× {group.instance_type} {c.model} in {group.region}, saving "

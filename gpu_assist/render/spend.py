@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ..plural import plural
-from .money import format_money, format_percent
+from .money import format_hours, format_money, format_percent
 from .sharing import sharing_line
 
 GROUP_TITLES = {"requester": "by requester", "project": "by project", "instance-type": "by instance type",
@@ -88,6 +88,15 @@ def idle_alert(alert) -> str:
             f" so far and costs {format_money(alert.hourly, alert.currency)} per hour; its TTL ends "
             f"{alert.ends_at:%Y-%m-%d %H:%M} UTC." + (f" It could share: {sharing_line(alert.sharing, alert.currency)}."
                                                        if alert.sharing else ""))
+
+
+def interruption_line(event) -> str:
+    """The post in a launch's thread when EC2 took one of its spot instances back."""
+    what = "the launch has stopped" if event.all_gone else "the launch's other instances still run"
+    return (f"{event.instance_id} ({event.instance_type} spot in {event.zone or 'its zone'}, {event.request_id} by "
+            f"{event.requester}) was interrupted by EC2 ({event.reason}) after {format_hours(float(event.ran_hours))}; "
+            f"{what}. It cost {format_money(event.cost_so_far, event.currency)} so far. Relaunch asks the approvers "
+            f"for the same instance type again.")
 
 
 def crossing_line(status, threshold: int) -> str:

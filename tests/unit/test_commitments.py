@@ -27,23 +27,27 @@ NOW = dt.datetime(2026, 12, 5, 9, 0, tzinfo=dt.timezone.utc)
 ON_DEMAND = Decimal("32.7726")
 
 
-def _launch(n: int, start: dt.datetime, hours: float) -> RequestRecord:
+def _launch(n: int, start: dt.datetime, hours: float, instances: int = 1) -> RequestRecord:
     spec = LaunchSpec(
         request_id=f"r-00000000000{n}", requester="slack:U-CAROL", text="launch 8xA100 500h", gpu="A100", gpus=8,
-        instance_type="p4d.24xlarge", instances=1, vcpus=96, region="us-east-1", zone="", pricing_model="on-demand",
+        instance_type="p4d.24xlarge", instances=instances, vcpus=96, region="us-east-1", zone="",
+        pricing_model="on-demand",
         duration_s=int(hours * 3600), hourly=ON_DEMAND, ceiling_hourly=ON_DEMAND, estimated_total=ON_DEMAND * 500,
         currency="USD", candidates=(), price_source="aws-price-list 2026-12-01")
     return RequestRecord(
         id=spec.request_id, kind="launch", requester=spec.requester, spec=spec, estimated_cost=ON_DEMAND * 500,
         currency="USD", state="stopped", created_at=start, expires_at=start + dt.timedelta(days=1),
         approver="slack:U-BOB", decided_at=start, instance_ids=(f"i-{n:017x}",),
-        ends_at=start + dt.timedelta(hours=hours), error=None, version=4, hourly_price=ON_DEMAND, launched_at=start,
+        ends_at=start + dt.timedelta(hours=hours), error=None, version=4, hourly_price=ON_DEMAND * instances,
+        launched_at=start,
         stopped_at=start + dt.timedelta(hours=hours))
 
 
-def _history(hours_by_month: list[float]) -> list[RequestRecord]:
+def _history(hours_by_month: list[float], instances: int = 1) -> list[RequestRecord]:
+    """One launch a month of `instances` instances, running `hours` instance-hours in all."""
     starts = [dt.datetime(2026, month, 1, tzinfo=dt.timezone.utc) for month in (9, 10, 11)]
-    return [_launch(n, start, hours) for n, (start, hours) in enumerate(zip(starts, hours_by_month), 1) if hours]
+    return [_launch(n, start, hours / instances, instances)
+            for n, (start, hours) in enumerate(zip(starts, hours_by_month), 1) if hours]
 
 
 @pytest.fixture
@@ -112,3 +116,15 @@ def test_bad_words_are_one_clear_error(catalog, words):
     with pytest.raises(ParseError, match="example: commit months=6|commit months=6"):
         parse_command(words, catalog.gpus)
     assert parse_command("commit months=6", catalog.gpus) == CommitCommand(6)
+
+
+def test_the_count_is_the_one_that_saves_most_not_the_most_that_breaks_even(catalog):
+    """At 1,500 h a month, three 1-year instances would still cost less than paying as you go, but two (1,460 h,
+    the rest paid as you go) save more."""
+    advice = plan_commitments(_history([1500, 1480, 1520], instances=3), catalog.offers_of_type, NOW,
+                              currency="USD")
+    one_year = next(c for c in advice.groups[0].candidates if c.model == PricingModel.RESERVED_1Y)
+    assert one_year.recommended and one_year.instances == 2
+    paid = ON_DEMAND * 4500
+    two = 3 * 2 * 730 * Decimal(18) + (40 + 20 + 60) * ON_DEMAND
+    assert one_year.saving_per_month == (paid - two) / 3

@@ -43,14 +43,33 @@ def _aws_client(service: str, region: str | None) -> Any:
     return client(service, region)
 
 
+def clouds(policy: Any) -> Any:
+    """The provisioner of every cloud the policy allows launches on (`allowed_providers`, default AWS alone)."""
+    from ..provision import Clouds
+    from ..provision.aws import AwsProvisioner
+
+    by_provider: dict[str, Any] = {}
+    for provider in policy.allowed_providers:
+        if provider == "tencent":
+            from ..provision.tencent import TencentProvisioner
+
+            by_provider[provider] = TencentProvisioner(policy)
+        elif provider == "aliyun":
+            from ..provision.alibaba import AlibabaProvisioner
+
+            by_provider[provider] = AlibabaProvisioner(policy)
+        else:
+            by_provider[provider] = AwsProvisioner(policy)
+    return Clouds(by_provider)
+
+
 def _default_approvals(context: "Context") -> Any:
     from ..approvals import Approvals
     from ..policy import load_policy
-    from ..provision.aws import AwsProvisioner
     from ..store import Store
 
     policy = load_policy()
-    return Approvals(Store(), policy, AwsProvisioner(policy), context.catalog)
+    return Approvals(Store(), policy, clouds(policy), context.catalog)
 
 
 @dataclass

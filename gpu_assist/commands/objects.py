@@ -189,8 +189,9 @@ class LaunchCommand:
             asked = f"{self.what} {format_duration(self.duration_s)}"
         else:
             request = self.what
+            clouds = [f"provider={p}" for p in request.providers if p != "aws"]  # AWS's launches read as always
             asked = " ".join([f"{request.count}x{request.gpu}", format_duration(self.duration_s),
-                              *request.pricing_models, *(f"region={r}" for r in request.regions)])
+                              *request.pricing_models, *(f"region={r}" for r in request.regions), *clouds])
         return f"launch {asked}" + (f" project={self.project}" if self.project else "")
 
 

@@ -249,6 +249,10 @@ def test_an_approval_card_names_the_cloud_the_account_and_a_stale_price(cvm, tmp
     assert ":warning: price from Tencent Cloud's stale 2021-09-27 list; refresh first: catalog refresh tencent" \
         in text
     print(text)  # the card as it renders, for the report (pytest -s)
+    from gpu_assist.render.operations import render_request
+
+    detail = render_request(record)
+    assert "  cloud: Tencent Cloud, account acme-gz\n  price from Tencent Cloud's stale 2021-09-27 list" in detail
 
 
 def test_wrong_keys_are_a_clear_refusal_without_the_secret(cvm, tmp_path, fresh_catalog, clock, monkeypatch):
@@ -261,3 +265,22 @@ def test_wrong_keys_are_a_clear_refusal_without_the_secret(cvm, tmp_path, fresh_
     stored = approvals.store.engine.connect().exec_driver_sql("select * from requests").fetchall()
     assert "not-the-key" not in repr(stored) and SECRET_KEY not in repr(stored)
     assert Decimal(record.spec.hourly) > 0
+
+
+@pytest.mark.parametrize("currency, hourly, five_hours", [
+    ("CNY", Decimal("95.84"), Decimal("479.20")),  # a team that counts in yuan: the list's own figure
+    ("USD", Decimal("14.405787"), Decimal("72.028935")),  # converted at the catalog's rate (6.652882 CNY per USD)
+])
+def test_spend_counts_a_tencent_launch_in_the_teams_currency(cvm, tmp_path, fresh_catalog, clock, currency, hourly,
+                                                             five_hours):
+    from gpu_assist.spending import month_start, parse_period, spend_report
+
+    approvals = _approvals(cvm, tmp_path, fresh_catalog, clock, _policy(currency=currency, max_cost=Decimal(90_000)))
+    record = approvals.approve(submit_launch(approvals, "slack:U-CAROL", LAUNCH).id, APPROVERS[0])
+    assert (record.currency, record.hourly_price) == (currency, hourly)
+    clock.advance(hours=5)
+    report = spend_report(approvals.store.spend_rows(month_start(clock())), parse_period("mtd", clock()), clock(),
+                          currency=currency)
+    (launch,) = report.launches
+    assert (launch.instance_type, launch.hours, launch.cost) == ("GN10Xp.20XLARGE320", Decimal(5), five_hours)
+    assert report.groups["requester"] == {"slack:U-CAROL": five_hours}

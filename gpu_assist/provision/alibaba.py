@@ -15,6 +15,8 @@ an instance RAM role), resolved on the first call; nothing of them is stored or 
 from __future__ import annotations
 
 import json
+import os
+import urllib.parse
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -30,12 +32,20 @@ CAPACITY_ERRORS = ("OperationDenied.NoStock", "Zone.NotOnSale", "InvalidInstance
                    "InvalidResourceType.NotSupported", "OperationDenied.ZoneNotAllowed")
 _LIVE_STATES = ("Pending", "Starting", "Running", "Stopping", "Stopped")
 _PAGE = 100
+ENDPOINT_VARIABLE = "GPU_ASSIST_ALIYUN_ENDPOINT"
 
 
 def _default_client(region: str) -> Any:
-    from ..importers.aliyun_api import ecs_client
+    """An ECS client for `region` with the SDK's own credential chain; `GPU_ASSIST_ALIYUN_ENDPOINT` (a URL: a VPC
+    endpoint, or a local fake in tests) replaces the public one, as AWS_ENDPOINT_URL does for boto3."""
+    from alibabacloud_ecs20140526.client import Client
+    from alibabacloud_tea_openapi import models
 
-    return ecs_client(region)
+    from ..importers.aliyun_api import credential
+
+    url = urllib.parse.urlsplit(os.environ.get(ENDPOINT_VARIABLE, ""))
+    return Client(models.Config(credential=credential(), region_id=region, protocol=url.scheme or "https",
+                                endpoint=url.netloc or f"ecs.{region}.aliyuncs.com"))
 
 
 def _yuan(spec: LaunchSpec) -> str:

@@ -18,6 +18,8 @@ launched.
 
 from __future__ import annotations
 
+import os
+import urllib.parse
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -35,6 +37,7 @@ CAPACITY_ERRORS = ("ResourceInsufficient.SpecifiedInstanceType", "ResourcesSoldO
 _LIVE_STATES = ("PENDING", "LAUNCH_FAILED", "RUNNING", "STOPPING", "STOPPED", "STARTING", "REBOOTING")
 _CHARGE = {"on-demand": "POSTPAID_BY_HOUR", "spot": "SPOTPAID"}
 _PAGE = 100  # DescribeInstances' largest page
+ENDPOINT_VARIABLE = "GPU_ASSIST_TENCENT_ENDPOINT"
 
 
 def _yuan_ceiling(spec: LaunchSpec) -> Decimal:
@@ -48,9 +51,18 @@ def _yuan_ceiling(spec: LaunchSpec) -> Decimal:
 
 
 def _default_client(region: str) -> Any:
-    from ..importers.tencent_api import cvm_client
+    """A CvmClient for `region` with the SDK's own credential chain; `GPU_ASSIST_TENCENT_ENDPOINT` (a URL: a VPC's
+    internal endpoint, or a local fake in tests) replaces the public one, as AWS_ENDPOINT_URL does for boto3."""
+    from tencentcloud.common.profile.client_profile import ClientProfile
+    from tencentcloud.common.profile.http_profile import HttpProfile
+    from tencentcloud.cvm.v20170312 import cvm_client as cvm
 
-    return cvm_client(region)
+    from ..importers.tencent_api import credential
+
+    url = urllib.parse.urlsplit(os.environ.get(ENDPOINT_VARIABLE, ""))
+    http = HttpProfile(endpoint=url.netloc, protocol=url.scheme or "https", reqTimeout=30) if url.netloc \
+        else HttpProfile(reqTimeout=30)
+    return cvm.CvmClient(credential(), region, ClientProfile(httpProfile=http))
 
 
 class TencentProvisioner:

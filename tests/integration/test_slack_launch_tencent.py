@@ -15,8 +15,11 @@ from support import offer, running
 pytest.importorskip("tencentcloud.cvm.v20170312")
 
 APPROVERS = [f"U-APPROVER{n}" for n in range(1, 6)]
+# The server reads the wall clock (moved by `--moved-clock` too): the row's price may be stale by then, and the
+# policy lets it launch so the story is the same at any date (refusals of stale prices: test_launch_tencent.py).
 POLICY = """[policy]
 allowed_providers = ["aws", "tencent"]
+allow_stale_prices = true
 [policy.clouds.tencent]
 account = "acme-gz"
 image_id = "img-gpuassist"

@@ -18,6 +18,7 @@ from .facts import Stale
 from .policy import Policy
 from .pricing import QuoteOption, quote
 from .records import RequestRecord
+from .regions import GROUPS, location
 from .request import Request
 from .specs import Candidate, ExtendSpec, LaunchSpec, OptionId
 
@@ -72,9 +73,10 @@ def plan_launch(command: LaunchCommand, catalog: Catalog, policy: Policy, *, req
         raise PolicyError(f"launches on {provider} are off: the policy allows {', '.join(policy.allowed_providers)}",
                           hint=f'an admin adds it: allowed_providers = ["aws", "{provider}"] in [policy]',
                           example=LAUNCH_EXAMPLE)
+    request, named = _country_wide(request, provider, catalog)
     result = quote(request, catalog, today=today, currency=policy.currency, all_regions=True, verified_only=True)
     chosen = command.what if isinstance(command.what, OptionId) else None
-    specs = [_spec(option, command, request_id, requester, policy, _native_hourly(catalog, option))
+    specs = [_spec(option, command, request_id, requester, policy, _native_hourly(catalog, option), named)
              for option in result.options
              if chosen is None or OptionId(option.instance_type, option.region, option.pricing_model) == chosen]
     specs.sort(key=lambda spec: spec.price_stale)  # a fresh price before a stale one, each cheapest first
@@ -87,6 +89,19 @@ def plan_launch(command: LaunchCommand, catalog: Catalog, policy: Policy, *, req
     return dataclasses.replace(best, vcpus=shape[2] if shape else None, candidates=tuple(dict.fromkeys(
         Candidate(s.region, s.zone or None, s.hourly) for s in allowed
         if (s.instance_type, s.pricing_model) == (best.instance_type, best.pricing_model) and s.hourly <= best.hourly)))
+
+
+def _country_wide(request: Request, provider: str, catalog: Catalog) -> tuple[Request, str | None]:
+    """A launch on a Chinese cloud in a mainland region its catalog has no row for (`region=ap-guangzhou` before
+    `catalog refresh tencent`): priced by the country-wide list (region `cn`), launched in the region named.
+    Otherwise the request as asked, and None."""
+    if provider == "aws" or len(request.regions) != 1:
+        return request, None
+    region = request.regions[0]
+    known = {offer.region for offer in catalog.offers_of(request.gpu) if offer.provider == provider}
+    if region in known or region in GROUPS or region == "cn" or location(provider, region)[0] != "CN":
+        return request, None
+    return dataclasses.replace(request, regions=("cn",)), region
 
 
 def _native_hourly(catalog: Catalog, option: QuoteOption) -> Decimal | None:
@@ -102,13 +117,13 @@ def _native_hourly(catalog: Catalog, option: QuoteOption) -> Decimal | None:
 
 
 def _spec(option: QuoteOption, command: LaunchCommand, request_id: str, requester: str, policy: Policy,
-          native_hourly: Decimal | None) -> LaunchSpec:
-    """The launch an option buys. A country-wide list price (region `cn`) launches in the cloud's configured
-    region ([policy.clouds.<cloud>] region, else its default)."""
+          native_hourly: Decimal | None, named: str | None = None) -> LaunchSpec:
+    """The launch an option buys. A country-wide list price (region `cn`) launches in the region the command
+    named, else the cloud's configured one ([policy.clouds.<cloud>] region, else its default)."""
     provider = option.provider
     region = option.region
     if provider != "aws" and region == "cn":
-        region = policy.cloud(provider, "region") or region
+        region = named or policy.cloud(provider, "region") or region
     return LaunchSpec(
         request_id=request_id, requester=requester, text=command.words(), gpu=option.gpu,
         gpus=option.instances * option.gpu_count, instance_type=option.instance_type, instances=option.instances,

@@ -237,6 +237,9 @@ def test_a_launch_priced_by_the_stale_2021_list_is_refused_unless_the_policy_all
     assert spec.price_stale and spec.price_source == "TC-PRICE-20210927 2021-09-27"
     assert spec.region == "ap-guangzhou"  # the list is country-wide: the cloud's configured region
     assert spec.instance_type == "GN10Xp.20XLARGE320" and spec.currency == "USD"
+    # a mainland region the list does not name: priced by the country-wide list, launched where asked
+    named = submit_launch(lenient, "slack:U-CAROL", "8xV100-32GB 72h provider=tencent region=ap-shanghai").spec
+    assert (named.region, named.price_source, named.price_stale) == ("ap-shanghai", spec.price_source, True)
 
 
 def test_an_approval_card_names_the_cloud_the_account_and_a_stale_price(cvm, tmp_path, catalog, clock):

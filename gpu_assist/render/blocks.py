@@ -288,9 +288,9 @@ def approval_card(record: RequestRecord, *, decided: str | None = None,
 
 
 def _cloud_lines(spec: LaunchSpec) -> str:
-    """Another cloud than AWS: which one and which account, the price's source and date, and a stale price's
-    warning (an AWS card reads as it always has)."""
-    if spec.provider == "aws":
+    """Another cloud than AWS, or an AWS account the policy names: which cloud and account, the price's source and
+    date, and a stale price's warning (an AWS card without an account alias reads as it always has)."""
+    if spec.provider == "aws" and not spec.account:
         return ""
     from ..facts import LaunchCloud
     from .notes import words

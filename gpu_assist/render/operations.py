@@ -98,7 +98,7 @@ def render_request(record, trail=()) -> str:
         lines.append(f"  {format_rate(spec.hourly, record.currency)}/h per instance (ceiling "
                      f"{format_money(spec.ceiling_hourly, record.currency)}/h), price from {spec.price_source}")
         lines += [f"  project {spec.project}"] if spec.project else []
-        if spec.provider != "aws":  # another cloud: which, the account, and a stale price's warning
+        if spec.provider != "aws" or spec.account:  # which cloud and account, and a stale price's warning
             lines += [f"  cloud: {words(LaunchCloud(spec.provider, spec.account))}"]
             lines += [f"  {words(note)}" for note in spec.price_notes]
         checks = spec.checks or Checks("?", "?")

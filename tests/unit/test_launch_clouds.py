@@ -102,3 +102,11 @@ def test_clouds_hand_each_call_to_the_cloud_it_belongs_to():
         clouds.stop(["i-bp1g6zv0ce8oghu7k3a4"], "cn-hangzhou")
     with pytest.raises(PolicyError, match="not instances of one cloud"):
         clouds.stop(["ins-a1b2c3d4", "i-0123456789abcdef0"], "ap-guangzhou")
+
+
+def test_an_aws_card_names_the_account_only_when_the_policy_gives_it_an_alias():
+    from gpu_assist.render.blocks import _cloud_lines
+
+    assert _cloud_lines(_spec()) == ""  # as it always read
+    assert _cloud_lines(_spec(account="acme-prod")) == \
+        "\nCloud: AWS, account acme-prod · price skypilot-aws of 2026-12-01"

@@ -110,3 +110,16 @@ def test_an_aws_card_names_the_account_only_when_the_policy_gives_it_an_alias():
     assert _cloud_lines(_spec()) == ""  # as it always read
     assert _cloud_lines(_spec(account="acme-prod")) == \
         "\nCloud: AWS, account acme-prod · price skypilot-aws of 2026-12-01"
+
+
+def test_the_leaders_idle_round_asks_cloudwatch_about_aws_launches_only():
+    from types import SimpleNamespace
+
+    from slackbot.spend_watch import _fleet
+
+    asked = []
+    context = SimpleNamespace(approvals=SimpleNamespace(policy=Policy()), catalog=None,
+                              aws_client=lambda service, region: asked.append((service, region)))
+    tencent = SimpleNamespace(state="running", spec=_spec(provider="tencent", region="ap-guangzhou",
+                                                          launched_region=None))
+    assert _fleet(context, [tencent], now=None) == [] and asked == []  # never "idle": no GPU metrics asked

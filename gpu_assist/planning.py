@@ -152,7 +152,7 @@ def plan_extension(launch: RequestRecord | None, launch_id: str, extra_s: int, p
         ttl_s=int((launch.ends_at - (launch.launched_at or launch.ends_at)).total_seconds()) + extra_s,
         hourly=hourly, estimated_total=hourly * extra_s / 3600, gpu=spec.gpu, gpus=spec.gpus,
         instance_type=spec.instance_type, instances=spec.instances, pricing_model=spec.pricing_model,
-        region=spec.where, project=spec.project)
+        region=spec.where, project=spec.project, provider=spec.provider)
     problems = policy.violations(extension)
     if problems:
         raise PolicyError("policy refuses this extension: " + "; ".join(problems),

@@ -109,7 +109,7 @@ class Policy:
         """Every rule a launch, or an extension of one, breaks: its GPUs, type, region and pricing model, its
         estimated cost and the whole time to live it makes (a launch's, or its launch's with it)."""
         problems = []
-        provider = getattr(spec, "provider", "aws")
+        provider = spec.provider
         if provider not in self.allowed_providers:
             problems.append(f"launches on {provider} are off: the policy allows {', '.join(self.allowed_providers)} "
                             f"(allowed_providers)")

@@ -162,6 +162,7 @@ class ExtendSpec:
     pricing_model: str
     region: str                  # where its instances are
     project: str | None = None
+    provider: str = "aws"        # its launch's cloud: the policy's allowed_providers apply to extensions too
 
     def describe(self, currency: str) -> str:
         return (f"extend {self.launch_request} by {format_duration(self.extra_s)}, est. {self.estimated_total:,.2f} "

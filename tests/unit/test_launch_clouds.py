@@ -4,6 +4,7 @@ form, and `provision.Clouds` handing each call to the right cloud."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from decimal import Decimal
 
 import pytest
@@ -12,7 +13,7 @@ from gpu_assist.commands import parse_command
 from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.policy import Policy, load_policy
 from gpu_assist.provision import Clouds, cloud_of
-from gpu_assist.specs import LaunchSpec, spec_from_json, to_json
+from gpu_assist.specs import ExtendSpec, LaunchSpec, spec_from_json, to_json
 from support import OLD_LAUNCH
 
 
@@ -75,6 +76,13 @@ def test_the_policy_refuses_a_cloud_it_does_not_allow_and_a_stale_price_unless_a
         "its only price is a stale list's: refresh the catalog first, or set allow_stale_prices = true in the policy"]
     assert Policy(allowed_providers=("aws", "tencent"), allow_stale_prices=True).violations(stale) == []
     assert Policy().violations(_spec()) == []  # AWS's p4d as before
+    extension = ExtendSpec(request_id="r-000000000002", launch_request="r-000000000001", extra_s=3600,
+                           launch_ends_at=dt.datetime(2026, 12, 5, tzinfo=dt.timezone.utc), ttl_s=7200,
+                           hourly=Decimal(14), estimated_total=Decimal(14), gpu="V100-32GB", gpus=8,
+                           instance_type="GN10Xp.20XLARGE320", instances=1, pricing_model="on-demand",
+                           region="ap-guangzhou", provider="tencent")
+    assert Policy().violations(extension) == ["launches on tencent are off: the policy allows aws (allowed_providers)"]
+    assert spec_from_json("extend", to_json(extension)) == extension
 
 
 class _Cloud:

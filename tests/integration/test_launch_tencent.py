@@ -287,3 +287,15 @@ def test_spend_counts_a_tencent_launch_in_the_teams_currency(cvm, tmp_path, fres
     (launch,) = report.launches
     assert (launch.instance_type, launch.hours, launch.cost) == ("GN10Xp.20XLARGE320", Decimal(5), five_hours)
     assert report.groups["requester"] == {"slack:U-CAROL": five_hours}
+
+
+def test_an_exhausted_quota_is_on_the_card_and_the_launch_fails_with_cvms_reason(cvm, tmp_path, fresh_catalog,
+                                                                                clock):
+    cvm.quota = 0
+    approvals = _approvals(cvm, tmp_path, fresh_catalog, clock)
+    record = submit_launch(approvals, "slack:U-CAROL", LAUNCH)
+    assert record.spec.checks.quota == "quota too low: 1 instances needed, 0 of 0 left (PostPaidQuotaSet, " \
+                                       "ap-guangzhou-3); ask Tencent Cloud to raise it"
+    assert "LimitExceeded.InstanceQuota" in record.spec.checks.dry_run
+    failed = approvals.approve(record.id, APPROVERS[0])
+    assert failed.state == "failed" and "LimitExceeded.InstanceQuota" in failed.error and cvm.live() == []

@@ -99,3 +99,5 @@ def test_a_tencent_launch_card_approved_by_five_at_once_starts_one_cvm_instance_
                                           response_url=mock_slack.response_url()))
     assert "Stopped:" in mock_slack.wait_for("chat.update", 2)[-1]["params"]["text"]
     assert instance["InstanceState"] == "SHUTDOWN" and cvm.live() == []  # the default stop action terminates
+    seen = slack["log"].read_text() + repr([c["params"] for c in mock_slack.calls("chat.postMessage")])
+    assert SECRET_KEY not in seen and SECRET_ID not in seen  # nothing of the keys in the log or the messages

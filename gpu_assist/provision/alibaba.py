@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import urllib.parse
 from decimal import Decimal
 from typing import Any, Callable
@@ -33,6 +34,8 @@ CAPACITY_ERRORS = ("OperationDenied.NoStock", "Zone.NotOnSale", "InvalidInstance
 _LIVE_STATES = ("Pending", "Starting", "Running", "Stopping", "Stopped")
 _PAGE = 100
 ENDPOINT_VARIABLE = "GPU_ASSIST_ALIYUN_ENDPOINT"
+RETRIED = ("Throttling", "Throttling.User", "Throttling.Api", "ServiceUnavailable")
+RETRIES = 4
 
 
 def _default_client(region: str) -> Any:
@@ -65,20 +68,31 @@ class AlibabaProvisioner:
 
     provider = "aliyun"
 
-    def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None):
+    def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
+                 sleep: Callable[[float], None] = time.sleep):
         self.policy = policy
         self.client = client or _default_client
+        self.sleep = sleep
 
     def __repr__(self) -> str:
         return f"AlibabaProvisioner(account={self.policy.cloud(self.provider, 'account')!r})"
 
     def _call(self, region: str, action: str, **fields: Any) -> dict[str, Any]:
-        """One ECS API call with the SDK's request model for `action`; its response body as the documented JSON."""
+        """One ECS API call with the SDK's request model for `action`; its response body as the documented JSON.
+        Retried with backoff while ECS throttles (every call is safe to repeat: RunInstances by its ClientToken)."""
         from alibabacloud_ecs20140526 import models
 
         request = getattr(models, f"{action}Request")(region_id=region, **fields)
         method = "_".join(part.lower() for part in _words(action))
-        return getattr(self.client(region), method)(request).body.to_map()
+        for attempt in range(RETRIES):
+            try:
+                body: dict[str, Any] = getattr(self.client(region), method)(request).body.to_map()
+                return body
+            except Exception as error:
+                if getattr(error, "code", None) not in RETRIED or attempt == RETRIES - 1:
+                    raise
+                self.sleep(0.5 * 2 ** attempt)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     @staticmethod
     def _explain(error: Exception, doing: str) -> ProvisionError:

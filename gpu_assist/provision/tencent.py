@@ -19,6 +19,7 @@ launched.
 from __future__ import annotations
 
 import os
+import time
 import urllib.parse
 from decimal import Decimal
 from typing import Any, Callable
@@ -38,6 +39,11 @@ _LIVE_STATES = ("PENDING", "LAUNCH_FAILED", "RUNNING", "STOPPING", "STOPPED", "S
 _CHARGE = {"on-demand": "POSTPAID_BY_HOUR", "spot": "SPOTPAID"}
 _PAGE = 100  # DescribeInstances' largest page
 ENDPOINT_VARIABLE = "GPU_ASSIST_TENCENT_ENDPOINT"
+# Retried with backoff, here rather than by the SDK's StandardRetryer, which (3.0.x) keeps the first error after a
+# later attempt succeeds and raises it. Every call is safe to repeat: RunInstances by its ClientToken.
+RETRIED = ("RequestLimitExceeded", "RequestLimitExceeded.UinLimitExceeded", "ClientNetworkError",
+           "ServerNetworkError", "InternalError")
+RETRIES = 4
 
 
 def _yuan_ceiling(spec: LaunchSpec) -> Decimal:
@@ -71,16 +77,27 @@ class TencentProvisioner:
 
     provider = "tencent"
 
-    def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None):
+    def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
+                 sleep: Callable[[float], None] = time.sleep):
         self.policy = policy
         self.client = client or _default_client
+        self.sleep = sleep
 
     def __repr__(self) -> str:
         return f"TencentProvisioner(account={self.policy.cloud(self.provider, 'account')!r})"
 
     def _call(self, region: str, action: str, params: dict[str, Any]) -> dict[str, Any]:
-        """One CVM API call's `Response`; the SDK's error (code and message) as it raised it."""
-        return self.client(region).call_json(action, params)["Response"]
+        """One CVM API call's `Response`, retried with backoff while throttled or the network fails; otherwise
+        the SDK's error (code and message) as it raised it."""
+        for attempt in range(RETRIES):
+            try:
+                response: dict[str, Any] = self.client(region).call_json(action, params)["Response"]
+                return response
+            except Exception as error:
+                if getattr(error, "code", None) not in RETRIED or attempt == RETRIES - 1:
+                    raise
+                self.sleep(0.5 * 2 ** attempt)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     @staticmethod
     def _explain(error: Exception, doing: str) -> ProvisionError:

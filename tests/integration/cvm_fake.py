@@ -6,7 +6,8 @@ against the test's secret key: a wrong one is `AuthFailure.SignatureFailure`), a
 "RequestId"}}`, errors `{"Response": {"Error": {"Code", "Message"}, "RequestId"}}`. Actions: `RunInstances`
 (`DryRun` answers `DryRunOperation`; `ClientToken` returns the instances first made with that token; tags from
 `TagSpecification`; a zone in `sold_out` answers `ResourcesSoldOut.SpecifiedInstanceType`; more instances than the
-zone's quota answers `LimitExceeded.InstanceQuota`), `DescribeInstances` (`Filters` `tag:<key>`, `InstanceIds`,
+zone's quota answers `LimitExceeded.InstanceQuota`; the next `throttle` calls of any action answer
+`RequestLimitExceeded`), `DescribeInstances` (`Filters` `tag:<key>`, `InstanceIds`,
 `Offset`/`Limit`), `DescribeZones`, `DescribeAccountQuota` (`AccountQuotaOverview`), `StopInstances`,
 `TerminateInstances`. Not a test module: the tests start it (`support.running`)."""
 
@@ -51,7 +52,7 @@ class FakeCvm(http.server.ThreadingHTTPServer):
         self.calls: list[tuple[str, str, dict[str, Any]]] = []
         self.sold_out: set[str] = set()
         self.quota = quota
-        self.after_run: Any = None  # called (outside the lock) once a RunInstances has made its instances
+        self.throttle = 0  # answer this many next calls with RequestLimitExceeded, as CVM does when throttling
         self._numbers = itertools.count(1)
 
     @property
@@ -86,6 +87,9 @@ class FakeCvm(http.server.ThreadingHTTPServer):
     def act(self, action: str, region: str, params: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
             self.calls.append((action, region, params))
+            if self.throttle:
+                self.throttle -= 1
+                raise CvmError("RequestLimitExceeded", "request limit exceeded")
             handler = getattr(self, f"_{action}", None)
             if handler is None:
                 raise CvmError("InvalidAction", f"the action {action} is not supported by this fake")
@@ -182,17 +186,13 @@ class _CvmHandler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         request_id = str(uuid.uuid4())
         action, region = self.headers["X-TC-Action"], self.headers.get("X-TC-Region", "")
-        after = None
         try:
             if not self._signed(body):
                 raise CvmError("AuthFailure.SignatureFailure", "The provided credentials could not be validated.")
             answer = self.server.act(action, region, json.loads(body))
-            after = self.server.after_run if action == "RunInstances" and answer.get("InstanceIdSet") else None
         except CvmError as error:
             answer = {"Error": {"Code": error.code, "Message": error.message}}
         payload = json.dumps({"Response": {**answer, "RequestId": request_id}}).encode()
-        if after is not None:
-            after()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))

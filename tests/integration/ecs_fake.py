@@ -7,7 +7,8 @@ answers with the documented JSON bodies and errors `{"RequestId", "HostId", "Cod
 403. Actions: `RunInstances` (`DryRun` answers `DryRunOperation`; `ClientToken` returns the instances first made
 with that token; tags from `Tag.N`; a zone in `sold_out` answers `OperationDenied.NoStock`), `DescribeInstances`
 (`Tag.N`, `InstanceIds` as JSON, `PageNumber`/`PageSize`), `DescribeZones`, `DescribeAccountAttributes`
-(`max-postpaid-instance-vcpu-count`), `StopInstances`, `DeleteInstances`, `TagResources`. Not a test module."""
+(`max-postpaid-instance-vcpu-count`), `StopInstances`, `DeleteInstances`, `TagResources`; the next `throttle`
+calls answer `Throttling.User`. Not a test module."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ class FakeEcs(http.server.ThreadingHTTPServer):
         self.calls: list[tuple[str, dict[str, str]]] = []
         self.sold_out: set[str] = set()
         self.vcpu_quota = vcpu_quota
+        self.throttle = 0  # answer this many next calls with Throttling.User, as ECS does under flow control
         self._numbers = itertools.count(1)
 
     @property
@@ -86,6 +88,9 @@ class FakeEcs(http.server.ThreadingHTTPServer):
     def act(self, action: str, params: dict[str, str]) -> dict[str, Any]:
         with self.lock:
             self.calls.append((action, params))
+            if self.throttle:
+                self.throttle -= 1
+                raise EcsError("Throttling.User", "Request was denied due to user flow control.")
             handler = getattr(self, f"_{action}", None)
             if handler is None:
                 raise EcsError("InvalidAction.NotFound", f"the action {action} is not in this fake", 404)

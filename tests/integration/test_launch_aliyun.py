@@ -175,3 +175,17 @@ def test_the_shipped_article_prices_never_launch(ecs, tmp_path, catalog, clock):
     with pytest.raises(PolicyError, match="no verified aliyun offer matches"):
         submit_launch(approvals, "slack:U-CAROL", "1xA10 10h provider=aliyun")
     assert ecs.runs() == []
+
+
+def test_the_default_client_finds_the_endpoint_and_keys_in_the_environment_and_rides_out_throttling(
+        ecs, tmp_path, fresh_catalog, clock, monkeypatch):
+    """What a server does: no client injected; GPU_ASSIST_ALIYUN_ENDPOINT and the SDK's own credential chain."""
+    monkeypatch.setenv("GPU_ASSIST_ALIYUN_ENDPOINT", f"http://{ecs.endpoint}")
+    policy, pauses = _policy(), []
+    approvals = Approvals(Store(f"sqlite:///{tmp_path / 'state.db'}"), policy,
+                          Clouds({"aliyun": AlibabaProvisioner(policy, sleep=pauses.append)}), fresh_catalog, clock)
+    record = submit_launch(approvals, "slack:U-CAROL", LAUNCH)
+    ecs.throttle = 2
+    done = approvals.approve(record.id, APPROVERS[0])
+    assert done.state == "running", done.error
+    assert len(ecs.live()) == 1 and pauses == [0.5, 1.0]

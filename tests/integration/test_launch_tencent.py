@@ -299,3 +299,20 @@ def test_an_exhausted_quota_is_on_the_card_and_the_launch_fails_with_cvms_reason
     assert "LimitExceeded.InstanceQuota" in record.spec.checks.dry_run
     failed = approvals.approve(record.id, APPROVERS[0])
     assert failed.state == "failed" and "LimitExceeded.InstanceQuota" in failed.error and cvm.live() == []
+
+
+def test_the_default_client_finds_the_endpoint_and_keys_in_the_environment_and_rides_out_throttling(
+        cvm, tmp_path, fresh_catalog, clock, monkeypatch):
+    """What a server does: no client injected; GPU_ASSIST_TENCENT_ENDPOINT and the SDK's own credential chain."""
+    monkeypatch.setenv("GPU_ASSIST_TENCENT_ENDPOINT", f"http://{cvm.endpoint}")
+    policy = _policy()
+    pauses: list[float] = []
+    approvals = _approvals(cvm, tmp_path, fresh_catalog, clock, policy, TencentProvisioner(policy, sleep=pauses.append))
+    record = submit_launch(approvals, "slack:U-CAROL", LAUNCH)
+    cvm.throttle = 2  # RequestLimitExceeded twice: retried with backoff, RunInstances by its ClientToken
+    done = approvals.approve(record.id, APPROVERS[0])
+    assert done.state == "running", done.error
+    assert len(cvm.live()) == 1
+    # the lookup by tag, answered the third time, then the check for duplicates once it runs
+    assert [a for a, _, _ in cvm.calls].count("DescribeInstances") == 4
+    assert pauses == [0.5, 1.0]

@@ -316,3 +316,41 @@ def test_the_default_client_finds_the_endpoint_and_keys_in_the_environment_and_r
     # the lookup by tag, answered the third time, then the check for duplicates once it runs
     assert [a for a, _, _ in cvm.calls].count("DescribeInstances") == 4
     assert pauses == [0.5, 1.0]
+
+
+def test_an_owner_taken_over_right_before_run_instances_gets_the_same_instance_by_its_client_token(
+        cvm, tmp_path, fresh_catalog, clock):
+    """What moto cannot show for AWS: the approver passed its ownership check and is about to call RunInstances
+    when its lease ends; the reconciler takes over and launches; the old owner's late call, with the same
+    ClientToken, gets the same instance from CVM. One instance, nothing to terminate, the old owner gives up."""
+    policy = _policy()
+    provisioner = TencentProvisioner(policy, client=lambda region: cvm_client(region, cvm.endpoint))
+    approvals = _approvals(cvm, tmp_path, fresh_catalog, clock, policy, provisioner)
+    record = submit_launch(approvals, "slack:U-CAROL", LAUNCH)
+    paused, go_on, real_run = threading.Event(), threading.Event(), provisioner._run
+
+    def pause_first_run(spec, region, zone, ends_at, still_ours, attempts):
+        def checked_then_paused() -> bool:
+            ours = still_ours()
+            if not paused.is_set():
+                paused.set()
+                assert go_on.wait(60), "the test never let the paused launch go on"
+            return ours
+        return real_run(spec, region, zone, ends_at, checked_then_paused, attempts)
+
+    provisioner._run = pause_first_run
+    results: list = []
+    approver = threading.Thread(target=lambda: results.append(approvals.approve(record.id, APPROVERS[0])))
+    approver.start()
+    assert paused.wait(60)
+    clock.advance(minutes=6)  # the approver's lease ends while it waits
+    assert approvals.orchestration.reconcile() == [record.id]
+    recorded = approvals.store.fetch(record.id).instance_ids
+    go_on.set()
+    approver.join(60)
+    final = approvals.store.fetch(record.id)
+    assert final.state == "running" and final.instance_ids == recorded and len(cvm.live()) == 1
+    tokens = [run["ClientToken"] for run in cvm.runs()]
+    assert len(tokens) == 2 and len(set(tokens)) == 1  # two calls, one key, one instance
+    actions = [(e.actor, e.action) for e in approvals.store.audit_trail(record.id)]
+    assert (APPROVERS[0], "give up") in actions and not [a for a in actions if a[1] == "terminate duplicates"]

@@ -297,6 +297,9 @@ def _cloud_lines(spec: LaunchSpec) -> str:
 
     source, _, as_of = spec.price_source.partition(" ")
     lines = [f"Cloud: {words(LaunchCloud(spec.provider, spec.account))} · price {source} of {as_of or '?'}"]
+    if spec.native_currency and spec.native_ceiling_hourly is not None:  # the cloud's own figure, unconverted
+        lines.append(f"In {spec.native_currency}: {format_money(spec.native_ceiling_hourly, spec.native_currency)}/h "
+                     f"per instance, as the cloud bills it")
     return "\n" + "\n".join(lines + [f":warning: {words(note)}" for note in spec.price_notes])
 
 

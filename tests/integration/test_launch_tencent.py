@@ -248,7 +248,8 @@ def test_an_approval_card_names_the_cloud_the_account_and_a_stale_price(cvm, tmp
     approvals = _approvals(cvm, tmp_path, catalog, clock, _policy(allow_stale_prices=True))
     record = submit_launch(approvals, "slack:U-CAROL", "8xV100-32GB 72h provider=tencent")
     text = "\n".join(b["text"]["text"] for b in approval_card(record) if b["type"] == "section")
-    assert "Cloud: Tencent Cloud, account acme-gz · price TC-PRICE-20210927 of 2021-09-27" in text
+    assert "Cloud: Tencent Cloud, account acme-gz · price TC-PRICE-20210927 of 2021-09-27\n" \
+           "In CNY: ¥95.84/h per instance, as the cloud bills it" in text
     assert ":warning: price from Tencent Cloud's stale 2021-09-27 list; refresh first: catalog refresh tencent" \
         in text
     print(text)  # the card as it renders, for the report (pytest -s)

@@ -131,3 +131,15 @@ def test_the_leaders_idle_round_asks_cloudwatch_about_aws_launches_only():
     tencent = SimpleNamespace(state="running", spec=_spec(provider="tencent", region="ap-guangzhou",
                                                           launched_region=None))
     assert _fleet(context, [tencent], now=None) == [] and asked == []  # never "idle": no GPU metrics asked
+
+
+def test_a_spot_bid_is_in_the_clouds_own_currency_whatever_the_team_counts_in():
+    from gpu_assist.provision.aws import AwsProvisioner
+
+    aws = AwsProvisioner(Policy(ami_id="ami-12c6146b"))
+    cny_team = _spec(pricing_model="spot", currency="CNY", ceiling_hourly=Decimal("80.5"), native_currency="USD",
+                     native_ceiling_hourly=Decimal("12.100000"))
+    usd_team = _spec(pricing_model="spot", ceiling_hourly=Decimal("12.1"))
+    bids = [aws._launch_args(spec, "us-east-1")["InstanceMarketOptions"]["SpotOptions"]["MaxPrice"]
+            for spec in (cny_team, usd_team)]
+    assert bids == ["12.1", "12.1"]

@@ -44,12 +44,14 @@ def _aws_client(service: str, region: str | None) -> Any:
 
 
 def clouds(policy: Any) -> Any:
-    """The provisioner of every cloud the policy allows launches on (`allowed_providers`, default AWS alone)."""
+    """Every cloud's provisioner (each resolves its SDK's credentials on its first call), launching only on the
+    clouds the policy allows (`allowed_providers`, default AWS alone); any may stop what gpu-assist launched."""
+    from ..policy import LAUNCH_PROVIDERS
     from ..provision import Clouds
     from ..provision.aws import AwsProvisioner
 
     by_provider: dict[str, Any] = {}
-    for provider in policy.allowed_providers:
+    for provider in LAUNCH_PROVIDERS:
         if provider == "tencent":
             from ..provision.tencent import TencentProvisioner
 
@@ -60,7 +62,7 @@ def clouds(policy: Any) -> Any:
             by_provider[provider] = AlibabaProvisioner(policy)
         else:
             by_provider[provider] = AwsProvisioner(policy)
-    return Clouds(by_provider)
+    return Clouds(by_provider, launches=policy.allowed_providers)
 
 
 def _default_approvals(context: "Context") -> Any:

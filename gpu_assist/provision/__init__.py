@@ -59,18 +59,21 @@ class Provisioner(Protocol):
 
 
 class Clouds:
-    """A Provisioner over several clouds: a launch goes to its spec's `provider`; stops, tags and lookups go to
-    the cloud of the instance ids. Holds only the clouds the policy allows: any other is refused."""
+    """A Provisioner over several clouds: a launch goes to its spec's `provider`, and only to one of `launches`
+    (the policy's allowed providers); stops, tags and lookups go to the cloud of the instance ids, any cloud it
+    holds, so instances launched before a cloud was switched off can still be stopped and reaped."""
 
-    def __init__(self, by_provider: Mapping[str, Provisioner]):
+    def __init__(self, by_provider: Mapping[str, Provisioner], launches: tuple[str, ...] | None = None):
         self.by_provider = dict(by_provider)
+        self.launches = tuple(self.by_provider) if launches is None else launches
 
     def __repr__(self) -> str:
-        return f"Clouds({', '.join(self.by_provider)})"
+        return f"Clouds({', '.join(self.by_provider)}; launches on {', '.join(self.launches)})"
 
-    def of(self, provider: str) -> Provisioner:
-        if provider not in self.by_provider:
-            raise PolicyError(f"launches on {provider} are off: the policy allows {', '.join(self.by_provider)}",
+    def of(self, provider: str, *, launching: bool = False) -> Provisioner:
+        """The cloud's provisioner; PolicyError when it has none, or when `launching` there is off."""
+        if provider not in self.by_provider or (launching and provider not in self.launches):
+            raise PolicyError(f"launches on {provider} are off: the policy allows {', '.join(self.launches)}",
                               hint=f'an admin adds it: allowed_providers = ["aws", "{provider}"] in [policy]')
         return self.by_provider[provider]
 
@@ -81,16 +84,16 @@ class Clouds:
         return self.of(str(clouds.pop()))
 
     def dry_run(self, spec: LaunchSpec) -> str:
-        return self.of(spec.provider).dry_run(spec)
+        return self.of(spec.provider, launching=True).dry_run(spec)
 
     def quota(self, spec: LaunchSpec) -> str:
-        return self.of(spec.provider).quota(spec)
+        return self.of(spec.provider, launching=True).quota(spec)
 
     def require_managed(self, instance_ids: list[str], region: str) -> dict[str, str]:
         return self._of_instances(instance_ids).require_managed(instance_ids, region)
 
     def launch(self, spec: LaunchSpec, *, ends_at: str, still_ours: Callable[[], bool]) -> LaunchOutcome:
-        return self.of(spec.provider).launch(spec, ends_at=ends_at, still_ours=still_ours)
+        return self.of(spec.provider, launching=True).launch(spec, ends_at=ends_at, still_ours=still_ours)
 
     def terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str:
         return self._of_instances(keep).terminate_surplus(request_id, region, keep)

@@ -210,11 +210,11 @@ def test_with_allowed_providers_unset_nothing_but_aws_launches(cvm, tmp_path, fr
     policy = Policy(approvers=frozenset(APPROVERS), ami_id="ami-12c6146b")
     assert policy.allowed_providers == ("aws",)
     approvals = Approvals(Store(f"sqlite:///{tmp_path / 'state.db'}"), policy, clouds(policy), fresh_catalog, clock)
-    assert list(approvals.provisioner.by_provider) == ["aws"]
+    assert approvals.provisioner.launches == ("aws",)
     with pytest.raises(PolicyError, match="launches on tencent are off: the policy allows aws"):
         submit_launch(approvals, "slack:U-CAROL", LAUNCH)
     with pytest.raises(PolicyError, match="launches on tencent are off"):
-        approvals.provisioner.of("tencent")
+        approvals.provisioner.of("tencent", launching=True)
     # a launch planned while the policy allowed Tencent is refused at approval once it no longer does
     allowed = _approvals(cvm, tmp_path, fresh_catalog, clock)
     record = submit_launch(allowed, "slack:U-CAROL", LAUNCH)
@@ -355,3 +355,17 @@ def test_an_owner_taken_over_right_before_run_instances_gets_the_same_instance_b
     assert len(tokens) == 2 and len(set(tokens)) == 1  # two calls, one key, one instance
     actions = [(e.actor, e.action) for e in approvals.store.audit_trail(record.id)]
     assert (APPROVERS[0], "give up") in actions and not [a for a in actions if a[1] == "terminate duplicates"]
+
+
+def test_instances_launched_before_a_cloud_was_switched_off_are_still_reaped(cvm, tmp_path, fresh_catalog, clock):
+    allowed = _approvals(cvm, tmp_path, fresh_catalog, clock)
+    running_launch = allowed.approve(submit_launch(allowed, "slack:U-CAROL", LAUNCH).id, APPROVERS[0])
+    switched_off = Policy(approvers=frozenset(APPROVERS), ami_id="ami-12c6146b")
+    provisioners = clouds(switched_off)
+    provisioners.by_provider["tencent"] = allowed.provisioner.of("tencent")  # the fake's endpoint
+    later = Approvals(allowed.store, switched_off, provisioners, fresh_catalog, clock)
+    with pytest.raises(PolicyError, match="launches on tencent are off"):
+        submit_launch(later, "slack:U-CAROL", LAUNCH)
+    clock.advance(hours=73)
+    assert later.orchestration.reap() == [running_launch.id]
+    assert cvm.instances[running_launch.instance_ids[0]]["InstanceState"] == "SHUTDOWN"

@@ -100,7 +100,7 @@ class _Cloud:
 def test_clouds_hand_each_call_to_the_cloud_it_belongs_to():
     aws, tencent = _Cloud("aws"), _Cloud("tencent")
     clouds = Clouds({"aws": aws, "tencent": tencent})
-    assert repr(clouds) == "Clouds(aws, tencent)"
+    assert repr(clouds) == "Clouds(aws, tencent; launches on aws, tencent)"
     clouds.stop(["ins-a1b2c3d4"], "ap-guangzhou")
     clouds.stop(["i-0123456789abcdef0"], "us-east-1")
     assert tencent.calls == [("stop", ("ins-a1b2c3d4",), "ap-guangzhou")]
@@ -108,6 +108,10 @@ def test_clouds_hand_each_call_to_the_cloud_it_belongs_to():
     assert clouds.dry_run(_spec(provider="tencent")) == "ok on tencent"
     with pytest.raises(PolicyError, match="launches on aliyun are off: the policy allows aws, tencent"):
         clouds.stop(["i-bp1g6zv0ce8oghu7k3a4"], "cn-hangzhou")
+    aws_only = Clouds({"aws": aws, "tencent": tencent}, launches=("aws",))
+    aws_only.stop(["ins-a1b2c3d4"], "ap-guangzhou")  # what it launched before can still be stopped
+    with pytest.raises(PolicyError, match="launches on tencent are off: the policy allows aws"):
+        aws_only.dry_run(_spec(provider="tencent"))
     with pytest.raises(PolicyError, match="not instances of one cloud"):
         clouds.stop(["ins-a1b2c3d4", "i-0123456789abcdef0"], "ap-guangzhou")
 

@@ -107,6 +107,11 @@ def _stale(fact: f.Stale) -> str:
     return f"stale: {which} as of {fact.as_of} ({fact.days} days old)"
 
 
+@words.register(f.Unverified)
+def _unverified(fact: f.Unverified) -> str:
+    return f"unverified list price ({fact.source})"
+
+
 # Launching on another cloud than AWS (issue #35).
 CLOUD_NAMES = {"aws": "AWS", "tencent": "Tencent Cloud", "aliyun": "Alibaba Cloud"}
 REFRESH_VERB = {"tencent": "catalog refresh tencent", "aliyun": "catalog refresh aliyun"}
@@ -123,11 +128,6 @@ def _stale_launch_price(fact: f.StaleLaunchPrice) -> str:
 def _launch_cloud(fact: f.LaunchCloud) -> str:
     cloud = CLOUD_NAMES.get(fact.provider, fact.provider)
     return f"{cloud}, account {fact.account}" if fact.account else f"{cloud}, account not named in the policy"
-
-
-@words.register(f.Unverified)
-def _unverified(fact: f.Unverified) -> str:
-    return f"unverified list price ({fact.source})"
 
 
 @words.register(f.PricedFrom)

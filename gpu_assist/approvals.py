@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from . import owners, states
-from .aws import INSTANCE_ID
 from .budgets import BudgetStatus, standing
 from .catalog import Catalog
 from .errors import GpuAssistError, ParseError, PolicyError
@@ -22,7 +21,7 @@ from .identity import AUTO_APPROVE, BREAK_GLASS, realm_of
 from .orchestration import Orchestration
 from .planning import approval_problem, plan_extension, plan_launch
 from .policy import Policy
-from .provision import Provisioner
+from .provision import Provisioner, cloud_of
 from .request import format_duration
 from .specs import Checks, Spec, StopSpec
 from .spending import month_start
@@ -69,12 +68,13 @@ class Approvals:
     def submit_stop(self, requester: str, instance_ids: list[str], region: str | None = None) -> RequestRecord:
         """A request to stop instances; refused unless every one carries gpu-assist's request tag."""
         now, words = self.clock(), f"stop {' '.join(instance_ids)}"
-        if not instance_ids or not all(INSTANCE_ID.match(i) for i in instance_ids):
+        if not instance_ids or not all(cloud_of(i) for i in instance_ids):
             raise ParseError("name the instances to stop", example="stop i-0123456789abcdef0")
         where = region or self.store.region_of(instance_ids[0]) or self.policy.default_region
         owners = self._audited(lambda: self.provisioner.require_managed(instance_ids, where), None, requester, words,
                                now)
-        spec = StopSpec(self.store.new_id(), tuple(instance_ids), where, tuple(sorted(set(owners.values()))))
+        spec = StopSpec(self.store.new_id(), tuple(instance_ids), where, tuple(sorted(set(owners.values()))),
+                        provider=cloud_of(instance_ids[0]) or "aws")
         return self._submit(requester, spec, words, now, instance_ids=spec.instance_ids)
 
     def submit_extend(self, requester: str, launch_id: str, extra_s: int) -> RequestRecord:

@@ -4,7 +4,6 @@ and `AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC 
 from __future__ import annotations
 
 import os
-import re
 from typing import Mapping
 
 from .errors import ProvisionError
@@ -12,7 +11,6 @@ from .errors import ProvisionError
 DEFAULT_REGION = "us-east-1"
 # The tags gpu-assist puts on every instance it launches: it acts only on instances carrying the first.
 REQUEST_TAG, REQUESTER_TAG, EXPIRES_TAG = "gpu-assist:request-id", "gpu-assist:requester", "gpu-assist:expires-at"
-INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")  # an EC2 instance id, as `stop` and the idle buttons take it
 
 
 def default_region(environ: Mapping[str, str] = os.environ) -> str:

@@ -363,6 +363,25 @@ class Unverified(Fact):
     _about_trust = True
 
 
+# Launching on another cloud than AWS (issue #35): what the approval card says about the price it was planned at.
+class StaleLaunchPrice(Fact):
+    """A launch priced only by a list older than the staleness limit (`source`, dated `as_of`), which the policy
+    lets approvers launch at (`allow_stale_prices`): the approver must see it before deciding."""
+
+    provider: str
+    source: str
+    as_of: str
+
+    _about_trust = True
+
+
+class LaunchCloud(Fact):
+    """Which cloud, and which of the team's accounts on it (the policy's alias), a launch starts machines in."""
+
+    provider: str
+    account: str | None
+
+
 class DateUnknown(Fact):
     """The source gives no date for the price."""
 

@@ -1,6 +1,7 @@
-"""What a request would do, worked out before anyone decides: which AWS offer a launch buys and at what hourly
-ceiling, what an extension costs, and what the policy refuses in either. Pure: the parsed command, the catalog,
-the policy, the moment and the new request's id come in; a spec goes out (the lifecycle stores it).
+"""What a request would do, worked out before anyone decides: which offer a launch buys (on AWS, or on another
+cloud the policy's `allowed_providers` opts in to) and at what hourly ceiling, what an extension costs, and what
+the policy refuses in either. Pure: the parsed command, the catalog, the policy, the moment and the new request's
+id come in; a spec goes out (the lifecycle stores it).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import TYPE_CHECKING
 from .budgets import BudgetStatus, over_budget_problem
 from .catalog import Catalog
 from .errors import ParseError, PolicyError
+from .facts import Stale
 from .policy import Policy
 from .pricing import QuoteOption, quote
 from .records import RequestRecord
+from .regions import GROUPS, location
 from .request import Request
 from .specs import Candidate, ExtendSpec, LaunchSpec, OptionId
 
@@ -26,10 +29,10 @@ LAUNCH_EXAMPLE = "launch 8xA100 72h spot region=us-east-1"
 EXTEND_EXAMPLE = "extend r-0123456789ab 24h"
 
 
-def instance_shape(catalog: Catalog, instance_type: str) -> tuple[str, int, int | None] | None:
-    """(GPU, GPUs per instance, vCPUs or None) of an AWS instance type, from the catalog's offers; None when the
+def instance_shape(catalog: Catalog, instance_type: str, provider: str = "aws") -> tuple[str, int, int | None] | None:
+    """(GPU, GPUs per instance, vCPUs or None) of a cloud's instance type, from the catalog's offers; None when the
     catalog has no such type. The one place approvals read the offers."""
-    offers = catalog.offers_of_type("aws", instance_type)
+    offers = catalog.offers_of_type(provider, instance_type)
     if not offers:
         return None
     vcpus = next((offer.vcpus for offer in offers if offer.vcpus is not None), None)
@@ -45,7 +48,7 @@ def _request(command: LaunchCommand, catalog: Catalog) -> Request:
     if shape is None:
         raise ParseError(f"unknown AWS instance type '{option.instance_type}'", example=LAUNCH_EXAMPLE)
     return Request(gpu=shape[0], count=shape[1], duration_s=command.duration_s, regions=(option.region,),
-                   providers=("aws",), pricing_models=(option.pricing_model,))
+                   providers=(option.provider,), pricing_models=(option.pricing_model,))
 
 
 def _known_project(project: str | None, policy: Policy) -> None:
@@ -59,33 +62,78 @@ def _known_project(project: str | None, policy: Policy) -> None:
 
 def plan_launch(command: LaunchCommand, catalog: Catalog, policy: Policy, *, request_id: str, requester: str,
                 today: dt.date) -> LaunchSpec:
-    """The cheapest verified AWS offer for the command that the policy allows, with every region at that price or
-    less as a fallback for capacity; ParseError or PolicyError saying why there is none."""
+    """The cheapest verified offer for the command on its cloud (AWS unless it names another) that the policy
+    allows, with every region at that price or less as a fallback for capacity; ParseError or PolicyError saying
+    why there is none. A cloud outside the policy's `allowed_providers` is refused before anything is priced; an
+    offer priced only by a stale list is refused unless the policy allows stale prices (and then says so)."""
     _known_project(command.project, policy)
     request = _request(command, catalog)
+    provider = request.providers[0] if request.providers else "aws"
+    if provider not in policy.allowed_providers:
+        raise PolicyError(f"launches on {provider} are off: the policy allows {', '.join(policy.allowed_providers)}",
+                          hint=f'an admin adds it: allowed_providers = ["aws", "{provider}"] in [policy]',
+                          example=LAUNCH_EXAMPLE)
+    request, named = _country_wide(request, provider, catalog)
     result = quote(request, catalog, today=today, currency=policy.currency, all_regions=True, verified_only=True)
     chosen = command.what if isinstance(command.what, OptionId) else None
-    specs = [_spec(option, command, request_id, requester) for option in result.options
+    specs = [_spec(option, command, request_id, requester, policy, _native_hourly(catalog, option), named)
+             for option in result.options
              if chosen is None or OptionId(option.instance_type, option.region, option.pricing_model) == chosen]
+    specs.sort(key=lambda spec: spec.price_stale)  # a fresh price before a stale one, each cheapest first
     allowed = [spec for spec in specs if not policy.violations(spec)]
     if not allowed:
-        reasons = "; ".join(policy.violations(specs[0])) if specs else "no AWS offer matches"
+        reasons = "; ".join(policy.violations(specs[0])) if specs else f"no verified {provider} offer matches"
         raise PolicyError(f"nothing to launch for '{command.words()}': {reasons}", example=LAUNCH_EXAMPLE)
     best = allowed[0]
-    shape = instance_shape(catalog, best.instance_type)
-    return dataclasses.replace(best, vcpus=shape[2] if shape else None, candidates=tuple(
+    shape = instance_shape(catalog, best.instance_type, provider)
+    return dataclasses.replace(best, vcpus=shape[2] if shape else None, candidates=tuple(dict.fromkeys(
         Candidate(s.region, s.zone or None, s.hourly) for s in allowed
-        if (s.instance_type, s.pricing_model) == (best.instance_type, best.pricing_model) and s.hourly <= best.hourly))
+        if (s.instance_type, s.pricing_model) == (best.instance_type, best.pricing_model) and s.hourly <= best.hourly)))
 
 
-def _spec(option: QuoteOption, command: LaunchCommand, request_id: str, requester: str) -> LaunchSpec:
+def _country_wide(request: Request, provider: str, catalog: Catalog) -> tuple[Request, str | None]:
+    """A launch on a Chinese cloud in a mainland region its catalog has no row for (`region=ap-guangzhou` before
+    `catalog refresh tencent`): priced by the country-wide list (region `cn`), launched in the region named.
+    Otherwise the request as asked, and None."""
+    if provider == "aws" or len(request.regions) != 1:
+        return request, None
+    region = request.regions[0]
+    known = {offer.region for offer in catalog.offers_of(request.gpu) if offer.provider == provider}
+    if region in known or region in GROUPS or region == "cn" or location(provider, region)[0] != "CN":
+        return request, None
+    return dataclasses.replace(request, regions=("cn",)), region
+
+
+def _native_hourly(catalog: Catalog, option: QuoteOption) -> Decimal | None:
+    """The option's hourly price in the cloud's own currency, from its catalog row, when that is not the quote's (a
+    CNY list for a USD team): what the cloud's API takes as a spot MaxPrice. None otherwise."""
+    if option.price_currency == option.currency:
+        return None
+    for offer in catalog.offers_of_type(option.provider, option.instance_type):
+        price = offer.spot_hourly if option.pricing_model == "spot" else offer.on_demand_hourly
+        if (offer.region, offer.zone, offer.verified) == (option.region, option.zone, True) and price is not None:
+            return price
+    return None
+
+
+def _spec(option: QuoteOption, command: LaunchCommand, request_id: str, requester: str, policy: Policy,
+          native_hourly: Decimal | None, named: str | None = None) -> LaunchSpec:
+    """The launch an option buys. A country-wide list price (region `cn`) launches in the region the command
+    named, else the cloud's configured one ([policy.clouds.<cloud>] region, else its default)."""
+    provider = option.provider
+    region = option.region
+    if provider != "aws" and region == "cn":
+        region = named or policy.cloud(provider, "region") or region
     return LaunchSpec(
         request_id=request_id, requester=requester, text=command.words(), gpu=option.gpu,
         gpus=option.instances * option.gpu_count, instance_type=option.instance_type, instances=option.instances,
-        vcpus=None, region=option.region, zone=option.zone, pricing_model=option.pricing_model,
+        vcpus=None, region=region, zone=option.zone, pricing_model=option.pricing_model,
         duration_s=command.duration_s, hourly=option.hourly, ceiling_hourly=option.hourly, estimated_total=option.total,
         currency=option.currency, candidates=(), price_source=f"{option.source} {option.as_of}",
-        project=command.project)
+        project=command.project, provider=provider, account=policy.cloud(provider, "account"),
+        price_stale=any(isinstance(note, Stale) for note in option.notes),
+        native_currency=option.price_currency if native_hourly is not None else None,
+        native_ceiling_hourly=native_hourly)
 
 
 def plan_extension(launch: RequestRecord | None, launch_id: str, extra_s: int, policy: Policy, *, request_id: str,
@@ -104,7 +152,7 @@ def plan_extension(launch: RequestRecord | None, launch_id: str, extra_s: int, p
         ttl_s=int((launch.ends_at - (launch.launched_at or launch.ends_at)).total_seconds()) + extra_s,
         hourly=hourly, estimated_total=hourly * extra_s / 3600, gpu=spec.gpu, gpus=spec.gpus,
         instance_type=spec.instance_type, instances=spec.instances, pricing_model=spec.pricing_model,
-        region=spec.where, project=spec.project)
+        region=spec.where, project=spec.project, provider=spec.provider)
     problems = policy.violations(extension)
     if problems:
         raise PolicyError("policy refuses this extension: " + "; ".join(problems),

@@ -24,6 +24,13 @@ from .identity import AUTO_APPROVE, BREAK_GLASS, approver_entry, authenticated, 
 from .request import format_duration, parse_duration
 from .specs import ExtendSpec, LaunchSpec
 
+# GPU instance families, as shell patterns, per cloud: AWS p/g; Tencent's GN, GT, GI and PNV families (upper case);
+# Alibaba's ecs.gn* and bare-metal ecs.ebmgn*. The allowed providers decide which clouds launch at all.
+GPU_INSTANCE_TYPES = ("p*", "g*", "GN*", "GT*", "GI*", "PNV*", "ecs.gn*", "ecs.ebmgn*")
+LAUNCH_PROVIDERS = ("aws", "tencent", "aliyun")  # the clouds gpu-assist can launch on (`provision.Clouds`)
+# Where a launch priced by a country-wide list (region `cn`) starts, unless [policy.clouds.<cloud>] names a region.
+DEFAULT_LAUNCH_REGIONS = {"tencent": "ap-guangzhou", "aliyun": "cn-hangzhou"}
+CLOUD_SETTINGS = ("account", "region", "image_id", "vpc_id", "subnet_id", "vswitch_id", "security_group_id")
 MAX_EXTENSION_S = 30 * 24 * 3600  # without a max_ttl in the policy: the longest one extension may add
 
 
@@ -33,9 +40,11 @@ class Policy:
     max_gpus: int = 64
     max_cost: Decimal = Decimal(50_000)         # per request, in `currency`
     currency: str = "USD"
-    allowed_instance_types: tuple[str, ...] = ("p*", "g*")  # shell patterns
+    allowed_instance_types: tuple[str, ...] = GPU_INSTANCE_TYPES  # shell patterns
     allowed_regions: tuple[str, ...] = ()       # empty: any
     allowed_pricing_models: tuple[str, ...] = ("on-demand", "spot")
+    allowed_providers: tuple[str, ...] = ("aws",)  # the clouds launches may use; a team opts in to another
+    allow_stale_prices: bool = False            # a launch priced only by a stale list may be asked for (and is said)
     auto_approve_below: Decimal | None = None   # estimated cost under which no human is needed (still audited)
     expiry_s: int = 24 * 3600
     max_ttl_s: int | None = None                # a launch's whole time to live, extensions included; None: no cap
@@ -48,6 +57,7 @@ class Policy:
     key_name: str | None = None
     stop_action: str = "terminate"              # terminate | stop
     cost_tags: dict[str, str] = field(default_factory=dict)
+    clouds: dict[str, dict[str, str]] = field(default_factory=dict)  # [policy.clouds.<cloud>]: CLOUD_SETTINGS
     break_glass: bool = False                   # `gpu-assist approve --break-glass` from a shell, audited as override
     # spend
     budgets: Budgets | None = None              # [policy.budgets]: monthly per project tag, see gpu_assist.budgets
@@ -61,6 +71,11 @@ class Policy:
     def default_project(self) -> str:
         """The project tag every launch carries unless its spec names one: the `project` cost tag."""
         return self.cost_tags.get("project", "")
+
+    def cloud(self, provider: str, setting: str) -> str | None:
+        """One of a cloud's settings (`[policy.clouds.tencent] image_id = …`); a launch region has a default."""
+        value = self.clouds.get(provider, {}).get(setting)
+        return value or (DEFAULT_LAUNCH_REGIONS.get(provider) if setting == "region" else None)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "approvers", frozenset(approver_entry(a) for a in self.approvers))
@@ -94,6 +109,13 @@ class Policy:
         """Every rule a launch, or an extension of one, breaks: its GPUs, type, region and pricing model, its
         estimated cost and the whole time to live it makes (a launch's, or its launch's with it)."""
         problems = []
+        provider = spec.provider
+        if provider not in self.allowed_providers:
+            problems.append(f"launches on {provider} are off: the policy allows {', '.join(self.allowed_providers)} "
+                            f"(allowed_providers)")
+        if getattr(spec, "price_stale", False) and not self.allow_stale_prices:
+            problems.append("its only price is a stale list's: refresh the catalog first, or set "
+                            "allow_stale_prices = true in the policy")
         if spec.gpus > self.max_gpus:
             problems.append(f"{spec.gpus} GPUs ({spec.instances}× {spec.instance_type}) is over the limit of "
                             f"{self.max_gpus} per request")
@@ -139,6 +161,7 @@ def load_policy(environ: Mapping[str, str] | None = None) -> Policy:
         "ami_id": "GPU_ASSIST_AMI_ID", "ami_ssm_parameter": "GPU_ASSIST_AMI_SSM_PARAMETER",
         "security_group_ids": "GPU_ASSIST_SECURITY_GROUP_IDS", "key_name": "GPU_ASSIST_KEY_NAME",
         "stop_action": "GPU_ASSIST_STOP_ACTION", "max_ttl": "GPU_ASSIST_MAX_TTL",
+        "allowed_providers": "GPU_ASSIST_ALLOWED_PROVIDERS",
     }  # break_glass is read from the TOML file only: turning an override on is a deliberate change to the file
     for key, variable in env.items():
         if environ.get(variable):
@@ -149,9 +172,10 @@ def load_policy(environ: Mapping[str, str] | None = None) -> Policy:
             max_gpus=int(values.get("max_gpus", 64)),
             max_cost=Decimal(str(values.get("max_cost", 50_000))),
             currency=str(values.get("currency", "USD")).upper(),
-            allowed_instance_types=_list(values.get("allowed_instance_types", ("p*", "g*"))),
+            allowed_instance_types=_list(values.get("allowed_instance_types", GPU_INSTANCE_TYPES)),
             allowed_regions=_list(values.get("allowed_regions", ())),
             allowed_pricing_models=_list(values.get("allowed_pricing_models", ("on-demand", "spot"))),
+            **_launch_clouds(values),
             auto_approve_below=Decimal(str(values["auto_approve_below"])) if values.get("auto_approve_below")
             else None,
             expiry_s=int(values.get("expiry_s", 24 * 3600)),
@@ -181,6 +205,39 @@ def load_policy(environ: Mapping[str, str] | None = None) -> Policy:
     return policy
 
 
+def _launch_clouds(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of launching on other clouds than AWS: allowed_providers, allow_stale_prices, [policy.clouds]."""
+    return {"allowed_providers": _providers(values.get("allowed_providers", ("aws",))),
+            "allow_stale_prices": _flag(values.get("allow_stale_prices", False)),
+            "clouds": _clouds(values.get("clouds", {}))}
+
+
+def _providers(value: str | Iterable[object]) -> tuple[str, ...]:
+    """`allowed_providers = ["aws", "tencent"]`: clouds gpu-assist launches on, by the grammar's provider names."""
+    providers = tuple(p.lower() for p in _list(value))
+    unknown = [p for p in providers if p not in LAUNCH_PROVIDERS]
+    if unknown or not providers:
+        raise PolicyError(f"allowed_providers: gpu-assist launches on {', '.join(LAUNCH_PROVIDERS)}, not "
+                          f"'{', '.join(unknown) or 'nothing'}'", example='allowed_providers = ["aws", "tencent"]')
+    return providers
+
+
+def _clouds(value: object) -> dict[str, dict[str, str]]:
+    """[policy.clouds.<cloud>] tables: each cloud's account alias, launch region, image and network (no secrets:
+    credentials come from each SDK's own chain)."""
+    if not isinstance(value, dict):
+        raise PolicyError("[policy.clouds] must be tables, one per cloud",
+                          example='[policy.clouds.tencent]\naccount = "acme-gz"')
+    clouds: dict[str, dict[str, str]] = {}
+    for provider, settings in value.items():
+        unknown = [k for k in dict(settings) if k not in CLOUD_SETTINGS] if isinstance(settings, dict) else ["?"]
+        if provider not in LAUNCH_PROVIDERS or unknown:
+            raise PolicyError(f"[policy.clouds.{provider}]: clouds are {', '.join(LAUNCH_PROVIDERS)}; settings "
+                              f"are {', '.join(CLOUD_SETTINGS)}", example='[policy.clouds.tencent]\naccount = "acme"')
+        clouds[provider] = {str(k): str(v) for k, v in settings.items()}
+    return clouds
+
+
 def _known_currencies() -> set[str]:
     """The currencies the catalog has exchange rates for: a budget in any other could never be compared."""
     from .catalog import default_catalog_dir, load_fx
@@ -206,7 +263,8 @@ def _flag(value: object) -> bool:
         return True
     if str(value).lower() in ("0", "false", "no", "off", ""):
         return False
-    raise ValueError(f"a switch (break_glass, auto_approve_own_stop) must be true or false, not '{value}'")
+    raise ValueError("a switch (break_glass, auto_approve_own_stop, allow_stale_prices) must be true or false, "
+                     f"not '{value}'")
 
 
 def _list(value: str | Iterable[object]) -> tuple[str, ...]:

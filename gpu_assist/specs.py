@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from .errors import ParseError
-from .facts import PricingModel
+from .facts import Fact, PricingModel, StaleLaunchPrice
 from .request import MAX_DURATION_S, format_duration
 
 _TIME = "%Y-%m-%dT%H:%M:%SZ"  # how a time is written in a spec, and in the gpu-assist:expires-at tag
@@ -104,6 +104,17 @@ class LaunchSpec:
     checks: Checks | None = None
     launched_region: str | None = None
     launched_zone: str | None = None
+    provider: str = "aws"     # the cloud it launches on (`provision.Clouds` picks its provisioner by it)
+    account: str | None = None  # the policy's alias of the account it launches in, for the approval card
+    price_stale: bool = False   # priced only by a list older than the staleness limit (the policy allowed it)
+    native_currency: str | None = None        # the cloud's own currency when it is not `currency` (CNY)
+    native_ceiling_hourly: Decimal | None = None  # the ceiling in it, as the cloud's API takes it (spot MaxPrice)
+
+    @property
+    def price_notes(self) -> tuple[Fact, ...]:
+        """What an approver must know about the price: that it is stale, from which list and date."""
+        source, _, as_of = self.price_source.partition(" ")
+        return (StaleLaunchPrice(self.provider, source, as_of),) if self.price_stale else ()
 
     @property
     def ttl_s(self) -> int:
@@ -126,6 +137,7 @@ class StopSpec:
     instance_ids: tuple[str, ...]
     region: str
     launch_requests: tuple[str, ...]  # the launches whose instances these are
+    provider: str = "aws"
 
     def describe(self, currency: str) -> str:
         return f"stop {', '.join(self.instance_ids)}"
@@ -150,6 +162,7 @@ class ExtendSpec:
     pricing_model: str
     region: str                  # where its instances are
     project: str | None = None
+    provider: str = "aws"        # its launch's cloud: the policy's allowed_providers apply to extensions too
 
     def describe(self, currency: str) -> str:
         return (f"extend {self.launch_request} by {format_duration(self.extra_s)}, est. {self.estimated_total:,.2f} "
@@ -159,7 +172,9 @@ class ExtendSpec:
 Spec = LaunchSpec | StopSpec | ExtendSpec
 _KINDS: dict[str, type[LaunchSpec] | type[StopSpec] | type[ExtendSpec]] = {
     spec.kind: spec for spec in (LaunchSpec, StopSpec, ExtendSpec)}
-_LATE = ("project", "checks", "launched_region", "launched_zone")  # written only once known
+_LATE = ("project", "checks", "launched_region", "launched_zone", "account", "native_currency",
+         "native_ceiling_hourly")  # written only once known
+_DEFAULTS = {"provider": "aws", "price_stale": False}  # left out when so: AWS rows are stored as they always were
 
 
 def to_json(spec: Spec) -> dict[str, Any]:
@@ -167,7 +182,7 @@ def to_json(spec: Spec) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for item in dataclasses.fields(spec):
         value = getattr(spec, item.name)
-        if value is None and item.name in _LATE:
+        if (value is None and item.name in _LATE) or _DEFAULTS.get(item.name, ()) == value:
             continue
         data[item.name] = _plain(value)
     return data
@@ -197,7 +212,7 @@ def spec_from_json(kind: str, data: dict[str, Any]) -> Spec:
             value = tuple(Candidate(c["region"], c.get("zone"), Decimal(str(c["hourly"]))) for c in value)
         elif item.name == "checks":
             value = Checks(**value)
-        elif typed == "Decimal":
+        elif typed in ("Decimal", "Decimal | None"):
             value = Decimal(str(value))
         elif typed == "dt.datetime":
             value = dt.datetime.strptime(value, _TIME).replace(tzinfo=dt.timezone.utc)

@@ -30,7 +30,9 @@ def _fleet(context, records, now):
     from gpu_assist.fleet import fleet_usage
 
     policy = context.approvals.policy
-    regions = sorted({r.spec.where for r in records if r.state == "running" and isinstance(r.spec, LaunchSpec)})
+    # AWS's launches only: CloudWatch has no Tencent or Alibaba instance, so theirs are never called idle (#35)
+    regions = sorted({r.spec.where for r in records if r.state == "running" and isinstance(r.spec, LaunchSpec)
+                      and r.spec.provider == "aws"})
     return [fleet_usage(context.aws_client("ec2", region), context.aws_client("cloudwatch", region), context.catalog,
                         region=region, now=now, window_s=policy.idle_window_s,
                         threshold_pct=policy.idle_threshold_pct, currency=policy.currency) for region in regions]

@@ -43,14 +43,35 @@ def _aws_client(service: str, region: str | None) -> Any:
     return client(service, region)
 
 
+def clouds(policy: Any) -> Any:
+    """Every cloud's provisioner (each resolves its SDK's credentials on its first call), launching only on the
+    clouds the policy allows (`allowed_providers`, default AWS alone); any may stop what gpu-assist launched."""
+    from ..policy import LAUNCH_PROVIDERS
+    from ..provision import Clouds
+    from ..provision.aws import AwsProvisioner
+
+    by_provider: dict[str, Any] = {}
+    for provider in LAUNCH_PROVIDERS:
+        if provider == "tencent":
+            from ..provision.tencent import TencentProvisioner
+
+            by_provider[provider] = TencentProvisioner(policy)
+        elif provider == "aliyun":
+            from ..provision.alibaba import AlibabaProvisioner
+
+            by_provider[provider] = AlibabaProvisioner(policy)
+        else:
+            by_provider[provider] = AwsProvisioner(policy)
+    return Clouds(by_provider, launches=policy.allowed_providers)
+
+
 def _default_approvals(context: "Context") -> Any:
     from ..approvals import Approvals
     from ..policy import load_policy
-    from ..provision.aws import AwsProvisioner
     from ..store import Store
 
     policy = load_policy()
-    return Approvals(Store(), policy, AwsProvisioner(policy), context.catalog)
+    return Approvals(Store(), policy, clouds(policy), context.catalog)
 
 
 @dataclass

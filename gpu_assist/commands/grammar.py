@@ -215,6 +215,7 @@ def _parse_launch(words: list[str], gpus: GpuTable) -> LaunchCommand:
     """`launch 8xA100 72h spot region=… project=…` (on-demand unless spot is said; the duration is the time to
     live, so it must be said), or `launch aws:p4d.24xlarge:us-east-1:spot 72h`."""
     from ..budgets import PROJECT
+    from ..policy import LAUNCH_PROVIDERS
     from ..specs import OptionId
 
     example = "launch 8xA100 72h spot region=us-east-1"
@@ -232,13 +233,15 @@ def _parse_launch(words: list[str], gpus: GpuTable) -> LaunchCommand:
             raise ParseError("say for how long, and nothing else", example=f"launch {option} 72h")
         return LaunchCommand(option, parse_duration(rest[1], example=f"launch {option} 72h"), project)
     request = parse_request(" ".join(rest), gpus)
-    if set(request.providers) - {"aws"}:
-        raise ParseError("gpu-assist launches on AWS only", example=example)
+    if len(request.providers) > 1 or set(request.providers) - set(LAUNCH_PROVIDERS):
+        raise ParseError(f"a launch names one cloud of {', '.join(LAUNCH_PROVIDERS)}",
+                         example="launch 8xV100 72h provider=tencent")
     if not set(request.pricing_models) <= {PricingModel.ON_DEMAND, PricingModel.SPOT}:
         raise ParseError("launch buys on-demand or spot", example=example)
     if not request.duration_given:
         raise ParseError("say for how long: the duration is the instance's time to live", example=example)
-    request = replace(request, providers=("aws",), pricing_models=request.pricing_models or (PricingModel.ON_DEMAND,))
+    request = replace(request, providers=request.providers or ("aws",),
+                      pricing_models=request.pricing_models or (PricingModel.ON_DEMAND,))
     return LaunchCommand(request, request.duration_s, project)
 
 
@@ -265,11 +268,11 @@ def _request_id(word: str, example: str) -> str:
 
 
 def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
-    from ..aws import INSTANCE_ID
+    from ..provision import cloud_of
 
     ids = tuple(w.lower() for w in rest if not w.lower().startswith("region="))
     region = next((w.split("=", 1)[1] for w in rest if w.lower().startswith("region=")), None)
-    bad = [i for i in ids if not INSTANCE_ID.match(i)]
+    bad = [i for i in ids if cloud_of(i) is None]
     if not ids or bad:
         raise ParseError(f"'{bad[0]}' is not an instance id" if bad else "name the instances to stop",
                          example="stop i-0123456789abcdef0")

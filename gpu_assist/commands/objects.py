@@ -60,6 +60,7 @@ gpu-assist — GPU prices across clouds, for the whole job.
   launch 8xA100 72h spot region=us-east-1            ask to launch the cheapest allowed AWS offer
   launch aws:p4d.24xlarge:us-east-1:on-demand 72h    a quote row, by its option id
   launch 8xA100 72h project=vision                   charged to a project's budget and tagged
+  launch 8xV100 72h provider=tencent                 on Tencent Cloud (or aliyun) if allowed
   stop i-0123456789abcdef0                           ask to stop an instance gpu-assist launched
   extend r-0123456789ab 24h                          ask for more time for a running launch
   requests                                           recent requests
@@ -209,8 +210,9 @@ class LaunchCommand:
             asked = f"{self.what} {format_duration(self.duration_s)}"
         else:
             request = self.what
+            clouds = [f"provider={p}" for p in request.providers if p != "aws"]  # AWS's launches read as always
             asked = " ".join([f"{request.count}x{request.gpu}", format_duration(self.duration_s),
-                              *request.pricing_models, *(f"region={r}" for r in request.regions)])
+                              *request.pricing_models, *(f"region={r}" for r in request.regions), *clouds])
         return f"launch {asked}" + (f" project={self.project}" if self.project else "")
 
 

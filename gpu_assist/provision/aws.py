@@ -38,6 +38,14 @@ def client_token(request_id: str, placement: str) -> str:
     return f"{request_id}@{placement}"[:64]
 
 
+def _dollar_ceiling(spec: LaunchSpec):
+    """The approved ceiling in USD, as EC2's MaxPrice takes it: the catalog's own dollar figure when the team
+    counts in another currency (a CNY policy), else the ceiling itself."""
+    if spec.native_currency == "USD" and spec.native_ceiling_hourly is not None:
+        return format(spec.native_ceiling_hourly.normalize(), "f")
+    return spec.ceiling_hourly
+
+
 def _code(error) -> str:
     return getattr(error, "response", {}).get("Error", {}).get("Code", "")
 
@@ -123,7 +131,7 @@ class AwsProvisioner:
             args["KeyName"] = self.policy.key_name
         if spec.pricing_model == "spot":
             args["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {
-                "MaxPrice": str(spec.ceiling_hourly), "SpotInstanceType": "one-time",
+                "MaxPrice": str(_dollar_ceiling(spec)), "SpotInstanceType": "one-time",
                 "InstanceInterruptionBehavior": "terminate"}}
         return args
 

@@ -262,7 +262,7 @@ def approval_card(record: RequestRecord, *, decided: str | None = None, budgets:
                 f"in {spec.region} for {format_duration(spec.duration_s)} (then stopped automatically)\n"
                 f"Estimated *{format_money(spec.estimated_total, record.currency)}* · ceiling "
                 f"{format_money(spec.ceiling_hourly, record.currency)}/h per instance\n"
-                f"Dry run: {checks.dry_run} · Quota: {checks.quota}")
+                f"Dry run: {checks.dry_run} · Quota: {checks.quota}") + _cloud_lines(spec)
     elif isinstance(spec, ExtendSpec):
         then = spec.launch_ends_at + dt.timedelta(seconds=spec.extra_s)
         what = (f"*Extension request {record.id}* from {slack_mention(record.requester)}\n"
@@ -291,6 +291,22 @@ def approval_card(record: RequestRecord, *, decided: str | None = None, budgets:
              "text": {"type": "plain_text", "text": "Reject"}},
         ]})
     return blocks
+
+
+def _cloud_lines(spec: LaunchSpec) -> str:
+    """Another cloud than AWS, or an AWS account the policy names: which cloud and account, the price's source and
+    date, and a stale price's warning (an AWS card without an account alias reads as it always has)."""
+    if spec.provider == "aws" and not spec.account:
+        return ""
+    from ..facts import LaunchCloud
+    from .notes import words
+
+    source, _, as_of = spec.price_source.partition(" ")
+    lines = [f"Cloud: {words(LaunchCloud(spec.provider, spec.account))} · price {source} of {as_of or '?'}"]
+    if spec.native_currency and spec.native_ceiling_hourly is not None:  # the cloud's own figure, unconverted
+        lines.append(f"In {spec.native_currency}: {format_money(spec.native_ceiling_hourly, spec.native_currency)}/h "
+                     f"per instance, as the cloud bills it")
+    return "\n" + "\n".join(lines + [f":warning: {words(note)}" for note in spec.price_notes])
 
 
 def outcome_line(record: RequestRecord) -> str:

@@ -145,6 +145,24 @@ def _unverified(fact: f.Unverified) -> str:
     return f"unverified list price ({fact.source})"
 
 
+# Launching on another cloud than AWS (issue #35).
+CLOUD_NAMES = {"aws": "AWS", "tencent": "Tencent Cloud", "aliyun": "Alibaba Cloud"}
+REFRESH_VERB = {"tencent": "catalog refresh tencent", "aliyun": "catalog refresh aliyun"}
+
+
+@words.register(f.StaleLaunchPrice)
+def _stale_launch_price(fact: f.StaleLaunchPrice) -> str:
+    cloud = CLOUD_NAMES.get(fact.provider, fact.provider)
+    refresh = REFRESH_VERB.get(fact.provider, "a refresh of the catalog")
+    return f"price from {cloud}'s stale {fact.as_of or 'undated'} list; refresh first: {refresh}"
+
+
+@words.register(f.LaunchCloud)
+def _launch_cloud(fact: f.LaunchCloud) -> str:
+    cloud = CLOUD_NAMES.get(fact.provider, fact.provider)
+    return f"{cloud}, account {fact.account}" if fact.account else f"{cloud}, account not named in the policy"
+
+
 @words.register(f.PricedFrom)
 def _priced_from(fact: f.PricedFrom) -> str:
     per = "month" if fact.model == f.PricingModel.MONTHLY else "h"

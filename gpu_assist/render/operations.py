@@ -91,9 +91,11 @@ def render_fleet(report: FleetReport, **_options: Any) -> str:
 def render_request(record, trail=()) -> str:
     """A request with its checks and audit trail, each line folded to 100 columns (a dry run's error names an
     SSM parameter; an audit detail may be long)."""
+    from ..facts import LaunchCloud
     from ..records import describe
     from ..specs import Checks, ExtendSpec, LaunchSpec
     from .comparison import wrap
+    from .notes import words
 
     lines = [describe(record)]
     spec = record.spec
@@ -101,6 +103,9 @@ def render_request(record, trail=()) -> str:
         lines.append(f"  {format_rate(spec.hourly, record.currency)}/h per instance (ceiling "
                      f"{format_money(spec.ceiling_hourly, record.currency)}/h), price from {spec.price_source}")
         lines += [f"  project {spec.project}"] if spec.project else []
+        if spec.provider != "aws" or spec.account:  # which cloud and account, and a stale price's warning
+            lines += [f"  cloud: {words(LaunchCloud(spec.provider, spec.account))}"]
+            lines += [f"  {words(note)}" for note in spec.price_notes]
         checks = spec.checks or Checks("?", "?")
         lines += [f"  dry run: {checks.dry_run}", f"  quota: {checks.quota}"]
     elif isinstance(spec, ExtendSpec):

@@ -124,7 +124,7 @@ def usage_by_type(records: list[RequestRecord], months: tuple[dt.date, ...], now
         if (not isinstance(spec, LaunchSpec) or record.launched_at is None or stop is None
                 or record.hourly_price is None or record.currency != currency):
             continue
-        key = (getattr(spec, "provider", "aws"), spec.instance_type, spec.launched_region or spec.region)
+        key = (spec.provider, spec.instance_type, spec.launched_region or spec.region)
         for month in months:
             start = dt.datetime.combine(month, dt.time(), tzinfo=dt.timezone.utc)
             ran = _hours(max(start, record.launched_at), min(next_month(start), stop))

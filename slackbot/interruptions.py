@@ -1,4 +1,4 @@
-"""The jobs leader's round for spot interruptions: gpu-assist's running spot launches whose instances EC2 took
+"""The jobs leader's round for spot interruptions: gpu-assist's running AWS spot launches whose instances EC2 took
 back are posted once, in the launch's thread, with a Relaunch button; a launch that lost every instance is
 recorded as stopped then (`states.INTERRUPTED`), so its spend stops there.
 
@@ -33,7 +33,8 @@ def interruption_round(context, client, channel: str) -> list[str]:
     approvals = context.approvals
     store, now = approvals.store, approvals.clock()
     running = [r for r in store.list(states=("running",), limit=1000)
-               if isinstance(r.spec, LaunchSpec) and r.spec.pricing_model == "spot" and r.instance_ids]
+               if isinstance(r.spec, LaunchSpec) and r.spec.provider == "aws" and r.spec.pricing_model == "spot"
+               and r.instance_ids]
     by_id = {record.id: record for record in running}
     posted: list[str] = []
     for region in sorted({r.spec.launched_region or r.spec.region for r in running}):

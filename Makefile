@@ -27,9 +27,13 @@ $(STAMP)-catalog: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[catalog]'
 	touch $@
 
-# Rebuild the JupyterLab extension after editing labextension/src.
+# Rebuild the JupyterLab extension after editing labextension/src. The install copied the extension into the
+# virtual environment; a link to gpu_assist/labextension takes the copy's place, so JupyterLab serves each build.
+LABEXTENSIONS := $(VENV)/share/jupyter/labextensions
 labextension: install
 	cd labextension && PATH=$(CURDIR)/$(BIN):$$PATH $(CURDIR)/$(BIN)/jlpm install && PATH=$(CURDIR)/$(BIN):$$PATH $(CURDIR)/$(BIN)/jlpm build:prod
+	cp labextension/install.json gpu_assist/labextension/
+	rm -rf $(LABEXTENSIONS)/gpu-assist && ln -s $(CURDIR)/gpu_assist/labextension $(LABEXTENSIONS)/gpu-assist
 
 install: build-deps $(STAMP)
 

@@ -252,6 +252,9 @@ def pytest_runtest_makereport(item, call):
                                         ("AWS secret key", AWS_SECRET), ("database password", DB_PASSWORD))
               if secret in text]
     _SECRETS_SCANNED["tests"] += 1
+    screenshots = getattr(item, "gpu_assist_screenshots", ())
+    if report.failed and screenshots:  # the browser tests' (tests/e2e/test_lab_tabs.py `shots`)
+        report.sections.append(("screenshots", "\n".join(screenshots)))
     if leaked:
         _SECRETS_SCANNED["leaks"].append((item.nodeid, leaked))
         report.outcome = "failed"

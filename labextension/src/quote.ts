@@ -217,12 +217,16 @@ function rowOf(answer: Comparison, row: ComparisonRow): HTMLTableRowElement {
   const cheapest = row.rank === 1;
   const node = element('tr', {
     class: 'gpu-assist-option' + (cheapest ? ' gpu-assist-cheapest' : '') + (row.verified ? '' : ' gpu-assist-unverified'),
-    'data-key': row.key
+    'data-key': row.key,
+    'data-provider': row.provider,
+    'data-instance-type': row.instance_type,
+    'data-instances': String(row.instances),
+    'data-where': row.where,
+    'data-best': row.best
   });
   node.append(element('td', { class: 'num gpu-assist-rank' }, row.rank === null ? '–' : String(row.rank)));
   const offer = element('td', { class: 'gpu-assist-offer' },
-    element('span', { class: 'gpu-assist-provider' }, row.provider),
-    ' ',
+    element('div', { class: 'gpu-assist-provider' }, row.provider),
     element('span', { class: 'gpu-assist-instance', title: row.instance_type },
       (row.instances > 1 ? `${row.instances}× ` : '') + row.instance_type));
   for (const marker of row.markers) {
@@ -234,17 +238,19 @@ function rowOf(answer: Comparison, row: ComparisonRow): HTMLTableRowElement {
     offer.append(' ', element('span', { class: 'gpu-assist-badge', title: 'the cheapest verified option' },
       'cheapest'));
   }
+  offer.append(element('div', { class: 'gpu-assist-note gpu-assist-narrow-block' }, row.where));
   node.append(offer);
   const best = row.totals[row.best];
   node.append(element('td', { class: 'num gpu-assist-narrow gpu-assist-total' },
     element('div', {}, money(best, answer.currency)),
-    element('div', { class: 'gpu-assist-note' }, `${SHORT[row.best] ?? row.best} · ${row.where}`)));
+    element('div', { class: 'gpu-assist-note' }, SHORT[row.best] ?? row.best)));
   for (const column of answer.columns) {
     const total = row.totals[column];
     const isBest = column === row.best;
     node.append(element('td', {
       class: 'num gpu-assist-wide' + (isBest ? ' gpu-assist-best' : ''),
       'data-model': column,
+      'data-total': total === null ? '' : String(total),
       ...(isBest ? { title: 'the cheapest way to buy this row' } : {})
     }, total === null ? '—' : money(total, answer.currency) + (isBest ? ' *' : '')));
   }

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test test-moved test-fast test-alone lint typecheck golden docs soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
+.PHONY: demo test test-moved test-fast test-alone lint typecheck golden docs screenshots soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -91,6 +91,12 @@ golden: install-test
 # The request state machine's table in docs/ARCHITECTURE.md, from gpu_assist/states.py (a test fails when they differ).
 docs: install
 	$(BIN)/python -m gpu_assist.states docs/ARCHITECTURE.md
+
+# The JupyterLab sidebar's screenshots in docs/jupyterlab.md (docs/screenshots/*.png), taken by its browser tests
+# (tests/e2e/test_lab_tabs.py); `make test` runs the same tests but keeps their screenshots in temporary folders.
+screenshots: install-test
+	mkdir -p docs/screenshots
+	GPU_ASSIST_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -p no:randomly tests/e2e/test_lab_tabs.py
 
 # ruff's rules as configured in pyproject.toml, over everything Python in the repository; vulture for dead code in
 # gpu_assist/ and slackbot/ ([tool.vulture]: confidence 60 %, the lowest, which is where unused functions and

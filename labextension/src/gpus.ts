@@ -52,17 +52,23 @@ const HISTORY = 150; // five minutes of samples
 const IDLE_PCT = 10;
 const IDLE_AFTER_S = 60;
 
-/** A polyline of percentages (0–100), newest on the right. */
+/** A polyline of percentages (0–100) across the samples seen, oldest on the left, with the idle threshold dashed. */
 export function sparkline(values: number[], label: string): SVGSVGElement {
   const width = 120;
   const height = 24;
-  const line = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'gpu-assist-sparkline', role: 'img',
-    'aria-label': label });
-  const step = width / (HISTORY - 1);
-  const start = HISTORY - values.length;
-  const points = values.map((value, i) => `${((start + i) * step).toFixed(1)},${(height - (value / 100) * height).toFixed(1)}`);
+  const line = svg('svg', { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: 'none',
+    class: 'gpu-assist-sparkline', role: 'img', 'aria-label': label });
+  const y = (pct: number) => (height - (pct / 100) * (height - 2) - 1).toFixed(1);
+  const step = width / Math.max(values.length - 1, 1);
+  const points = values.map((value, i) => `${(i * step).toFixed(1)},${y(value)}`);
+  line.append(svg('line', { x1: 0, x2: width, y1: y(IDLE_PCT), y2: y(IDLE_PCT), class: 'gpu-assist-sparkline-idle' }));
   line.append(svg('polyline', { points: points.join(' '), class: 'gpu-assist-sparkline-line' }));
   return line;
+}
+
+function minutes(samples: { at: number }[]): string {
+  const seconds = samples.length > 1 ? samples[samples.length - 1].at - samples[0].at : 0;
+  return seconds >= 90 ? `${Math.round(seconds / 60)} min` : `${Math.round(seconds)} s`;
 }
 
 export class GpusTab extends Widget {
@@ -117,8 +123,8 @@ export class GpusTab extends Widget {
         element('div', { class: 'gpu-assist-plan-head' },
           element('span', {}, `GPU ${gpu.index} ${gpu.name ?? ''}`),
           element('span', { class: 'gpu-assist-total' }, `${gpu.utilization_gpu_pct ?? 'n/a'}%`)),
-        sparkline(kept.map(s => s.pct), `GPU ${gpu.index} utilization over the last minutes`),
-        note(`memory ${memory}`));
+        sparkline(kept.map(s => s.pct), `GPU ${gpu.index} utilization over the last ${minutes(kept)}`),
+        note(`memory ${memory} · use over the last ${minutes(kept)}`));
       const busy = kept.filter(s => s.pct >= IDLE_PCT);
       const idleSince = busy.length ? busy[busy.length - 1].at : kept[0].at;
       const idleFor = now - idleSince;

@@ -45,8 +45,11 @@ export function dailyChart(report: SpendReport): SVGSVGElement {
     role: 'img',
     'aria-label': `daily cost, ${report.daily.length} days` + (budget ? `, budget ${money(share, report.currency)} a day` : '')
   });
-  const slot = width / Math.max(report.daily.length, 1);
-  report.daily.forEach((day, index) => {
+  // One slot per day of the month, so a bar's place is its date and the month to come shows as room.
+  const days = daysInMonth(report.period.start);
+  const slot = width / days;
+  report.daily.forEach(day => {
+    const index = Number(day.day.slice(8, 10)) - 1;
     const tall = (day.cost / top) * height;
     const bar = svg('rect', {
       x: index * slot + slot * 0.15, y: height - tall, width: slot * 0.7, height: Math.max(tall, 0.5),
@@ -60,13 +63,14 @@ export function dailyChart(report: SpendReport): SVGSVGElement {
   if (budget) {
     const y = height - (share / top) * height;
     chart.append(svg('line', { x1: 0, x2: width, y1: y, y2: y, class: 'gpu-assist-chart-budget' }));
-    const label = svg('text', { x: width - 2, y: Math.max(y - 3, 9), 'text-anchor': 'end', class: 'gpu-assist-chart-label' });
+    const label = svg('text', { x: width - 2, y: Math.min(y + 11, height - 2), 'text-anchor': 'end',
+      class: 'gpu-assist-chart-label' });
     label.textContent = `budget ${money(share, report.currency, 0)}/day`;
     chart.append(label);
   }
-  const first = report.daily[0]?.day ?? report.period.start.slice(0, 10);
-  const last = report.daily[report.daily.length - 1]?.day ?? '';
-  for (const [x, anchor, text] of [[0, 'start', first], [width, 'end', last]] as [number, string, string][]) {
+  const month = report.period.start.slice(0, 8);
+  for (const [x, anchor, text] of [[0, 'start', month + '01'], [width, 'end', month + String(days)]] as
+    [number, string, string][]) {
     const axis = svg('text', { x, y: height + 12, 'text-anchor': anchor, class: 'gpu-assist-chart-label' });
     axis.textContent = text.slice(5);
     chart.append(axis);

@@ -291,6 +291,8 @@ def test_the_gpus_tab_shows_this_servers_gpus_and_the_fleets_idle_instance(lab, 
     with sidebar(lab, chromium, "carol", width=WIDE) as (page, panel):
         tab = _tab(panel, "GPUs")
         tab.locator(".gpu-assist-idle").wait_for(timeout=WAIT_MS)  # a minute of samples: the idle call-out
+        page.wait_for_function("""() => document.querySelector('#gpu-assist-gpus polyline')
+            .getAttribute('points').split(' ').length >= 5""", timeout=WAIT_MS)
         gpus = tab.locator(".gpu-assist-gpu")
         callouts = [gpus.nth(i).locator(".gpu-assist-idle").count() for i in range(gpus.count())]
         points = gpus.first.locator("polyline").get_attribute("points").split()
@@ -300,7 +302,7 @@ def test_the_gpus_tab_shows_this_servers_gpus_and_the_fleets_idle_instance(lab, 
         shots(panel, "gpus")
         fleet.get_by_role("button", name=f"Request a stop of {idle}").click()
         asked = tab.locator(".gpu-assist-status", has_text="Stop of").inner_text(timeout=WAIT_MS)
-    assert callouts == [0, 1] and len(points) >= 3
+    assert callouts == [0, 1] and len(points) >= 5
     assert badges == {idle: "idle", busy: "85%"}
     (stop,) = [r for r in _api(lab, "bob", "gpu-assist/api/requests") if r["kind"] == "stop"]
     assert stop["id"] in asked and (stop["requester"], stop["state"], stop["instance_ids"]) == (
@@ -360,11 +362,13 @@ def test_the_dark_theme_renders_the_sidebar_in_its_colours(lab, chromium, shots)
         light = page.locator("body").get_attribute("data-jp-theme-light")
         colours = quote.evaluate("""node => {
             const style = getComputedStyle(node), row = getComputedStyle(node.querySelector('td.gpu-assist-offer'));
-            return [style.backgroundColor, row.color];
+            const input = getComputedStyle(node.querySelector('input'));
+            return [style.backgroundColor, row.color, input.backgroundColor, input.color];
         }""")
         shots(panel, "quote-dark")
-    background, text = (_luminance(c) for c in colours)
-    assert light == "false" and background < 0.2 < 0.6 < text
+    background, text, field, typed = (_luminance(c) for c in colours)
+    assert light == "false" and background < 0.2 < 0.6 < text, colours
+    assert field < 0.2 < 0.6 < typed, colours  # the inputs too: no light box in a dark sidebar
 
 
 def _luminance(colour: str) -> float:

@@ -243,8 +243,13 @@ def test_the_recommend_tab_plans_a_workload_with_its_reasoning_folded(lab, chrom
     pinned = Context(catalog_loader=lambda: catalog, today=lambda: NOON.date())
     core = run(parse_command("recommend finetune 7B tokens=2B deadline=48h top=5", catalog.gpus), pinned)
     with sidebar(lab, chromium, "carol", width=WIDE) as (page, panel):
-        tab = _tab(panel, "Recommend")
-        tab.get_by_role("button", name="Recommend").click()
+        panel.get_by_role("tab", name="Quote").focus()  # by keyboard: the tab bar takes the arrow keys
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+        tab = panel.locator("#gpu-assist-recommend")
+        tab.get_by_label("model size").wait_for(timeout=WAIT_MS)
+        tab.get_by_label("model size").focus()
+        page.keyboard.press("Enter")  # submits the form
         plans = tab.locator("li.gpu-assist-plan")
         plans.first.wait_for(timeout=WAIT_MS)
         heads = plans.locator(".gpu-assist-plan-head .gpu-assist-provider").all_inner_texts()

@@ -61,7 +61,7 @@ export function quoteWords(request: string, filters: Record<string, string>): st
   return words.join(' ');
 }
 
-/** The notebook cell that asks the same: `gpu_assist.quote(...)` returns the comparison as a DataFrame. */
+/** The notebook cell that asks the same: `gpu_assist.quote(...)` returns these options as a DataFrame, one a row. */
 export function notebookCall(words: string): string {
   return `import gpu_assist\n\ngpu_assist.quote(${JSON.stringify(words)})`;
 }
@@ -115,12 +115,12 @@ export class QuoteTab extends Widget {
       event.preventDefault();
       void this.quote();
     });
-    for (const control of [this.pricing, this.provider, this.currency]) {
+    for (const control of [this.pricing, this.provider, this.region, this.currency]) {
       control.addEventListener('change', () => void this.quote());
     }
     const cell = button('Open as notebook cell', () => void this.openCell(notebookCall(this.words())), {
       'aria-label': 'Open this quote as a notebook cell',
-      title: 'Insert the gpu_assist.quote(...) call that gives this comparison as a DataFrame'
+      title: 'Insert the gpu_assist.quote(...) call that gives these options as a DataFrame'
     });
     this.node.append(
       form,

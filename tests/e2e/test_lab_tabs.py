@@ -37,7 +37,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-network
                   "--no-first-run"]
 HERE = Path(__file__).parent
 SCREENSHOTS = "GPU_ASSIST_SCREENSHOTS"  # `make screenshots`: where the docs' copies go
-NARROW, WIDE = 300, 760  # the sidebar's width in pixels: JupyterLab's default column, and dragged wide
+NARROW, WIDE = 250, 760  # the sidebar's width in pixels: JupyterLab's default column, and dragged wide
 WAIT_MS = 60_000
 THEMES = "@jupyterlab/apputils-extension:themes"
 
@@ -156,8 +156,7 @@ def sidebar(lab, chromium, user: str, *, width: int = NARROW, dark: bool = False
         page.click("li[data-id='gpu-assist-panel']", timeout=WAIT_MS)
         panel = page.locator("#gpu-assist-panel")
         panel.wait_for(timeout=WAIT_MS)
-        if width != NARROW:
-            _drag_sidebar(page, panel, width)
+        _drag_sidebar(page, panel, width)  # JupyterLab restores the last width it saved: set it each time
         yield page, panel
     finally:
         context.close()
@@ -171,6 +170,8 @@ def _set_theme(lab: str, user: str, theme: str) -> None:
 
 def _drag_sidebar(page, panel, width: int) -> None:
     box = panel.bounding_box()
+    if abs(box["width"] - width) < 4:
+        return
     page.mouse.move(box["x"] + box["width"] + 2, box["y"] + 200)
     page.mouse.down()
     page.mouse.move(box["x"] + width, box["y"] + 200, steps=8)

@@ -214,7 +214,7 @@ def test_the_quote_tabs_rows_are_the_clis_comparison_for_8xa100_72h(lab, chromiu
         }""", timeout=WAIT_MS)
         spot = _rows(quote)
         quote.get_by_role("button", name="Open this quote as a notebook cell").click()
-        cell = page.locator(".jp-Notebook .jp-Cell .cm-content").first
+        cell = page.locator(".jp-Notebook .jp-Cell .cm-content", has_text="gpu_assist.quote(").first
         cell.wait_for(timeout=WAIT_MS)
         code = [line for line in cell.locator(".cm-line").all_inner_texts() if line.strip()]
         assert code == ["import gpu_assist", 'gpu_assist.quote("8xA100 72h pricing=spot")']

@@ -61,7 +61,7 @@ export class RecommendTab extends Widget {
     const [tokensLabel, tokens] = field('tokens', 'tokens', '2B', '2B (train, fine-tune)');
     const [deadlineLabel, deadline] = field('deadline', 'deadline', '48h', '72h');
     const [budgetLabel, budget] = field('budget', 'budget', '', '5000');
-    const [extraLabel, extra] = field('more', 'extra', '', 'provider=aws method=lora');
+    const [extraLabel, extra] = field('more', 'extra', '', 'method=lora');
     [this.size, this.tokens, this.deadline, this.budget, this.extra] = [size, tokens, deadline, budget, extra];
     form.append(
       element('label', { class: 'gpu-assist-field' }, element('span', {}, 'kind'), this.kind),

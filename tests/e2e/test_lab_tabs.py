@@ -12,6 +12,7 @@ import contextlib
 import csv
 import datetime as dt
 import io
+import itertools
 import json
 import os
 import shutil
@@ -40,6 +41,7 @@ SCREENSHOTS = "GPU_ASSIST_SCREENSHOTS"  # `make screenshots`: where the docs' co
 NARROW, WIDE = 250, 760  # the sidebar's width in pixels: JupyterLab's default column, and dragged wide
 WAIT_MS = 60_000
 THEMES = "@jupyterlab/apputils-extension:themes"
+_WORKSPACES = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +141,7 @@ def shots(request, tmp_path):
 
 
 @contextlib.contextmanager
-def sidebar(lab, chromium, user: str, *, width: int = NARROW, dark: bool = False):
+def sidebar(lab, chromium, shots, user: str, *, width: int = NARROW, dark: bool = False):
     """JupyterLab opened as `user` with the GPU Assistant sidebar shown at `width` pixels; yields (page, panel).
     The API token signs the user in once (Jupyter sets its login cookie); JupyterLab then runs on the cookie and
     the XSRF token, as in any browser."""
@@ -152,12 +154,16 @@ def sidebar(lab, chromium, user: str, *, width: int = NARROW, dark: bool = False
         page = context.new_page()
         page.goto(f"{lab}/api/me", timeout=WAIT_MS)
         context.set_extra_http_headers({})
-        page.goto(f"{lab}/lab", timeout=WAIT_MS)
+        # A workspace of its own: JupyterLab restores a workspace's layout, and this test starts from the default.
+        page.goto(f"{lab}/lab/workspaces/e2e-{next(_WORKSPACES)}", timeout=WAIT_MS)
         page.click("li[data-id='gpu-assist-panel']", timeout=WAIT_MS)
         panel = page.locator("#gpu-assist-panel")
         panel.wait_for(timeout=WAIT_MS)
         _drag_sidebar(page, panel, width)  # JupyterLab restores the last width it saved: set it each time
         yield page, panel
+    except BaseException:
+        shots(page, f"failed-as-{user}")  # the page as it was when the test failed, listed in the report
+        raise
     finally:
         context.close()
         if dark:
@@ -169,13 +175,18 @@ def _set_theme(lab: str, user: str, theme: str) -> None:
 
 
 def _drag_sidebar(page, panel, width: int) -> None:
-    box = panel.bounding_box()
-    if abs(box["width"] - width) < 4:
-        return
-    page.mouse.move(box["x"] + box["width"] + 2, box["y"] + 200)
-    page.mouse.down()
-    page.mouse.move(box["x"] + width, box["y"] + 200, steps=8)
-    page.mouse.up()
+    """Drag the sidebar's edge until the panel is `width` pixels wide (a drag while JupyterLab still lays the page
+    out may not take: try again)."""
+    for _ in range(5):
+        page.wait_for_timeout(200)
+        box = panel.bounding_box()
+        if abs(box["width"] - width) < 6:
+            return
+        page.mouse.move(box["x"] + box["width"] + 2, box["y"] + 200)
+        page.mouse.down()
+        page.mouse.move(box["x"] + width, box["y"] + 200, steps=8)
+        page.mouse.up()
+    raise AssertionError(f"the sidebar is {panel.bounding_box()['width']} pixels wide, not {width}")
 
 
 def _tab(panel, name: str):
@@ -196,7 +207,7 @@ def test_the_quote_tabs_rows_are_the_clis_comparison_for_8xa100_72h(lab, chromiu
     pinned = Context(catalog_loader=lambda: catalog, today=lambda: NOON.date())
     cli = list(csv.DictReader(io.StringIO(render_csv.render(run(parse_command("quote 8xA100 72h", catalog.gpus),
                                                                      pinned)))))
-    with sidebar(lab, chromium, "carol") as (page, panel):
+    with sidebar(lab, chromium, shots, "carol") as (page, panel):
         quote = panel.locator("#gpu-assist-quote")
         quote.locator("tr.gpu-assist-option").first.wait_for(timeout=WAIT_MS)
         shown = _rows(quote)
@@ -229,7 +240,7 @@ def test_the_quote_tabs_rows_are_the_clis_comparison_for_8xa100_72h(lab, chromiu
 
 
 def test_the_wide_sidebar_shows_every_pricing_model_side_by_side(lab, chromium, shots):
-    with sidebar(lab, chromium, "carol", width=WIDE) as (page, panel):
+    with sidebar(lab, chromium, shots, "carol", width=WIDE) as (page, panel):
         quote = panel.locator("#gpu-assist-quote")
         quote.locator("tr.gpu-assist-option").first.wait_for(timeout=WAIT_MS)
         assert quote.locator("td[data-model]").first.is_visible()
@@ -243,7 +254,7 @@ def test_the_wide_sidebar_shows_every_pricing_model_side_by_side(lab, chromium, 
 def test_the_recommend_tab_plans_a_workload_with_its_reasoning_folded(lab, chromium, catalog, shots):
     pinned = Context(catalog_loader=lambda: catalog, today=lambda: NOON.date())
     core = run(parse_command("recommend finetune 7B tokens=2B deadline=48h top=5", catalog.gpus), pinned)
-    with sidebar(lab, chromium, "carol", width=WIDE) as (page, panel):
+    with sidebar(lab, chromium, shots, "carol", width=WIDE) as (page, panel):
         panel.get_by_role("tab", name="Quote").focus()  # by keyboard: the tab bar takes the arrow keys
         page.keyboard.press("ArrowRight")
         page.keyboard.press("Enter")
@@ -264,7 +275,7 @@ def test_the_recommend_tab_plans_a_workload_with_its_reasoning_folded(lab, chrom
 
 def test_the_spend_tab_shows_the_month_by_project_and_requester_with_the_budget(lab, chromium, shots):
     report = _api(lab, "bob", "gpu-assist/api/spend")
-    with sidebar(lab, chromium, "bob", width=WIDE) as (page, panel):
+    with sidebar(lab, chromium, shots, "bob", width=WIDE) as (page, panel):
         tab = _tab(panel, "Spend")
         tab.locator("table[aria-label='spend by project']").wait_for(timeout=WAIT_MS)
         projects = dict(tab.locator("table[aria-label='spend by project'] tbody tr").evaluate_all(
@@ -294,7 +305,7 @@ def test_the_gpus_tab_shows_this_servers_gpus_and_the_fleets_idle_instance(lab, 
     idle, busy = launches["vision"]["instance_ids"][0], launches["nlp"]["instance_ids"][0]
     _report_use(aws_clients("cloudwatch"), idle, 3.0)
     _report_use(aws_clients("cloudwatch"), busy, 85.0)
-    with sidebar(lab, chromium, "carol", width=WIDE) as (page, panel):
+    with sidebar(lab, chromium, shots, "carol", width=WIDE) as (page, panel):
         tab = _tab(panel, "GPUs")
         tab.locator(".gpu-assist-idle").wait_for(timeout=WAIT_MS)  # a minute of samples: the idle call-out
         page.wait_for_function("""() => document.querySelector('#gpu-assist-gpus polyline')
@@ -318,7 +329,7 @@ def test_the_gpus_tab_shows_this_servers_gpus_and_the_fleets_idle_instance(lab, 
 
 def test_an_approver_approves_in_jupyterlab_and_the_instance_runs_in_aws(lab, chromium, aws_clients, shots):
     record = _api(lab, "carol", "gpu-assist/api/launch", {"q": "8xA100 24h region=us-east-1 project=vision"})
-    with sidebar(lab, chromium, "bob", width=WIDE) as (page, panel):
+    with sidebar(lab, chromium, shots, "bob", width=WIDE) as (page, panel):
         tab = _tab(panel, "Requests")
         card = tab.locator(f"li[data-id='{record['id']}']")
         approve = card.get_by_role("button", name=f"Approve {record['id']}")
@@ -339,7 +350,7 @@ def test_an_approver_approves_in_jupyterlab_and_the_instance_runs_in_aws(lab, ch
 def test_the_requester_sees_no_approve_button_and_a_forged_post_is_refused(lab, chromium, shots):
     record = _api(lab, "carol", "gpu-assist/api/launch", {"q": "8xA100 24h region=us-east-1 project=vision"})
     approve = f"{lab}/gpu-assist/api/requests/{record['id']}/approve"
-    with sidebar(lab, chromium, "carol") as (page, panel):
+    with sidebar(lab, chromium, shots, "carol") as (page, panel):
         tab = _tab(panel, "Requests")
         card = tab.locator(f"li[data-id='{record['id']}']")
         card.wait_for(timeout=WAIT_MS)
@@ -362,7 +373,7 @@ def test_the_requester_sees_no_approve_button_and_a_forged_post_is_refused(lab, 
 
 
 def test_the_dark_theme_renders_the_sidebar_in_its_colours(lab, chromium, shots):
-    with sidebar(lab, chromium, "carol", width=WIDE, dark=True) as (page, panel):
+    with sidebar(lab, chromium, shots, "carol", width=WIDE, dark=True) as (page, panel):
         quote = panel.locator("#gpu-assist-quote")
         quote.locator("tr.gpu-assist-option").first.wait_for(timeout=WAIT_MS)
         light = page.locator("body").get_attribute("data-jp-theme-light")

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test test-moved test-fast test-alone lint typecheck golden docs screenshots soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
+.PHONY: demo test test-moved test-fast test-alone lint typecheck golden docs site screenshots soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -98,14 +98,22 @@ screenshots: install-test
 	mkdir -p docs/screenshots
 	GPU_ASSIST_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -p no:randomly tests/e2e/test_lab_tabs.py
 
+# The documentation site (mkdocs.yml, pages in docs/) built into the ignored .site/; `$(BIN)/mkdocs serve` serves it
+# while you write. Strict: a broken link or anchor, or a page left out of the nav, fails it (lint runs it too).
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir .site
+site: install-test
+	$(MKDOCS)
+
 # ruff's rules as configured in pyproject.toml, over everything Python in the repository; vulture for dead code in
 # gpu_assist/ and slackbot/ ([tool.vulture]: confidence 60 %, the lowest, which is where unused functions and
 # attributes show; vulture_whitelist.py names what only a framework calls); mypy over gpu_assist/ and slackbot/ as
-# [tool.mypy] configures it (strict on the pure core). make test runs it first; CI fails on any finding.
+# [tool.mypy] configures it (strict on the pure core); then the documentation site, strict. make test runs it first;
+# CI fails on any finding.
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/vulture
 	$(BIN)/mypy
+	$(MKDOCS)
 
 # mypy alone (lint runs it too).
 typecheck: install-test
@@ -139,4 +147,4 @@ validate: install
 	$(BIN)/gpu-assist catalog validate
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info gpu_assist/labextension labextension/lib labextension/node_modules .bench
+	rm -rf $(VENV) build dist *.egg-info gpu_assist/labextension labextension/lib labextension/node_modules .bench .site

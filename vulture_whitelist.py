@@ -8,7 +8,7 @@ _._jupyter_server_extension_points
 _._jupyter_labextension_paths
 _._load_jupyter_server_extension
 _.__getattr__  # PEP 562: `from gpu_assist.jupyter import QuotePanel` loads the panel module on first use
-_.assistant  # the notebook API the README documents: `from gpu_assist.jupyter import assistant; assistant()`
+_.assistant  # the notebook API docs/jupyter.md documents: `from gpu_assist.jupyter import assistant; assistant()`
 _.post  # tornado calls a handler's post() for POST (gpu_assist/jupyter/routes.py)
 
 # Alembic reads a migration's revision identifiers and calls its upgrade()/downgrade() (gpu_assist/migrations/)
@@ -52,3 +52,6 @@ _.source_detail
 
 # A defect only the hand-written seed catalogs carry (catalogs/aliyun.csv, tencent.csv), read by value (facts.Flag)
 _.ARTICLE_SPEC_MISMATCH
+
+# prometheus_client calls a registered collector's collect() at each scrape (gpu_assist/metrics.py)
+_.collect

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .errors import CatalogError, GpuAssistError, ParseError, PolicyError, ProvisionError
 
-__all__ = ["CatalogError", "GpuAssistError", "ParseError", "PolicyError", "ProvisionError", "quote", "recommend",
-           "spend", "utilization"]
+__all__ = ["CatalogError", "GpuAssistError", "ParseError", "PolicyError", "ProvisionError", "commit", "quote",
+           "recommend", "spend", "utilization"]
 __version__ = "0.1.0"
 
 
@@ -72,4 +72,31 @@ def spend(period: str = "mtd", *, context=None):
                                    "hourly", "hours", "cost", "projected", "committed"])
     frame.attrs.update(period=report.period.label, currency=report.currency, daily=list(report.daily),
                        budgets=list(report.budgets), total=report.total)
+    return frame
+
+
+def commit(months: int = 3, *, chart: bool = True):
+    """`gpu_assist.commit()` → a DataFrame of reserved terms per instance type, from the last `months` whole months
+    of launches in the store, the recommended ones marked; in a notebook it also draws monthly cost against the
+    number of instances committed, for each type (its recommended term, else its first)."""
+    from .commands import CommitCommand, Context, run
+    from .commitments import CommitmentAdvice
+    from .frames import records_frame
+    from .render.commit import commitment_rows, coverage_chart
+    from .render.notes import words
+
+    advice = run(CommitCommand(months), Context())
+    if not isinstance(advice, CommitmentAdvice):
+        raise TypeError(f"commit answered {type(advice).__name__}")
+    frame = records_frame(commitment_rows(advice))
+    frame.attrs["notices"] = [words(notice) for notice in advice.notices]
+    if chart and advice.groups:
+        try:
+            from IPython.display import HTML, display
+        except ImportError:
+            return frame
+        for group in advice.groups:
+            picked = [i for i, c in enumerate(group.candidates) if c.recommended]
+            if group.candidates:
+                display(HTML(coverage_chart(group, advice.currency, picked[0] if picked else 0)))
     return frame

@@ -26,6 +26,7 @@ from .provision import Provisioner
 from .request import format_duration
 from .specs import Checks, Spec, StopSpec
 from .spending import month_start
+from .standing import TeamStanding, team_standing
 from .states import Transition
 from .store import RequestRecord, Store, requests_table
 
@@ -112,6 +113,17 @@ class Approvals:
         now = self.clock()
         return standing(self.policy.budgets, self.store.spend_rows(month_start(now)), now,
                         default_project=self.policy.default_project, request=record)
+
+    def team_standing(self) -> TeamStanding:
+        """Where the team stands now: spend this month and committed to TTLs, what runs at what hourly cost, the
+        budgets, pending requests and idle instances. Shown beside every decision, budgets or not."""
+        now = self.clock()
+        records = self.store.spend_rows(month_start(now))
+        running = {record.id for record in records if record.state == "running"}
+        idle = sum(1 for request_id in self.store.standing_notices("idle") if request_id in running)
+        return team_standing(records, self.store.list(states=("pending",), limit=10_000), now,
+                             currency=self.policy.currency, default_project=self.policy.default_project,
+                             budgets=self.policy.budgets, idle_instances=idle)
 
     # ---- decide -----------------------------------------------------------------------------------------
     def approve(self, request_id: str, approver: str, *, reason: str = "",

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .data_prices import FILE_NAME as DATA_PRICES, DataPrices, read_data_prices
 from .catalog_files import (Defect, check_offers, file_problem, offer_files, offer_values, read_offer_file,
                             require_file, source_disagreements, validate_directory)
 from .errors import CatalogError
@@ -72,13 +73,15 @@ class Catalog:
     gives the same value every time, so threads racing on a first use only repeat the work.
     """
 
-    __slots__ = ("rows", "gpus", "fx", "directory", "_rows_by_gpu", "_by_gpu", "_places", "_frame")
+    __slots__ = ("rows", "gpus", "fx", "directory", "data_prices", "_rows_by_gpu", "_by_gpu", "_places", "_frame")
 
-    def __init__(self, rows: Iterable[tuple[Any, ...]], gpus: GpuTable, fx: FxRates, directory: Path):
+    def __init__(self, rows: Iterable[tuple[Any, ...]], gpus: GpuTable, fx: FxRates, directory: Path,
+                 data_prices: DataPrices | None = None):
         self.rows: tuple[tuple[Any, ...], ...] = tuple(rows)
         self.gpus = gpus
         self.fx = fx
         self.directory = directory
+        self.data_prices = data_prices or DataPrices()  # storage and transfer prices (#33); none: every part unknown
         self._rows_by_gpu: dict[str, list[tuple[Any, ...]]] | None = None
         self._by_gpu: dict[str, tuple[Offer, ...]] = {}
         self._places: tuple[tuple[str, ...], tuple[str, ...]] | None = None
@@ -86,14 +89,14 @@ class Catalog:
 
     def __reduce__(self) -> tuple[type[Catalog], tuple[Any, ...]]:
         """Pickled as its rows, GPU table, rates and directory: the views are rebuilt on use."""
-        return (Catalog, (self.rows, self.gpus, self.fx, self.directory))
+        return (Catalog, (self.rows, self.gpus, self.fx, self.directory, self.data_prices))
 
     def __repr__(self) -> str:
         return f"Catalog({len(self.rows)} offers, {len(self.gpus.specs)} GPUs, from {self.directory})"
 
     def moved_to(self, directory: Path) -> Catalog:
         """The same offers, said to come from `directory` (a cached catalog read through another path)."""
-        return Catalog(self.rows, self.gpus, self.fx, directory)
+        return Catalog(self.rows, self.gpus, self.fx, directory, self.data_prices)
 
     def offers_of(self, gpu: str) -> tuple[Offer, ...]:
         """The whole-GPU offers of one GPU, in catalog order: every quote starts here. Records are made for the
@@ -114,6 +117,11 @@ class Catalog:
         fleet view look up by the name a cloud gives an instance, without building the DataFrame."""
         return tuple(Offer.from_row(row) for row in self.rows
                      if row[_INSTANCE_TYPE] == instance_type and row[_PROVIDER] == provider)
+
+    def offers_in(self, provider: str, region: str) -> tuple[Offer, ...]:
+        """Every whole-GPU offer of one provider in one region, as records: what a running instance could move to."""
+        return tuple(Offer.from_row(row) for row in self.rows
+                     if row[_REGION] == region and row[_PROVIDER] == provider and row[_GPU_COUNT] >= 1)
 
     @property
     def regions(self) -> tuple[str, ...]:
@@ -159,7 +167,9 @@ def load_catalog(directory: Path | None = None, *, cache_dir: Path | None | str 
                            hint="set GPU_ASSIST_CATALOG_DIR to a folder like the bundled catalogs/ or unset it")
     cache = catalog_cache.default_cache_dir() if cache_dir == "default" else cache_dir
     # Checked before the cache hashes their bytes: a FIFO named like a CSV file would block that read forever.
-    inputs = [require_file(path) for path in [directory / "gpus.csv", directory / "fx.csv", *offer_files(directory)]]
+    extra = [directory / DATA_PRICES] if (directory / DATA_PRICES).exists() else []
+    inputs = [require_file(path) for path in [directory / "gpus.csv", directory / "fx.csv", *offer_files(directory),
+                                              *extra]]
     return catalog_cache.load(directory, Path(cache) if cache else None, read_catalog, inputs)
 
 
@@ -180,7 +190,9 @@ def read_catalog(directory: Path) -> Catalog:
             more = f" (and {len(defects) - 3} more; run `gpu-assist catalog validate`)" if len(defects) > 3 else ""
             raise CatalogError(shown + more)
         rows.extend(offer_values(row, strings) for _, row in offers.rows)
-    return Catalog(rows, gpus, fx, directory)
+    data_prices = directory / DATA_PRICES
+    return Catalog(rows, gpus, fx, directory,
+                   read_data_prices(require_file(data_prices)) if data_prices.exists() else None)
 
 
 def days_old(as_of: str, today: dt.date) -> int | None:

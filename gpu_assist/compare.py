@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cached_property
+from typing import Any
 
 from .facts import AlsoAs, Fact, MemoryFilter, PriceCap, PricingModel, ReservedUnknown
 from .pricing import Quote, QuoteOption
@@ -42,14 +43,14 @@ def per_gpu_rate(option: QuoteOption) -> Decimal:
     return option.hourly / option.gpu_count
 
 
-def _sort_key(sort: str, option: QuoteOption) -> tuple[Decimal | str, Decimal | int]:
+def _sort_key(sort: str, option: QuoteOption) -> tuple[Any, ...]:
     if sort == "price":
         return (job_hourly(option), option.total)
     if sort == "per-gpu":
         return (per_gpu_rate(option), option.total)
     if sort == "provider":
-        return (option.provider, option.total)
-    return (option.total, option.instances)
+        return (option.provider, option.whole)
+    return (not option.parts_known, option.whole, option.instances)  # the whole job; unknown parts after (#33)
 
 
 def asked_for_untrusted(quote: Quote, include_unverified: bool) -> set[str]:
@@ -104,7 +105,7 @@ class ComparisonRow:
     @cached_property
     def best(self) -> QuoteOption:
         """The cheapest cell, trusted prices first (kept once known: sorting and folding ask it again)."""
-        return min((o for _, o in self.cells), key=lambda o: (not o.trusted, o.total))
+        return min((o for _, o in self.cells), key=lambda o: (not o.trusted, not o.parts_known, o.whole))
 
     @property
     def trusted(self) -> bool:
@@ -172,7 +173,7 @@ def _rows(options: Iterable[QuoteOption], ranked_providers: set[str]) -> list[Co
     for option in options:
         cells = by_key.setdefault((option.provider, option.instance_type, option.gpu_count), {})
         current = cells.get(option.pricing_model)
-        if current is None or (not current.trusted, current.total) > (not option.trusted, option.total):
+        if current is None or _cell_rank(current) > _cell_rank(option):
             cells[option.pricing_model] = option
     rows = []
     for (provider, instance_type, gpu_count), cells in by_key.items():
@@ -183,6 +184,11 @@ def _rows(options: Iterable[QuoteOption], ranked_providers: set[str]) -> list[Co
             cells=tuple((m, cells[m]) for m in COLUMNS if m in cells),
             ranked=provider in ranked_providers or any(o.trusted for o in cells.values())))
     return rows
+
+
+def _cell_rank(option: QuoteOption) -> tuple[bool, bool, Decimal]:
+    """Which option of a pricing model a row shows: trusted, then with every part known, then the cheapest whole."""
+    return (not option.trusted, not option.parts_known, option.whole)
 
 
 def _same_purchase(many: ComparisonRow, few: ComparisonRow) -> bool:

@@ -394,6 +394,16 @@ class IdleGpus(Fact):
     gpus: int
 
 
+# China's clouds (#34): a GPU named without a size, where no offer of the size its name denotes is in the request's
+# scope, is priced on its other memory sizes (`8xV100 provider=tencent` finds Tencent's V100-32GB), each saying so.
+class OtherSize(Fact):
+    """The option's GPU is another memory size of the one asked for (`V100-32GB` for `V100`)."""
+
+    gpu: str
+    memory_gib: float
+    asked: str
+
+
 class MultiHost(Fact):
     """The job spans `hosts` instances, linked by a network, not NVLink."""
 
@@ -409,6 +419,58 @@ class BilledLonger(Fact):
 
     billed_s: int
     granularity_s: int
+
+
+# The whole bill (#33): the job's disks and data as parts of an option's total (`job_costs`).
+class JobItem(StrEnum):
+    """What of a job's data is priced, as the grammar names it."""
+
+    DISK = "disk"
+    CHECKPOINTS = "checkpoints"
+    DATA_IN = "data-in"
+    DATA_OUT = "data-out"
+
+    @property
+    def part(self) -> str:
+        """The part of the total it falls in: storage (disk, checkpoints) or transfer (data in and out)."""
+        return "storage" if self in (JobItem.DISK, JobItem.CHECKPOINTS) else "transfer"
+
+
+class PartCost(Fact):
+    """One charge of a job's data: `quantity` of `unit` at `tiers` ((quantity in the tier, rate per unit) in the
+    price's currency) for `months` (storage; None for a transfer), from the `item` price row of `provider`'s
+    `region`. `amount` is the charge in the quote's currency, None when no source gives the price."""
+
+    what: JobItem
+    item: str  # the price row's item: block, object, ingress, egress-internet, egress-inter-region, same-region
+    provider: str
+    region: str
+    quantity: Decimal
+    unit: str  # GB or GiB, as the source prices it
+    months: Decimal | None
+    tiers: tuple[tuple[Decimal, Decimal], ...]
+    price_currency: str
+    amount: Decimal | None
+    currency: str
+    source: str = ""
+    as_of: str = ""
+    verified: bool = False
+
+
+class PartsUnknown(Fact):
+    """No source gives these of the job's charges at this option's provider and region: its total leaves them out
+    (a quote ranks it after options whose parts are all known)."""
+
+    items: tuple[JobItem, ...]
+    provider: str
+
+
+class NoCharge(Fact):
+    """The provider states it does not charge for this (no egress fees, free ingress): the part adds 0."""
+
+    what: JobItem
+    provider: str
+    source: str
 
 
 class SpotInterruption(Fact):
@@ -582,6 +644,35 @@ class NoPrices(Fact):
 
 # --- why a plan is what it is -----------------------------------------------------------------------------------
 
+# --- commitments planned from recorded use (`commitments.py`) ---------------------------------------------------
+
+class CommitUnsteady(Fact):
+    """The history's lowest month used fewer hours than one committed instance needs to break even."""
+
+    lowest_hours: Decimal
+    needed_hours: Decimal
+    model: PricingModel
+
+
+class CommitHistoryShort(Fact):
+    """The history has `months` whole months where `wanted` were asked for (or a 3-year term needs)."""
+
+    months: int
+    wanted: int
+
+
+class CommitNoPrice(Fact):
+    """The catalog has no verified price of this term for the instance type in its region."""
+
+    model: PricingModel
+
+
+class CommitNoHistory(Fact):
+    """No launch recorded in the whole months before this one."""
+
+    months: int
+
+
 class Fastest(Fact):
     """The fastest trusted plan, listed although it is not among the cheapest."""
 
@@ -598,6 +689,96 @@ class MixedFleet(Fact):
 
     spot: int
     on_demand: int
+
+
+# Interconnect, fleet-scale spot risk, capacity and quota (issue #32): what a plan can run on, and get.
+class Fabric(Fact):
+    """The network between a plan's hosts, as `instance_network.csv` states it: `fabric` at `gbps` (None: not
+    stated); `fabric` "" when no source states it (a marketplace row, an instance type not in the file)."""
+
+    instance_type: str
+    hosts: int
+    fabric: str
+    gbps: float | None
+    trains: bool  # RDMA (EFA, InfiniBand, RoCE, GPUDirect) at ≥ 100 Gbps
+    scaling: Scaling | None = None  # over more than one host: how they scale
+    source: str = ""  # instance_network.csv's source ids (SOURCES-plans.txt)
+
+
+class Scaling(Fact):
+    """Data-parallel scaling over `hosts` hosts (`sizing.scaling`): per optimizer step `compute_s` of compute
+    against `comm_s` of ring all-reduce of the gradients, `overlap` of it hidden behind compute. `basis`:
+    "network" (the model), "override" (the user's multi_host_efficiency=), "assumed" (bandwidth unknown)."""
+
+    hosts: int
+    gbps: float | None
+    compute_s: float
+    comm_s: float
+    overlap: float
+    efficiency: float
+    basis: str
+
+
+class NoFabric(Fact):
+    """Sharded training over more than two hosts whose network is no training fabric (or is unknown)."""
+
+    hosts: int
+    fabric: str  # "" when no source states it
+    gbps: float | None
+
+
+class FleetSpotRisk(Fact):
+    """A synchronous job on `instances` spot instances restarts whenever any one is taken back: the job's rate is
+    `instances` × `rate_per_h`; the Spot Advisor's `band` in `region` as of `as_of` gave the rate (None: the
+    default rate). `overhead`: expected extra time (checkpoint writes, lost work, restarts); `chance`: of finishing
+    by the deadline (None: no deadline)."""
+
+    instances: int
+    rate_per_h: float
+    band: int | None
+    region: str
+    as_of: str
+    interval_min: float
+    overhead: float
+    chance: float | None
+
+
+class SpotOverheadHigh(Fact):
+    """Expected spot overhead above the stated limit: the plan ranks behind those that are not."""
+
+    overhead: float
+    limit: float
+
+
+class MarketplaceHosts(Fact):
+    """A marketplace listing is `listed` machine(s): a plan cannot take `instances` of it."""
+
+    instances: int
+    listed: int
+
+
+class QuotaNeeded(Fact):
+    """The vCPU quota a plan needs in its AWS quota family (`code`, `name`); `granted` None: not checked."""
+
+    code: str
+    name: str
+    vcpus: int
+    granted: int | None = None
+
+
+class CapacityBlock(Fact):
+    """Reserved for `days` days as an AWS Capacity Block, at a price labelled `as_of` (`source`)."""
+
+    days: int
+    instances: int
+    as_of: str
+    source: str
+
+
+class Folded(Fact):
+    """Plans the same as this one but for the host split (same GPUs, price and time), folded into it."""
+
+    splits: tuple[str, ...]
 
 
 class OwnHardware(Fact):

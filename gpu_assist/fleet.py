@@ -15,6 +15,9 @@ from decimal import Decimal
 
 from .aws import REQUEST_TAG, explain
 from .catalog import Catalog
+from .facts import PricingModel
+from .offers import Offer
+from .sharing import MeasuredUse, SharingAdvice, sharing_advice
 
 NAMESPACE = "CWAgent"
 UTILIZATION = "nvidia_smi_utilization_gpu"
@@ -38,6 +41,7 @@ class InstanceUsage:
     hourly_cost: Decimal | None
     currency: str
     note: str = ""
+    sharing: SharingAdvice | None = None  # what would pack its work, when its GPUs are lightly used
 
 @dataclass(frozen=True)
 class FleetReport:
@@ -167,11 +171,32 @@ def _usage(instance, metrics, values, catalog, region, currency, window_s, thres
     elif coverage < min_coverage:
         note = f"samples cover {coverage:.0%} of the window: too little to call it idle"
     tags = {t["Key"]: t["Value"] for t in instance.get("Tags", [])}
+    hourly = hourly_price(catalog, instance, region, currency)
+    sharing = _sharing(catalog, instance, region, currency, hourly, average, max(memory) if memory else None,
+                       window_s)
     return InstanceUsage(
         instance_id=instance["InstanceId"], instance_type=instance["InstanceType"], region=region,
         zone=instance.get("Placement", {}).get("AvailabilityZone", ""),
         lifecycle="spot" if instance.get("InstanceLifecycle") == "spot" else "on-demand",
         request_id=tags.get(REQUEST_TAG), gpus_reporting=len(gpus), gpu_utilization_avg_pct=average,
         gpu_memory_used_avg_mib=sum(memory) / len(memory) if memory else None, coverage=coverage, idle=idle,
-        hourly_cost=hourly_price(catalog, instance, region, currency), currency=currency, note=note,
+        hourly_cost=hourly, currency=currency, note=note, sharing=sharing,
     )
+
+
+def _sharing(catalog: Catalog, instance: dict, region: str, currency: str, hourly: Decimal | None,
+             utilization: float | None, memory_mib: float | None, window_s: int) -> SharingAdvice | None:
+    """Sharing advice for an instance whose GPUs reported use and memory, at its own pricing model."""
+    offers = catalog.offers_of_type("aws", instance["InstanceType"])
+    gpu = catalog.gpus.find(offers[0].gpu) if offers else None
+    if gpu is None or utilization is None or memory_mib is None:
+        return None
+    model = PricingModel.SPOT if instance.get("InstanceLifecycle") == "spot" else PricingModel.ON_DEMAND
+
+    def price_of(offer: Offer) -> Decimal | None:
+        price = offer.price(model)
+        return None if price is None else catalog.fx.convert(price, offer.currency, currency)
+
+    use = MeasuredUse(gpu, int(offers[0].gpu_count), memory_mib / 1024, utilization, window_s)
+    return sharing_advice(use, catalog.offers_in("aws", region), catalog.gpus, model=model, price_of=price_of,
+                          current_hourly=hourly)

@@ -19,10 +19,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import facts
 from .catalog import Catalog, days_old
@@ -34,7 +34,14 @@ from .price_table import (HOURS_PER_YEAR, PricedOffer, billed_seconds, cheapest_
 from .regions import CHINA_PROVIDERS, check_selectors
 from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request
 
+if TYPE_CHECKING:
+    from .job_costs import JobParts
+    from .job_data import JobData
+
 STALE_AFTER_DAYS = 30
+# Ranking only (#33): an option with a part no source gives ranks after every option whose parts are known, in
+# the order of what is known of it. Totals are far below this (a float keeps their order above it).
+UNKNOWN_PARTS_RANK = 1e15
 
 
 @dataclass(frozen=True)
@@ -62,9 +69,20 @@ class QuoteOption:
     as_of: str
     verified: bool
     notes: tuple[Fact, ...] = ()  # what the reader must know (`facts`; the words are `render/notes.py`'s)
+    parts: JobParts | None = None  # the job's disks and data at this option's region (#33); None: none asked for
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def whole(self) -> Decimal:
+        """The job's total: GPUs (`total`) plus the known parts of its disks and data."""
+        return self.total if self.parts is None else self.total + self.parts.known
+
+    @property
+    def parts_known(self) -> bool:
+        """Whether every part of the total is known (no job data asked for: yes)."""
+        return self.parts is None or self.parts.complete
 
     @cached_property
     def trusted(self) -> bool:
@@ -96,22 +114,27 @@ class Quote:
 
 def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str = "USD", top: int | None = None,
           all_regions: bool = False, include_flagged: bool = False, verified_only: bool = False,
-          include_unverified: bool = False) -> Quote:
+          include_unverified: bool = False, job_data: JobData | None = None) -> Quote:
     """Price `request` against `catalog`. `today` dates the staleness check; nothing is read from the clock.
-    `include_unverified` also prices the articles' claims their providers' documentation contradicts."""
+    `include_unverified` also prices the articles' claims their providers' documentation contradicts. With
+    `job_data`, each option's total has the job's disks and data as parts, and the regions kept are the cheapest
+    for the whole (`job_costs`)."""
     currency = request.currency or currency
     if request.regions:
         check_selectors(request.regions, catalog.regions, catalog.countries)
-    offers = select_offers(catalog, request.gpu, providers=request.providers, regions=request.regions,
-                           verified_only=verified_only)
+    offers = sized_offers(request, catalog, verified_only=verified_only)
     models = request.pricing_models or PRICING_MODELS
     table, flagged_excluded = price_table(
         offers, instances=whole_instances(request.count, offers), duration_s=[request.duration_s] * len(offers),
         models=models, fx=catalog.fx, currency=currency, include_flagged=include_flagged,
         explicit_monthly=PricingModel.MONTHLY in request.pricing_models, include_unverified=include_unverified,
         zone_outliers=all_regions)
+    parts: dict[tuple[str, str], JobParts] = {}
+    if job_data is not None:
+        table = _ranked_whole(table, job_data, catalog, request.duration_s, currency, parts)
     shown = cheapest_per_offer(table, all_regions=all_regions)[:top]
-    options = tuple(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True)
+    options = tuple(_sized(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True,
+                                     parts=parts.get((priced.offer.provider, priced.offer.region))), request)
                     for priced in shown)
     reason = None if options else empty_reason(request, catalog, models=models, verified_only=verified_only,
                                                include_flagged=include_flagged, currency=currency)
@@ -120,8 +143,45 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
                                                                      flagged_excluded), empty_reason=reason)
 
 
+def _ranked_whole(table: list[PricedOffer], job_data: JobData, catalog: Catalog, duration_s: int, currency: str,
+                  parts: dict[tuple[str, str], JobParts]) -> list[PricedOffer]:
+    """The table ranked by the whole job: each row's rank plus its region's known parts (`parts`, filled here,
+    once per provider and region), after every fully known row when a part is unknown."""
+    from .job_costs import job_parts
+
+    ranked = []
+    for row in table:
+        place = (row.offer.provider, row.offer.region)
+        if place not in parts:
+            parts[place] = job_parts(job_data, catalog.data_prices, provider=place[0], region=place[1],
+                                     duration_s=duration_s, fx=catalog.fx, currency=currency)
+        known = parts[place]
+        rank = row.total_rank + float(known.known) + (0.0 if known.complete else UNKNOWN_PARTS_RANK)
+        ranked.append(row._replace(total_rank=rank))
+    return ranked
+
+
+def sized_offers(request: Request, catalog: Catalog, *, verified_only: bool = False) -> tuple[Offer, ...]:
+    """The offers of the GPU asked for, in the request's scope; where none is of the size its name denotes
+    (`8xV100 provider=tencent`: Tencent sells only V100-32GB), those of its other memory sizes, each labelled
+    (`OtherSize`). A size named (`V100-16GB`, `V100 16GB`) has no other sizes."""
+    for gpus in ((request.gpu,), request.variants):
+        offers = tuple(offer for gpu in gpus for offer in select_offers(
+            catalog, gpu, providers=request.providers, regions=request.regions, verified_only=verified_only))
+        if offers:
+            return offers
+    return ()
+
+
+def _sized(option: QuoteOption, request: Request) -> QuoteOption:
+    """An option of another memory size than the GPU named (`8xV100` priced on V100-32GB) says so."""
+    if option.gpu == request.gpu:
+        return option
+    return replace(option, notes=(*option.notes, facts.OtherSize(option.gpu, option.gpu_memory_gib, request.gpu)))
+
+
 def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: str, today: dt.date, *,
-              job_length_known: bool = True, note_billing: bool = False) -> QuoteOption:
+              job_length_known: bool = True, note_billing: bool = False, parts: JobParts | None = None) -> QuoteOption:
     """A price table row as an exact QuoteOption (Decimal money, notes for the reader). Without a job length
     (`recommend` pricing one hour of a job it cannot time) the notes do not name one. With `note_billing`, an
     on-demand or spot option billed for more than the job runs says so (`billed 2h: per-hour billing`): a quote's
@@ -152,6 +212,8 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
                    on_demand, today, fx, currency, as_of)
     if note_billing and model in (PricingModel.ON_DEMAND, PricingModel.SPOT) and billed_s > duration_s:
         notes.insert(0, facts.BilledLonger(billed_s, row.billing_granularity_s))
+    if parts is not None:
+        notes += parts.notes(row.provider)
     return QuoteOption(
         provider=row.provider, region=row.region, zone=priced.zone if model == PricingModel.SPOT else "",
         instance_type=row.instance_type, instances=instances, gpu=row.gpu, gpu_count=int(row.gpu_count),
@@ -159,7 +221,7 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
         hourly=hourly, total=total, currency=currency, billed_hours=billed_hours,
         per_gpu_hour=total / (Decimal(gpus_requested) * Decimal(duration_s) / HOUR_S),
         savings_vs_on_demand=savings, interconnect=row.interconnect, price_currency=row.currency,
-        source=source, as_of=as_of, verified=row.verified, notes=tuple(notes),
+        source=source, as_of=as_of, verified=row.verified, notes=tuple(notes), parts=parts,
     )
 
 
@@ -226,15 +288,16 @@ def empty_reason(request: Request, catalog: Catalog, *, models: Sequence[Pricing
     """Why a quote has no options: the first filter that left no offer, or the pricing models without a usable
     price, and what the catalogs offer instead (`no monthly prices for H100 …; on-demand from $2.10/GPU-h`)."""
     gpu = request.gpu
-    offered = catalog.offers_of(gpu)
+    offered = tuple(o for name in request.gpus for o in catalog.offers_of(name))
     if not offered:
         return facts.NoOffers(gpu)
-    offers = select_offers(catalog, gpu, providers=request.providers)
+    offers = tuple(o for name in request.gpus for o in select_offers(catalog, name, providers=request.providers))
     if not offers:
         return facts.NoProviderOffers(facts.Scope(gpu, request.providers),
                                       tuple(sorted({o.provider for o in offered})))
     scope = facts.Scope(gpu, request.providers, request.regions)
-    in_regions = select_offers(catalog, gpu, providers=request.providers, regions=request.regions)
+    in_regions = tuple(o for name in request.gpus
+                       for o in select_offers(catalog, name, providers=request.providers, regions=request.regions))
     if not in_regions:
         return facts.NoRegionOffers(scope, tuple(sorted({o.region for o in offers})))
     if verified_only and not any(o.verified for o in in_regions):

@@ -49,7 +49,9 @@ user's own GPUs (`own=2xRTX3090`, marginal cost 0: see `tco` for what owning cos
 for all its instances (monthly: per 730 h; reserved: the effective rate), its total for the whole job (reserved:
 the whole terms that cover it), none when the job has no length: total = hourly × billed hours, the plan's own
 hours rounded up to its offer's billing unit (a second, a minute or an hour; whole terms; whole months of 730 h),
-for every part of a mixed fleet alike (`--explain` lists each plan's). Feasible = holds the job, meets the deadline
+for every part of a mixed fleet alike (`--explain` lists each plan's). A spot plan that checkpoints also pays for
+its latest checkpoint in the provider's object storage for those hours (`catalogs/data_prices.csv`; said unknown
+where no source gives it), as part of its hourly rate. Feasible = holds the job, meets the deadline
 (30 days when none is given; `deadline=none` lifts it) and the budget. Ranked by total cost,
 verified prices before unverified ones unless the search holds nothing verified or names those providers
 (`provider=`); without a job length, fewest GPUs first, then the cheapest hour. The fastest verified plan is
@@ -66,22 +68,31 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from . import facts
-from .catalog import Catalog
+from .catalog import Catalog, default_catalog_dir
 from .facts import Fact, PricingModel
 from .fx import FxRates
 from .gpus import GpuSpec, GpuTable
+from .network import BLOCK_MAX_INSTANCES, Link, PlanData, SpotBand, block_days, plan_data_for
 from .offers import Offer
 from .price_table import billed_seconds, cheapest_per_offer, price_table, select_offers
 from .pricing import QuoteOption, to_option
 from .regions import check_selectors
 from .request import HOUR_S
-from .sizing import (GB, MemoryEstimate, OfferSizes, describe_assumptions, effective_tflops, memory_needed,
-                     missing_throughput, size_offers, spot_overhead, training_flops, training_hours, usable_gb)
+from .sizing import (CALIBRATION, GB, HostFacts, MemoryEstimate, OfferSizes, block_size, calibrated,
+                     describe_assumptions, effective_tflops, finish_chance, memory_needed, missing_throughput,
+                     size_offers, spot_overhead, training_flops, training_hours, usable_gb)
 from .workload import Workload
 
 _NON_SPOT_MODELS = tuple(model for model in PricingModel if model != PricingModel.SPOT)
 # Notes that doubt a plan's price: they lead its reasons, so the reader weighs them first.
 _DOUBTS = (facts.Unverified, facts.Stale, facts.DateUnknown)
+# Marketplaces whose every listing is one machine (SOURCES.txt): a plan takes at most that many of it.
+MARKETPLACES = ("vast", "lium", "primeintellect")
+# AWS vCPU quota families (SOURCES-plans.txt part C): instance family letter → (on-demand, spot) quota code and name.
+QUOTA_FAMILIES = {"p": (("L-417A185B", "Running On-Demand P instances"),
+                        ("L-7212CCBC", "All P Spot Instance Requests")),
+                  "g": (("L-DB2E81BA", "Running On-Demand G and VT instances"),
+                        ("L-3819A6DF", "All G and VT Spot Instance Requests"))}
 
 
 @dataclass(frozen=True)
@@ -141,16 +152,20 @@ class Recommendation:
     assumptions: tuple[str, ...]
     currency: str
     not_planned: tuple[str, ...] = ()  # GPU types of the search no plan was made for, and why (`V100: …`)
+    # The scaling model against published figures: (what, source, published, model, note), for `--explain`.
+    calibration: tuple[tuple[str, str, float, float, str], ...] = ()
 
     def __repr__(self) -> str:
         return f"Recommendation({self.workload.describe()}: {len(self.plans)} feasible plans)"
 
 
 def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency: str = "USD",
-              top: int | None = 10) -> Recommendation:
+              top: int | None = 10, plan_data: PlanData | None = None) -> Recommendation:
     """Plans for `workload` over `catalog` (`top` of them; None: every one, as `top=all` asks); `today` dates
-    staleness; nothing is read from the clock."""
+    staleness; nothing is read from the clock. `plan_data`: fabrics, spot bands and Capacity Blocks (default: the
+    catalog's `sources/`, else the bundled ones)."""
     currency = workload.currency or currency
+    data = plan_data if plan_data is not None else plan_data_for(catalog.directory, default_catalog_dir())
     if workload.regions:
         check_selectors(workload.regions, catalog.regions, catalog.countries, example="recommend train 7B region=eu")
     memory = memory_needed(workload)
@@ -163,24 +178,80 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
         offers = select_offers(catalog, spec.name, providers=workload.providers, regions=workload.regions)
         if not offers:
             continue
+        hosts = [_host_facts(o, workload, data) for o in offers]
         line, sizes = size_offers(workload, spec, [int(o.gpu_count) for o in offers],
-                                  [_memory_gib(o, spec) for o in offers], memory, flops)
+                                  [_memory_gib(o, spec) for o in offers], memory, flops, hosts)
         reasoning.append(line)
         if sizes is not None:
-            plans += _offer_plans(workload, spec, offers, sizes, catalog.fx, currency, today)
+            plans += _offer_plans(workload, spec, offers, sizes, hosts, catalog.fx, currency, today, data)
+            if flops and workload.kind != "serve":
+                plans += _block_plans(workload, spec, offers, data, flops, catalog.fx, currency)
         else:
             unplanned.setdefault(str(missing_throughput(spec, workload.precision)), []).append(spec.name)
     plans += _own_plans(workload, catalog.gpus, memory, flops, currency)
+    plans = [_with_checkpoint_storage(plan, workload, memory, catalog, currency) for plan in plans]
     budget = None if workload.budget is None else catalog.fx.convert(workload.budget, workload.currency or currency,
                                                                       currency)
     judged = _mark_pareto([_judge(p, workload, budget) for p in plans])
     ranked = _ranked_providers(workload, judged)
-    feasible = sorted((p for p in judged if p.feasible), key=lambda p: (not _trusted(p, ranked), p.rank_key))
-    rejected = sorted((p for p in judged if not p.feasible), key=lambda p: p.rank_key)
+    feasible = _folded(sorted((p for p in judged if p.feasible),
+                              key=lambda p: (not _trusted(p, ranked), _risky(p), p.rank_key)))
+    # The closest per GPU: a plan that could run the job (late, over budget) before one refused outright.
+    rejected = sorted((p for p in judged if not p.feasible), key=lambda p: (not p.fits, p.rank_key))
     return Recommendation(workload=workload, memory=memory, plans=tuple(_with_fastest(feasible, top, ranked)),
                           rejected=tuple(_one_per_gpu(rejected)), reasoning=tuple(reasoning),
                           assumptions=tuple(describe_assumptions(workload, memory, flops)), currency=currency,
-                          not_planned=tuple(f"{', '.join(names)}: {why}" for why, names in unplanned.items()))
+                          not_planned=tuple(f"{', '.join(names)}: {why}" for why, names in unplanned.items()),
+                          calibration=tuple((p.name, p.source, p.published, calibrated(p, catalog.gpus), p.note)
+                                            for p in CALIBRATION) if workload.kind != "serve" else ())
+
+
+def _host_facts(offer: Offer, workload: Workload, data: PlanData) -> HostFacts:
+    """An offer's network, its per-instance spot rate (the Spot Advisor's band where it gives one, unless the user
+    set `interruption_rate=`) and the hosts a marketplace listing has."""
+    rate = None
+    if workload.may_interrupt and workload.kind != "serve" and offer.spot_hourly is not None:
+        band = data.band(offer.provider, offer.region, offer.instance_type)
+        rate = band.rate_per_h if band and "interruption_rate_per_h" not in workload.overridden else \
+            workload.assumptions.interruption_rate_per_h
+    return HostFacts(data.link(offer.provider, offer.instance_type), rate,
+                     1 if offer.provider in MARKETPLACES else None)
+
+
+def _risky(plan: Plan) -> bool:
+    """A spot plan whose expected overhead is over the limit: behind every plan that is not."""
+    return any(isinstance(r, facts.SpotOverheadHigh) for r in plan.reasons)
+
+
+def _fabric(option_type: str, instances: int, link: Link | None, scaled: facts.Scaling | None) -> facts.Fabric:
+    return facts.Fabric(option_type, instances, link.fabric if link else "", link.gbps if link else None,
+                        bool(link and link.trains), scaled if instances > 1 else None, link.source if link else "")
+
+
+def _quota(provider: str, instance_type: str, instances: int, vcpus: float | None,
+           spot: bool) -> facts.QuotaNeeded | None:
+    """The AWS vCPU quota a plan needs, where its family has one of the codes we know."""
+    family = QUOTA_FAMILIES.get(instance_type[:1]) if provider == "aws" else None
+    if family is None or vcpus is None:
+        return None
+    code, name = family[1] if spot else family[0]
+    return facts.QuotaNeeded(code, name, int(vcpus) * instances)
+
+
+def _folded(plans: list[Plan]) -> list[Plan]:
+    """Plans that differ only in how the same GPUs split into hosts, at the same price and time, as one line: the
+    first as ranked, naming the others."""
+    kept: dict[tuple[Any, ...], Plan] = {}
+    splits: dict[tuple[Any, ...], list[str]] = {}
+    for plan in plans:
+        key = (plan.gpu, plan.gpu_count, plan.provider, plan.region, plan.zone, plan.pricing_model, plan.total,
+               plan.hours, plan.hourly)
+        if key not in kept:
+            kept[key] = plan
+        elif kept[key].instance_type != plan.instance_type:
+            splits.setdefault(key, []).append(f"{plan.instances:,}× {plan.instance_type}")
+    return [replace(p, reasons=(*p.reasons, facts.Folded(tuple(splits[k])))) if k in splits else p
+            for k, p in kept.items()]
 
 
 def _memory_gib(offer: Offer, spec: GpuSpec) -> float:
@@ -201,8 +272,12 @@ def _ranked_providers(workload: Workload, plans: list[Plan]) -> set[str]:
 
 
 def _with_fastest(feasible: list[Plan], top: int | None, ranked: set[str]) -> list[Plan]:
-    """The `top` cheapest plans (all with None), and the fastest trusted plan too when it is not among them."""
+    """The `top` cheapest plans (all with None), the cheapest Capacity Block (a strategy of its own, its price
+    dated) and the fastest trusted plan too when they are not among them."""
     shown = feasible[:top]
+    block = next((p for p in feasible if p.pricing_model == CAPACITY_BLOCK), None)
+    if block is not None and block not in shown:
+        shown.append(block)
     timed = [p for p in feasible if p.hours is not None and _trusted(p, ranked)]
     if timed:
         fastest = min(timed, key=lambda p: (p.hours, float(p.total or 0)))
@@ -211,24 +286,38 @@ def _with_fastest(feasible: list[Plan], top: int | None, ranked: set[str]) -> li
     return shown
 
 
-def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], sizes: OfferSizes, fx: FxRates,
-                 currency: str, today: dt.date) -> list[Plan]:
+CAPACITY_BLOCK = "capacity-block"  # a plan's pricing model, like "spot+on-demand": not a catalog price column
+
+
+def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], sizes: OfferSizes,
+                 hosts: Sequence[HostFacts], fx: FxRates, currency: str, today: dt.date,
+                 data: PlanData) -> list[Plan]:
     """Each offer's cheapest region per pricing model as a plan: through the same price table as quotes."""
     table = price_table(offers, instances=sizes.instances, duration_s=sizes.duration_s, models=_NON_SPOT_MODELS,
                         fx=fx, currency=currency)[0]
+    a = workload.assumptions
     if workload.may_interrupt:
-        # Training on spot runs longer by the checkpoint overhead; serving on spot is priced for the same hours.
-        slowdown = 1 + spot_overhead(workload.assumptions) if workload.kind != "serve" else 1
+        # Training on spot runs longer by its fleet's expected overhead; serving on spot is priced for the same hours.
+        slowdown = [1 + spot_overhead(a, n, host.spot_rate) if workload.kind != "serve" and host.spot_rate is not None
+                    else 1 for n, host in zip(sizes.instances, hosts)]
         table += price_table(offers, instances=sizes.instances, models=(PricingModel.SPOT,), fx=fx, currency=currency,
-                             duration_s=[math.ceil(seconds * slowdown) for seconds in sizes.duration_s])[0]
+                             duration_s=[math.ceil(seconds * slow)
+                                         for seconds, slow in zip(sizes.duration_s, slowdown)])[0]
     plans = []
     for priced in cheapest_per_offer(table, all_regions=False):
         position = priced.position
         gpus, base_hours, refusal = sizes.gpus[position], sizes.job_hours[position], sizes.refusals[position]
         option = to_option(priced, gpus, fx, currency, today, job_length_known=base_hours is not None)
+        scaled = sizes.scaling[position]
+        host = hosts[position]
+        band = data.band(priced.offer.provider, priced.offer.region, priced.offer.instance_type) \
+            if "interruption_rate_per_h" not in workload.overridden else None
         # What every plan on this offer shares; a refusal (the offer cannot run the job) leads its reasons.
         sized = _Sized(gpus, _memory_gib(priced.offer, spec), None if workload.kind == "serve" else
-                       effective_tflops(spec, gpus, option.instances, workload), refusal)
+                       effective_tflops(spec, gpus, scaled.efficiency, workload), refusal,
+                       _fabric(option.instance_type, option.instances, host.link,
+                               None if workload.kind == "serve" else scaled), host.spot_rate, band,
+                       priced.offer.vcpus)
         plans.append(_plan_from_option(option, workload, base_hours, sized))
         on_demand = priced.offer.on_demand_hourly
         if workload.kind != "serve" and priced.pricing_model == PricingModel.SPOT and option.instances >= 2 \
@@ -245,6 +334,10 @@ class _Sized(NamedTuple):
     gpu_memory_gib: float
     effective_tflops: float | None
     refusal: Fact | None  # why the offer cannot run the job; None when it can
+    fabric: facts.Fabric
+    spot_rate: float | None  # per instance-hour
+    band: SpotBand | None  # where the rate came from (None: the default rate)
+    vcpus: float | None  # per instance
 
     def fields(self, reasons: Iterable[Fact]) -> dict[str, Any]:
         """The Plan fields these give, with `reasons` behind the refusal."""
@@ -253,17 +346,38 @@ class _Sized(NamedTuple):
                 "reasons": (self.refusal, *reasons) if self.refusal else tuple(reasons)}
 
 
+def _plan_notes(option: QuoteOption, sized: _Sized, spot: bool) -> list[Fact]:
+    """An option's notes for a plan: doubts first, the network named instead of "spans N hosts", the quota."""
+    reasons: list[Fact] = sorted((n for n in option.notes if not isinstance(n, facts.MultiHost)),
+                                 key=lambda n: not isinstance(n, _DOUBTS))
+    reasons.append(sized.fabric)
+    quota = _quota(option.provider, option.instance_type, option.instances, sized.vcpus, spot)
+    if quota is not None:
+        reasons.append(quota)
+    return reasons
+
+
 def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float | None, sized: _Sized) -> Plan:
     hours = base_hours
     # What the reader must weigh first: an unverified, stale or undated price leads the plan's notes.
-    reasons: list[Fact] = sorted(option.notes, key=lambda n: not isinstance(n, _DOUBTS))
+    spot = option.pricing_model == PricingModel.SPOT
+    reasons = _plan_notes(option, sized, spot)
     strategy: str = option.pricing_model
-    if option.pricing_model == PricingModel.SPOT and workload.kind != "serve" and base_hours is not None:
-        overhead = spot_overhead(workload.assumptions)
+    if spot and workload.kind != "serve" and base_hours is not None:
+        a = workload.assumptions
+        rate = a.interruption_rate_per_h if sized.spot_rate is None else sized.spot_rate
+        overhead = spot_overhead(a, option.instances, rate)
         hours = base_hours * (1 + overhead)
         strategy = "spot + checkpoints"
         reasons = [r for r in reasons if not isinstance(r, facts.SpotInterruption)]
-        reasons.insert(0, facts.Checkpointing(workload.assumptions.checkpoint_interval_h * 60, overhead))
+        deadline_h = workload.deadline_s / 3600 if workload.deadline_s else None
+        chance = None if deadline_h is None else finish_chance(a, base_hours, option.instances, rate, deadline_h)
+        band = sized.band
+        risk = facts.FleetSpotRisk(option.instances, rate, band.band if band else None, option.region,
+                                   band.as_of if band else "", a.checkpoint_interval_h * 60, overhead, chance)
+        reasons.insert(0, risk)
+        if overhead > a.spot_overhead_limit:
+            reasons.insert(0, facts.SpotOverheadHigh(overhead, a.spot_overhead_limit))
     return Plan(gpu=option.gpu, instances=option.instances, provider=option.provider,
                 region=option.region, zone=option.zone, instance_type=option.instance_type,
                 pricing_model=option.pricing_model, strategy=strategy, hours=hours,
@@ -276,22 +390,63 @@ def _plan_from_option(option: QuoteOption, workload: Workload, base_hours: float
 def _mixed_plan(spot: QuoteOption, on_demand_hourly: Decimal, workload: Workload, base_hours: float | None,
                 sized: _Sized, billing_granularity_s: int) -> Plan:
     """`spot_share` of the instances on spot, the rest on demand (at `on_demand_hourly` in the spot option's
-    currency): interruptions slow only the spot part. Both parts run, and are billed, for the fleet's own hours
+    currency): an elastic job that the on-demand part keeps alive, so an interruption costs only the spot part's
+    share of the work, at each spot instance's own rate. Both parts run, and are billed, for the fleet's own hours
     (rounded up to the offer's billing unit), not for the longer all-spot run."""
     a = workload.assumptions
     on_demand_instances = max(1, round(spot.instances * (1 - a.spot_share)))
     spot_instances = spot.instances - on_demand_instances
-    hours = None if base_hours is None else base_hours * (1 + spot_overhead(a) * spot_instances / spot.instances)
+    hours = None if base_hours is None else \
+        base_hours * (1 + spot_overhead(a, 1, sized.spot_rate) * spot_instances / spot.instances)
     billed = None if hours is None else \
         Decimal(billed_seconds(math.ceil(hours * HOUR_S), billing_granularity_s)) / HOUR_S
     hourly = spot.hourly * spot_instances + on_demand_hourly * on_demand_instances
-    reasons = (facts.MixedFleet(spot_instances, on_demand_instances), *spot.notes)
+    reasons = (facts.MixedFleet(spot_instances, on_demand_instances), *_plan_notes(spot, sized, True))
     return Plan(gpu=spot.gpu, instances=spot.instances, provider=spot.provider,
                 region=spot.region, zone=spot.zone, instance_type=spot.instance_type, pricing_model="spot+on-demand",
                 strategy=f"{a.spot_share:.0%} spot + {1 - a.spot_share:.0%} on-demand", hours=hours, hourly=hourly,
                 total=None if billed is None else hourly * billed, billed_hours=billed, currency=spot.currency,
                 meets_deadline=None, within_budget=None, verified=spot.trusted, gpus_per_instance=spot.gpu_count,
                 **sized.fields(reasons))
+
+
+def _block_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], data: PlanData, flops: float,
+                 fx: FxRates, currency: str) -> list[Plan]:
+    """AWS Capacity Blocks for ML as plans: the instance types `capacity_blocks.csv` prices, in its regions, sized
+    like on-demand but up to the blocks' own limit (64 instances a block, 256 across blocks, one zone), reserved
+    for the shortest block that holds the job (1-14 days, then 7-day steps to 182). The price is the published
+    one of its date: unverified (AWS sets it by supply and demand), so it ranks behind verified prices."""
+    plans: list[Plan] = []
+    seen: set[str] = set()  # one plan per instance type: its first region in the price list (same price)
+    for offer in offers:
+        if offer.provider != "aws" or offer.instance_type in seen:
+            continue
+        window = next((w for w in data.blocks(offer.instance_type) if w.region == offer.region), None)
+        if window is None:
+            continue
+        seen.add(offer.instance_type)
+        g = int(offer.gpu_count)
+        link = data.link("aws", offer.instance_type)
+        sized = block_size(workload, spec, g, _memory_gib(offer, spec), flops, link, 4 * BLOCK_MAX_INSTANCES)
+        if sized is None:
+            continue
+        instances, hours, scaled = sized
+        days = block_days(hours)
+        if not days:
+            continue
+        hourly = fx.convert(window.hourly, window.currency, currency) * instances
+        billed = Decimal(days * 24)
+        reasons: list[Fact] = [facts.CapacityBlock(days, instances, window.as_of, window.source),
+                               facts.Unverified(window.source), _fabric(offer.instance_type, instances, link, scaled)]
+        plans.append(Plan(gpu=spec.name, gpu_count=instances * g, instances=instances, provider="aws",
+                          region=offer.region, zone="", instance_type=offer.instance_type,
+                          pricing_model=CAPACITY_BLOCK, strategy=f"Capacity Block, {days} days", hours=hours,
+                          hourly=hourly, total=hourly * billed, currency=currency, billed_hours=billed,
+                          meets_deadline=None, within_budget=None, verified=False, gpus_per_instance=g,
+                          gpu_memory_gib=_memory_gib(offer, spec),
+                          effective_tflops=effective_tflops(spec, instances * g, scaled.efficiency, workload),
+                          reasons=tuple(reasons)))
+    return plans
 
 
 def _own_plans(workload: Workload, gpus: GpuTable, memory: MemoryEstimate, flops: float | None,
@@ -362,3 +517,31 @@ def _one_per_gpu(rejected: list[Plan]) -> list[Plan]:
             seen.add(plan.gpu)
             kept.append(plan)
     return kept
+
+
+# The whole bill (#33): the checkpoints a spot plan writes are stored at its provider, and that is part of its
+# total. Kept apart from the planning above (one call in `recommend`).
+_CHECKPOINTED = ("spot + checkpoints", "spot+on-demand")
+
+
+def _with_checkpoint_storage(plan: Plan, workload: Workload, memory: MemoryEstimate, catalog: Catalog,
+                             currency: str) -> Plan:
+    """A spot plan that checkpoints with its checkpoint's object storage added to its total (the latest kept for
+    the plan's hours); a price no source gives is said (`PartsUnknown`) and adds nothing. A checkpoint holds the
+    trainable state: weights and AdamW's two moments in fp32 plus the bf16 weights (14 bytes a parameter), or a
+    LoRA's adapters as sized (weights, gradients and optimizer state: an upper bound)."""
+    if workload.kind == "serve" or plan.billed_hours is None or plan.total is None or \
+            (plan.strategy != _CHECKPOINTED[0] and plan.pricing_model != _CHECKPOINTED[1]):
+        return plan
+    from .job_costs import checkpoint_storage
+
+    adapters = [size for name, size in memory.parts.items() if name.startswith("adapters")]
+    size_bytes = adapters[0] if adapters else 14 * workload.params
+    cost = checkpoint_storage(Decimal(str(round(size_bytes / GB, 3))), catalog.data_prices, provider=plan.provider,
+                              region=plan.region, hours=plan.billed_hours, fx=catalog.fx, currency=currency)
+    if cost.amount is None:
+        return replace(plan, reasons=(*plan.reasons, facts.PartsUnknown((facts.JobItem.CHECKPOINTS,), plan.provider)))
+    # Billed for the plan's billed hours, as an hourly rate: total = hourly × billed hours still holds.
+    return replace(plan, hourly=plan.hourly + cost.amount / plan.billed_hours, total=plan.total + cost.amount,
+                   reasons=(*plan.reasons, cost))
+

@@ -27,7 +27,7 @@ from typing import Iterable, TypeVar
 
 from .errors import ParseError
 from .facts import PricingModel
-from .gpus import GpuTable
+from .gpus import GpuSpec, GpuTable, name_key
 
 EXAMPLE = "8xA100 72h"
 T = TypeVar("T")
@@ -83,6 +83,7 @@ _CHINESE = [("个小时", "h "), ("小时", "h "), ("分钟", "m "), ("个月", 
 _NUMBER = r"\d+(?:\.\d+)?"
 _DURATION_RE = re.compile(rf"^({_NUMBER})({'|'.join(sorted(_UNITS_S, key=len, reverse=True))})$")
 _MEMORY_RE = re.compile(r"^(\d+)(?:gb|g|gib)$")
+_SIZED_NAME_RE = re.compile(r"\d{2,3}(?:gb|g|gib)$")  # on a name_key: `v10032gb`, `a10040g`; not `a10g`
 _COUNT_FIRST_RE = re.compile(r"^(\d+)x(.+)$")
 _COUNT_LAST_RE = re.compile(r"^(.+?)[x:](\d+)$")
 _INT_RE = re.compile(r"^\d+$")
@@ -106,6 +107,12 @@ class Request:
     currency: str | None = None
     assumptions: tuple[str, ...] = field(default=(), compare=False)
     duration_given: bool = field(default=True, compare=False)  # False: `duration_s` is the 1 hour assumed
+    variants: tuple[str, ...] = ()  # the GPU's other memory sizes, priced where its own is not offered
+
+    @property
+    def gpus(self) -> tuple[str, ...]:
+        """Every GPU this request accepts: its own, then its other memory sizes when no size was named."""
+        return (self.gpu, *self.variants)
 
     def describe(self) -> str:
         return f"{self.count}x{self.gpu} for {format_duration(self.duration_s)}"
@@ -117,6 +124,31 @@ class Request:
         return replace(self, pricing_models=_unique(self.pricing_models, pricing_models),
                        regions=_unique(self.regions, regions), providers=_unique(self.providers, providers),
                        currency=currency or self.currency)
+
+
+def names_a_size(text: str) -> bool:
+    """Whether a GPU's name as written says its memory (`V100-32GB`, `a100-40g`), not only the chip (`V100`)."""
+    return bool(_SIZED_NAME_RE.search(name_key(text)))
+
+
+def accepted_gpus(gpus: GpuTable, text: str, *, memory_gib: float | None = None,
+                  sized: bool = False) -> tuple[str, tuple[str, ...]]:
+    """The GPU `text` names (with `memory_gib`, that size of it) and the other memory sizes a request for it
+    accepts where its own size is not offered: all of them when neither the name nor a memory selector says a size
+    (`V100`: 32 GB too), none otherwise (`V100-32GB`, `V100 16GB`). Every face reads a GPU's name through here."""
+    spec = gpus.resolve(text, memory_gib=memory_gib)
+    if sized or memory_gib is not None or names_a_size(text):
+        return spec.name, ()
+    return spec.name, memory_variants(gpus, spec)
+
+
+def memory_variants(gpus: GpuTable, spec: GpuSpec) -> tuple[str, ...]:
+    """The other memory sizes of `spec`'s GPU (`V100` → `V100-32GB`; `A100-80GB` → `A100`): the same chip with more
+    or less memory, what a user naming the GPU without a size accepts. Not other editions (`H100-NVL`)."""
+    base = spec.name.split("-")[0]
+    sizes = re.compile(rf"{re.escape(base)}(?:-\d+GB)?")
+    return tuple(s.name for s in gpus.family(spec) if s.name != spec.name and sizes.fullmatch(s.name)
+                 and sizes.fullmatch(spec.name))
 
 
 def _unique(first: Iterable[T], more: Iterable[T]) -> tuple[T, ...]:
@@ -215,6 +247,7 @@ class _Builder:
         self.gpu: str | None = None
         self.count: int | None = None
         self.memory_gib: float | None = None
+        self.sized = False  # the GPU's name itself says its memory (`V100-32GB`, `a100-40g`)
         self.duration_s: int | None = None
         self.pricing: list[PricingModel] = []
         self.regions: list[str] = []
@@ -310,6 +343,7 @@ class _Builder:
             raise ParseError(f"two GPUs named ('{self.gpu}' and '{token}')", hint="quote one GPU type at a time",
                              example=EXAMPLE)
         self.gpu = name
+        self.sized = self.sized or names_a_size(token)
 
     def set_count(self, count: int, token: str) -> None:
         if self.count is not None and self.count != count:
@@ -349,8 +383,10 @@ class _Builder:
         """The request read, or ParseError when no GPU was named; no duration means one hour, said so."""
         if self.gpu is None:
             raise ParseError("no GPU named", hint="say which GPU and how many", example=EXAMPLE)
+        gpu, variants = accepted_gpus(self.gpus, self.gpu, memory_gib=self.memory_gib, sized=self.sized)
         return Request(
-            gpu=self.gpus.resolve(self.gpu, memory_gib=self.memory_gib).name,
+            gpu=gpu,
+            variants=variants,
             count=self.count or 1,
             duration_s=self.duration_s or HOUR_S,
             pricing_models=_unique(self.pricing, ()),

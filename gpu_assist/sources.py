@@ -7,7 +7,7 @@ fails half-way leaves the previous file in use.
 
 Shipped sources: `SkyPilotSource` (AWS, GCP, Azure, Lambda from SkyPilot's public catalog CSVs).
 To replace the unverified Alibaba/Tencent/Huawei rows with verified ones, implement `PriceSource`
-over that cloud's price-inquiry API (see README, "Price sources") and call `refresh()`.
+over that cloud's price-inquiry API (docs/data-sources.md, "Price sources") and call `refresh()`.
 """
 
 from __future__ import annotations

@@ -100,13 +100,22 @@ clicks_table = Table(
 )
 
 
+def _default_path() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "gpu-assist" / "state.db"
+
+
 def default_url() -> str:
     configured = os.environ.get("GPU_ASSIST_DB_URL")
     if configured:
         return configured
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "gpu-assist"
-    base.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{base / 'state.db'}"
+    path = _default_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def configured() -> bool:
+    """Whether the team keeps requests here: GPU_ASSIST_DB_URL is set, or the default file has been made."""
+    return bool(os.environ.get("GPU_ASSIST_DB_URL")) or _default_path().exists()
 
 
 def _engine(url: str, connect_args: dict[str, Any]) -> Engine:
@@ -417,6 +426,13 @@ class Store:
         with self.engine.begin() as connection:
             return connection.execute(notices_table.delete().where(and_(
                 notices_table.c.kind == kind, notices_table.c.at < before))).rowcount
+
+    def standing_notices(self, kind: str) -> tuple[str | None, ...]:
+        """The request id of each notice of `kind` that stands (an idle alert stands until its instance is busy
+        again and `forget` drops it)."""
+        with self.engine.connect() as connection:
+            return tuple(connection.execute(select(notices_table.c.request_id).where(
+                notices_table.c.kind == kind)).scalars())
 
     def notice(self, key: str) -> dict[str, Any] | None:
         with self.engine.connect() as connection:

@@ -7,7 +7,10 @@
 
 The cloud rate is the user's (`cloud=12`) or, from the catalog, the cheapest way to rent the GPUs asked for on
 demand (verified, unflagged), in whole instances: one A100 rented as an 8-GPU instance costs 8 GPUs' worth, so the
-rate is the instances' hourly price ÷ the GPUs asked for.
+rate is the instances' hourly price ÷ the GPUs asked for. Like with like: the same host class as the server, one
+instance holding all the GPUs (NVLinked ones first when more than one GPU) where the catalog has one, else whole
+instances of fewer; a provider's price list before a marketplace host's ask; the answer names the instance it
+priced.
 
 An amount keeps the currency it is written in (`hardware=¥100000`, `cloud=2usd`): one written in another currency
 than the answer's is converted with the catalog's FX rates, and the answer says so.
@@ -30,6 +33,7 @@ from .facts import InputConverted
 from .fx import FxRates
 from .gpus import GpuTable
 from .plural import plural
+from .recommendation import MARKETPLACES
 from .request import HOURS_PER_MONTH, parse_currency, parse_request
 
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
@@ -113,6 +117,13 @@ def cheapest_cloud_rate(catalog: Catalog, gpu: str, currency: str, gpus: int = 1
               and offer.verified and not offer.flags]
     if not priced:
         return None
+    # Like with like: a server of `gpus` GPUs against one instance that holds them all (NVLinked when the
+    # catalog has such a one), not against as many single-GPU VMs, which cannot run what the server runs.
+    whole = [pair for pair in priced if pair[0].gpu_count >= gpus]
+    linked = [pair for pair in whole if pair[0].interconnect == "nvlink"] if gpus > 1 else []
+    priced = linked or whole or priced
+    listed = [pair for pair in priced if pair[0].provider not in MARKETPLACES]  # a price list, not a host's ask
+    priced = listed or priced
     fx = catalog.fx
     row, price = min(priced, key=lambda pair: math.ceil(gpus / pair[0].gpu_count) * float(pair[1])
                      * fx.factor(pair[0].currency, currency))

@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from .records import RequestRecord
 from .request import format_duration
+from .sharing import SharingAdvice
 from .spending import bought, cost_between, parse_period, spend_report
 
 SNOOZE = dt.timedelta(hours=4)  # what an idle alert's Keep 4 h button gives
@@ -34,6 +35,7 @@ class IdleAlert:
     hourly: Decimal
     currency: str
     ends_at: dt.datetime
+    sharing: SharingAdvice | None = None  # what would pack its work instead, when its use was measured
 
 
 def idle_key(instance_id: str) -> str:
@@ -57,7 +59,8 @@ def idle_alerts(report, records: list[RequestRecord], now: dt.datetime) -> tuple
             instance_id=usage.instance_id, instance_type=usage.instance_type,
             utilization_pct=usage.gpu_utilization_avg_pct, window=format_duration(report.window_s),
             cost_so_far=cost_between(record, record.launched_at or now, now, now),
-            hourly=record.hourly_price or Decimal(0), currency=record.currency, ends_at=record.ends_at or now))
+            hourly=record.hourly_price or Decimal(0), currency=record.currency, ends_at=record.ends_at or now,
+            sharing=usage.sharing))
     return alerts, busy
 
 

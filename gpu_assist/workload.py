@@ -42,10 +42,14 @@ class Assumptions:
     """Every constant the estimates use; each is printed with the result and can be overridden."""
 
     mfu: float = 0.4                      # model FLOPs utilisation of peak dense tensor throughput
-    multi_host_efficiency: float = 0.9    # scaling efficiency once a job spans more than one host
+    multi_host_efficiency: float = 0.9    # scaling over hosts when set, or when their bandwidth is unknown
+    global_batch_tokens: float = 4e6      # tokens per optimizer step (Llama 2's 4M): one gradient all-reduce each
+    comm_overlap: float = 0.25            # share of the all-reduce hidden behind compute (fitted, SOURCES-plans D4)
+    link_efficiency: float = 0.83         # achieved all-reduce bus bandwidth / link rate (SOURCES-plans.txt D2)
+    spot_overhead_limit: float = 0.25     # spot plans expected to run longer than this rank behind the rest
     runtime_overhead: float = 0.2         # activations, buffers, fragmentation, as a fraction of model states
     usable_memory: float = 0.9            # fraction of GPU memory a framework can use
-    interruption_rate_per_h: float = 0.05  # spot interruptions per instance-hour
+    interruption_rate_per_h: float = 0.05  # per instance-hour where the Spot Advisor gives no band
     checkpoint_interval_h: float = 0.5
     checkpoint_write_h: float = 2 / 60
     restart_h: float = 10 / 60
@@ -82,6 +86,7 @@ class Workload:
     serve_hours: float = 730.0
     deadline_assumed: bool = False  # no deadline given: the default one (deadline=none lifts it)
     assumptions: Assumptions = Assumptions()
+    overridden: tuple[str, ...] = ()  # the assumptions the user set (they win over sourced data)
 
     @property
     def may_interrupt(self) -> bool:
@@ -173,7 +178,7 @@ def parse_workload(text: str, gpus: GpuTable) -> Workload:
         if key in values:
             values[key] = tuple(dict.fromkeys(values[key]))
     assumptions = replace(Assumptions(), **overrides)
-    return Workload(assumptions=assumptions, **values)
+    return Workload(assumptions=assumptions, overridden=tuple(overrides), **values)
 
 
 def _set_option(key: str, raw: str, original: str, values: dict[str, Any], overrides: dict[str, Any],
@@ -213,7 +218,8 @@ def _assumption(name: str, key: str, value: str, raw: str) -> Any:
             raise ParseError(f"{key} must be a number, not '{value}'", example=example) from None
     if not number > 0 or number != number or number == float("inf"):
         raise ParseError(f"{key} must be a positive number, not '{value}'", example=example)
-    if name in ("mfu", "multi_host_efficiency", "usable_memory", "spot_share", "bandwidth_efficiency") and number > 1:
+    if name in ("mfu", "multi_host_efficiency", "usable_memory", "spot_share", "bandwidth_efficiency", "comm_overlap",
+                "link_efficiency") and number > 1:
         raise ParseError(f"{key} is a fraction between 0 and 1, not '{value}'", example=example)
     if _ASSUMPTION_KEYS[name] in (int, "int"):
         if number != int(number):  # `max_instances=0.5` must not become a cap of 0

@@ -1,7 +1,8 @@
 """Serving the Bolt app: one process (waitress), several (gunicorn, `--workers N`), Socket Mode, or AWS Lambda.
 
 `GET /healthz` answers 200 with the catalog size, `GET /readyz` once the catalog is loaded; both come from
-a process that built its app (and loaded the catalog) before it opened or accepted on its socket.
+a process that built its app (and loaded the catalog) before it opened or accepted on its socket. `GET /metrics`
+is the Prometheus exposition of `gpu_assist.metrics`.
 Before serving, the store's schema is upgraded (Alembic, idempotent) and the shared objects are built.
 `POST /slack/events` is checked (method, content type, size, Slack's signature), then handed to Bolt, except
 a `/gpu` command that finds the work pool full: it is answered "busy" here, before Bolt parses it again, so an
@@ -121,6 +122,7 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
     pool = work_pool()
     bolt = SlackRequestHandler(create_app(settings, context, pool, inbox), path=SLACK_PATH)
     verifier = SignatureVerifier(settings.signing_secret)
+    metrics = team_metrics_app(context)
 
     def application(environ, start_response):
         path, method = environ.get("PATH_INFO"), environ.get("REQUEST_METHOD")
@@ -133,6 +135,8 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
                                                          "work": pool.taken, "busy": pool.refused})
             ready = context._catalog is not None
             return _reply(start_response, "200 OK" if ready else "503 Service Unavailable", {"ready": ready})
+        if path == "/metrics":
+            return metrics(environ, start_response)
         if path != SLACK_PATH:
             return _reply(start_response, "404 Not Found", {"error": f"no such path; Slack posts to {SLACK_PATH}"})
         try:
@@ -150,6 +154,15 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
         return bolt(environ, start_response)
 
     return application
+
+
+def team_metrics_app(context: Context):
+    """`GET /metrics`: the Prometheus exposition `gpu-assist metrics serve` gives, the team's series from this
+    server's store and the GPUs of the machine it runs on (one sample per scrape; none on a machine without)."""
+    from gpu_assist.metrics import GpuAssistCollector, registry, wsgi_metrics
+
+    collector = GpuAssistCollector(lambda: [context.sampler.sample()], lambda: context.approvals.team_standing())
+    return wsgi_metrics(registry(collector))
 
 
 def prepared_context() -> Context:

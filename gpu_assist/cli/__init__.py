@@ -36,6 +36,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .operations import slack
 
         return slack(args)
+    if args.command == "metrics":
+        from .operations import metrics
+
+        return metrics(args)
+    if args.command == "spot":
+        from .operations import spot
+
+        return spot(args)
     from .answers import answer
 
     return answer(args)

@@ -46,7 +46,8 @@ def _quote(args: argparse.Namespace, gpus: GpuTable) -> QuoteCommand:
                    include_flagged=command.include_flagged or args.include_flagged,
                    verified_only=command.verified_only or args.verified_only,
                    include_unverified=command.include_unverified or args.include_unverified,
-                   view="list" if args.list or flat_list else command.view, **options)
+                   view="list" if args.list or flat_list else command.view,
+                   explain=command.explain or getattr(args, "explain", False), **options)
 
 
 def _recommend(args: argparse.Namespace, gpus: GpuTable) -> RecommendCommand:
@@ -96,12 +97,12 @@ _BUILDERS: dict[str, Callable[[argparse.Namespace, GpuTable], Command]] = {
 
 def answer(args: argparse.Namespace) -> int:
     """Run the command and print its answer; `util --watch` redraws it until interrupted."""
-    from ..commands import Context, RecommendCommand, run
+    from ..commands import Context, QuoteCommand, RecommendCommand, run
 
     context = Context()
     command = command_of(args, context.catalog.gpus)
     output = getattr(args, "format", "text")
-    explain = isinstance(command, RecommendCommand) and command.explain
+    explain = isinstance(command, (RecommendCommand, QuoteCommand)) and command.explain
     renderer: Any = importlib.import_module(f".{output}", "gpu_assist.render")  # only the one --format names
     options = {"color": sys.stdout.isatty()} if output == "text" else {}
     actor = _actor(args)

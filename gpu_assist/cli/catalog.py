@@ -21,10 +21,12 @@ def catalog(args: argparse.Namespace) -> int:
         return _import_skypilot(args, directory)
     if args.catalog_command == "import-china":
         return _import_china(args, directory)
-    if args.catalog_command == "refresh" and args.provider == "tencent":
-        return _refresh_tencent(args, directory)
-    if args.catalog_command == "refresh" and args.provider == "aliyun":
-        return _refresh_aliyun(args, directory)
+    if args.catalog_command == "refresh" and args.provider in _CHINA_REFRESH:
+        try:
+            return _CHINA_REFRESH[args.provider](args, directory)
+        except ModuleNotFoundError as missing:
+            raise GpuAssistError(f"catalog refresh {args.provider} needs its cloud's SDK ({missing.name} is not "
+                                 "installed)", hint="pip install 'gpu-assist[china]'") from None
     if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
         return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
@@ -119,8 +121,8 @@ def _import_china(args: argparse.Namespace, directory: Path) -> int:
 
 
 def _refresh_tencent(args: argparse.Namespace, directory: Path) -> int:
-    """`catalog refresh tencent`: the account's CVM API (on-demand and spot per zone); the catalog's published list
-    and article rows stay, and nothing changes on failure."""
+    """`catalog refresh tencent`: the account's CVM API (on-demand, spot and monthly per zone); the catalog's
+    published list and article rows stay, and nothing changes on failure."""
     import csv
 
     from ..importers.tencent_api import DEFAULT_REGIONS, TencentPriceSource, credential, documented_families
@@ -144,6 +146,25 @@ def _refresh_aliyun(args: argparse.Namespace, directory: Path) -> int:
     gpus = load_gpus(directory / "gpus.csv")
     return _refresh_with_progress("Alibaba Cloud ECS prices", regions, directory, lambda progress: AliyunPriceSource(
         regions, gpus, today=dt.date.today(), progress=progress))
+
+
+def _refresh_huawei(args: argparse.Namespace, directory: Path) -> int:
+    """`catalog refresh huawei`: the account's ECS flavors and BSS ratings (pay-per-use and monthly per region),
+    GPUs from the documentation in `sources/cn_gpu_specs.csv`; the articles' rows stay, nothing changes on failure."""
+    from ..gpus import load_gpus
+    from ..importers.china import SPECS_FILE, read_specs
+    from ..importers.huawei_api import DEFAULT_REGIONS, HuaweiPriceSource, credential
+
+    credential()  # no keys: one line naming the variables, before any progress bar
+    regions = [r for r in (args.regions or ",".join(DEFAULT_REGIONS)).split(",") if r]
+    specs = directory / "sources" / SPECS_FILE
+    documented = read_specs(specs)["huawei"] if specs.exists() else []
+    gpus = load_gpus(directory / "gpus.csv")
+    return _refresh_with_progress("Huawei Cloud ECS prices", regions, directory, lambda progress: HuaweiPriceSource(
+        regions, documented, gpus, today=dt.date.today(), progress=progress))
+
+
+_CHINA_REFRESH = {"tencent": _refresh_tencent, "aliyun": _refresh_aliyun, "huawei": _refresh_huawei}
 
 
 def _refresh_with_progress(label: str, regions: list[str], directory: Path, make_source) -> int:
@@ -293,6 +314,11 @@ def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.dat
     source = aws_public.AwsPublicPriceSource(directory, regions)
     report = refresh(source, directory)
     print(report.summary())
+    if source.gp3:  # the whole bill (#33): EBS gp3 storage from the same files
+        from ..data_prices import FILE_NAME, replace_rows
+
+        written = replace_rows(directory / FILE_NAME, aws_public.data_price_rows(source.gp3))
+        print(f"{FILE_NAME}: {written} EBS gp3 rows")
     print("read: " + ", ".join(f"{k} {v}" for k, v in sorted(source.counts.items())))
     public.append_refresh_log(directory / "SOURCES.md", [
         f"| {today.isoformat()} | `{aws_public.SOURCE_KEY}` | {url} | streamed | {report.rows_written} aws rows |"

@@ -53,6 +53,28 @@ def db(args: argparse.Namespace) -> int:
     return 0
 
 
+def metrics(args: argparse.Namespace) -> int:
+    """`metrics serve`: the Prometheus exposition on --host:--port until interrupted."""
+    from ..metrics import serve
+
+    if not 0 < args.port < 65536 or args.interval <= 0 or args.window < args.interval:
+        raise GpuAssistError("--port must be 1-65535, --interval above 0 and --window at least --interval",
+                             example="gpu-assist metrics serve --port 9400 --interval 5 --window 600")
+    serve(args.host, args.port, interval_s=args.interval, window_s=args.window)
+    return 0
+
+
+def spot(args: argparse.Namespace) -> int:
+    """`spot watch [--on-warning CMD] -- JOB…`: the job's exit status."""
+    from ..spot import run_job
+
+    job = args.job[1:] if args.job[:1] == ["--"] else args.job
+    if not job or args.interval <= 0:
+        raise GpuAssistError("spot watch needs a job to run after --, and --interval above 0",
+                             example="gpu-assist spot watch --on-warning 'python save.py' -- python train.py")
+    return run_job(job, on_warning=args.on_warning, interval_s=args.interval)
+
+
 def slack(args: argparse.Namespace) -> int:
     """`slack serve` (HTTP) or `slack socket` (Socket Mode)."""
     from slackbot import server

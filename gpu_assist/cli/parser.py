@@ -98,6 +98,7 @@ ABOUT = {
     "stop": "ask to stop instances gpu-assist launched: gpu-assist stop i-… --as alice",
     "extend": "ask to move a running launch's time to live: gpu-assist extend r-… 24h",
     "spend": "what gpu-assist's launches cost: gpu-assist spend 2026-11 by=project",
+    "commit": "reserved terms to buy, from the team's recorded launches: gpu-assist commit months=3",
     "requests": "recent requests, or one with its audit trail: requests show r-…",
     "help": "examples of every command",
     "approve": "operators only: approve with --break-glass (approvers decide in Slack or Jupyter)",
@@ -107,9 +108,11 @@ ABOUT = {
     "expire": "expire pending requests past their deadline",
     "db": "the request store's schema: db upgrade | db current",
     "slack": "run the Slack app: slack serve | slack socket",
+    "metrics": "serve Prometheus metrics (GPUs, launches, spend): metrics serve --port 9400",
+    "spot": "on a spot instance, act on its interruption warning: spot watch --on-warning CMD -- python train.py",
     "catalog": "validate, list, import and refresh the price catalogs",
 }
-OPERATOR_VERBS = ("approve", "reject", "reconcile", "reap", "expire", "db", "slack", "catalog")
+OPERATOR_VERBS = ("approve", "reject", "reconcile", "reap", "expire", "db", "slack", "metrics", "catalog")
 # A command line that works, for each verb: what a bad one's error ends with.
 EXAMPLES = {
     "quote": "gpu-assist quote 8xA100 72h", "recommend": "gpu-assist recommend train 7B tokens=20B deadline=72h",
@@ -117,11 +120,14 @@ EXAMPLES = {
     "util": "gpu-assist util fleet region=us-east-1", "launch": "gpu-assist launch 8xA100 72h spot --as alice",
     "stop": "gpu-assist stop i-0123456789abcdef0 --as alice",
     "extend": "gpu-assist extend r-0123456789ab 24h --as alice", "spend": "gpu-assist spend 2026-11 by=project",
+    "commit": "gpu-assist commit months=3",
     "requests": "gpu-assist requests show r-0123456789ab", "help": "gpu-assist help",
     "approve": "gpu-assist approve r-0123456789ab --break-glass --reason INC-42",
     "reject": "gpu-assist reject r-0123456789ab --break-glass --reason INC-42", "reconcile": "gpu-assist reconcile",
     "reap": "gpu-assist reap", "expire": "gpu-assist expire", "db": "gpu-assist db upgrade",
-    "slack": "gpu-assist slack serve --port 3000", "catalog": "gpu-assist catalog validate",
+    "slack": "gpu-assist slack serve --port 3000", "metrics": "gpu-assist metrics serve --port 9400",
+    "spot": "gpu-assist spot watch --on-warning 'touch /tmp/save-now' -- python train.py",
+    "catalog": "gpu-assist catalog validate",
     "catalog refresh": "gpu-assist catalog refresh aws-public",
     "catalog import-skypilot": "gpu-assist catalog import-skypilot catalogs/sources --as-of 2026-12-02",
     "catalog import-china": "gpu-assist catalog import-china catalogs/sources",
@@ -159,13 +165,14 @@ def _add_quote(commands: Any, verb: str) -> None:
     q.add_argument("--min-gpu-memory", help="GPUs with at least this many GiB, e.g. 80")
     q.add_argument("--include-unverified", action="store_true", help="rank unverified and stale prices too")
     q.add_argument("--provider", action="append", default=[],
-                   help="aws, gcp, azure, lambda, oci, nebius, vast, … (see README)")
+                   help="aws, gcp, azure, lambda, oci, nebius, vast, … (see docs/grammar.md)")
     q.add_argument("--region", action="append", default=[], help="a region or a group (us, eu, asia, cn)")
     q.add_argument("--pricing", help="on-demand,spot,reserved-1y,reserved-3y,monthly")
     q.add_argument("--currency", help="USD or CNY")
     q.add_argument("--all-regions", action="store_true", help="every region, not only the cheapest per offer")
     q.add_argument("--include-flagged", action="store_true", help="include prices with known data defects")
     q.add_argument("--verified-only", action="store_true", help="leave out unverified list prices")
+    q.add_argument("--explain", action="store_true", help="the arithmetic of each disk and data part")
     q.add_argument("--format", choices=FORMATS, default="text")
 
 
@@ -213,6 +220,12 @@ def _add_spend(commands: Any, verb: str) -> None:
     s.add_argument("--format", choices=("text", "json"), default="text")
 
 
+def _add_commit(commands: Any, verb: str) -> None:
+    c = _add_parser(commands, verb)
+    c.add_argument("words", nargs="*", help="months=N: whole months of recorded launches to plan from (default 3)")
+    c.add_argument("--format", choices=("text", "json"), default="text")
+
+
 def _add_decision(commands: Any, verb: str) -> None:
     """approve, reject: the operator's break-glass override."""
     p = _add_parser(commands, verb)
@@ -256,6 +269,30 @@ def _add_slack(commands: Any, verb: str) -> None:
     _name_choices(slack)
 
 
+def _add_metrics(commands: Any, verb: str) -> None:
+    m = _add_parser(commands, verb)
+    metrics = m.add_subparsers(dest="metrics_command", required=True, parser_class=_Parser)
+    sv = metrics.add_parser("serve", help="GET /metrics in the Prometheus text format: this machine's GPUs, and the "
+                                          "team's launches, spend and budgets when a store is configured")
+    sv.add_argument("--host", default="0.0.0.0")
+    sv.add_argument("--port", type=int, default=9400)
+    sv.add_argument("--interval", type=float, default=5.0, help="seconds between GPU samples (default 5)")
+    sv.add_argument("--window", type=float, default=600.0,
+                    help="seconds of samples a GPU must be idle through to count as idle (default 600)")
+    _name_choices(metrics)
+
+
+def _add_spot(commands: Any, verb: str) -> None:
+    s = _add_parser(commands, verb)
+    spot = s.add_subparsers(dest="spot_command", required=True, parser_class=_Parser)
+    w = spot.add_parser("watch", help="run a job; at EC2's 2-minute spot warning run --on-warning, send the job "
+                                      "SIGTERM, and SIGKILL at the interruption time")
+    w.add_argument("--on-warning", metavar="CMD", help="a shell command to run at the warning (save a checkpoint)")
+    w.add_argument("--interval", type=float, default=5.0, help="seconds between polls of the metadata service")
+    w.add_argument("job", nargs=argparse.REMAINDER, help="-- then the job's command line")
+    _name_choices(spot)
+
+
 def _add_catalog(commands: Any, verb: str) -> None:
     c = _add_parser(commands, verb)
     cat = c.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
@@ -275,14 +312,14 @@ def _add_catalog(commands: Any, verb: str) -> None:
     ic.add_argument("path", type=Path, help="directory of cn_gpu_specs.csv and cn_gpu_prices.csv (catalogs/sources)")
     ic.add_argument("--catalog-dir", type=Path)
     rf = cat.add_parser("refresh",
-                        help="fetch fresh prices: aws, tencent or aliyun (account APIs, the team's own keys); "
-                             "aws-public, azure or skypilot (public price lists, no account)")
-    rf.add_argument("provider", choices=("aws", "aws-public", "azure", "skypilot", "tencent", "aliyun"))
+                        help="fetch fresh prices: aws, tencent, aliyun or huawei (account APIs, the team's own "
+                             "keys); aws-public, azure or skypilot (public price lists, no account)")
+    rf.add_argument("provider", choices=("aws", "aws-public", "azure", "skypilot", "tencent", "aliyun", "huawei"))
     rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
     rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")
     rf.add_argument("--regions", help="comma-separated (default: aws: AWS_REGION, AWS_DEFAULT_REGION or us-east-1; "
                                       "tencent: ap-guangzhou,ap-shanghai,ap-beijing; aliyun: cn-hangzhou,cn-shanghai,"
-                                      "cn-beijing)")
+                                      "cn-beijing; huawei: cn-north-4,cn-east-3,cn-south-1)")
     rf.add_argument("--families", help="instance families, e.g. p4d,p5,g6e (default p*, g*)")
     rf.add_argument("--catalog-dir", type=Path)
     f = cat.add_parser("import-fx", help="write fx.csv from the ECB reference rates")
@@ -299,10 +336,10 @@ def _name_choices(subcommands: Any) -> None:
 # Every verb's subparser, in the order `gpu-assist --help` lists them.
 _VERBS: dict[str, Callable[[Any, str], None]] = {
     "quote": _add_quote, "recommend": _add_recommend, "tco": _add_tco, "util": _add_util,
-    "launch": _add_submit, "stop": _add_submit, "extend": _add_submit, "spend": _add_spend,
+    "launch": _add_submit, "stop": _add_submit, "extend": _add_submit, "spend": _add_spend, "commit": _add_commit,
     "approve": _add_decision, "reject": _add_decision, "requests": _add_requests,
     "db": _add_db, "reconcile": _add_plain, "reap": _add_plain, "expire": _add_plain, "slack": _add_slack,
-    "help": _add_plain, "catalog": _add_catalog}
+    "metrics": _add_metrics, "spot": _add_spot, "help": _add_plain, "catalog": _add_catalog}
 
 
 def _unknown_verb(word: str) -> NoReturn:

@@ -9,10 +9,11 @@ with the grammar's own value parsers) and run through `run()` (`execute.py`), so
 from .context import Context
 from .execute import quote_view, run, spend_of
 from .grammar import parse_command, parse_quote, parse_recommend, parse_verb, words_of
-from .objects import (HELP, Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
-                      RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand, UtilCommand)
+from .objects import (HELP, Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
+                      RecommendCommand, RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand,
+                      UtilCommand)
 
-__all__ = ["HELP", "Command", "Context", "ExtendCommand", "HelpCommand", "LaunchCommand", "QuoteCommand",
-           "RecommendCommand", "RequestDetail", "RequestsCommand", "Result", "SpendCommand", "StopCommand",
-           "TcoCommand", "UtilCommand", "parse_command", "parse_quote", "parse_recommend", "parse_verb", "quote_view",
-           "run", "spend_of", "words_of"]
+__all__ = ["HELP", "Command", "CommitCommand", "Context", "ExtendCommand", "HelpCommand", "LaunchCommand",
+           "QuoteCommand", "RecommendCommand", "RequestDetail", "RequestsCommand", "Result", "SpendCommand",
+           "StopCommand", "TcoCommand", "UtilCommand", "parse_command", "parse_quote", "parse_recommend", "parse_verb",
+           "quote_view", "run", "spend_of", "words_of"]

@@ -15,8 +15,9 @@ from ..facts import PriceCapConverted
 from ..fx import rate_places
 from ..pricing import Quote, quote
 from .context import Context
-from .objects import (Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
-                      RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand, UtilCommand)
+from .objects import (Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
+                      RecommendCommand, RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand,
+                      UtilCommand)
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
@@ -71,6 +72,20 @@ def _requests(command: RequestsCommand, context: Context, actor: str | None) -> 
 @_execute.register(SpendCommand)
 def _spend(command: SpendCommand, context: Context, actor: str | None) -> Result:
     return spend_of(command, context)
+
+
+@_execute.register(CommitCommand)
+def _commit(command: CommitCommand, context: Context, actor: str | None) -> Result:
+    """Commitments from the launches of the last `months` whole months, priced from the catalog's terms."""
+    from ..commitments import plan_commitments
+    from ..spending import month_start
+
+    approvals, now = context.approvals, context.now()
+    since = month_start(now)
+    for _ in range(command.months):
+        since = month_start(since - dt.timedelta(days=1))
+    return plan_commitments(approvals.store.spend_rows(since), context.catalog.offers_of_type, now,
+                            currency=approvals.policy.currency, months=command.months)
 
 
 @_execute.register(QuoteCommand)
@@ -133,7 +148,7 @@ def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, curre
     comparison (`top` rows) or the flat list (`top` options)."""
     priced = quote(command.request, catalog, today=today, currency=currency, all_regions=command.all_regions,
                    include_flagged=command.include_flagged, verified_only=command.verified_only,
-                   include_unverified=command.include_unverified)
+                   include_unverified=command.include_unverified, job_data=command.job_data)
     max_price = command.max_price
     if max_price is not None and command.max_price_currency not in (None, priced.currency):
         # Filtered at the figure the notice shows (`format_rate`'s places), so what it says is what it did.

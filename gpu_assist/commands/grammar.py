@@ -19,14 +19,16 @@ from ..errors import ParseError
 from ..facts import PricingModel
 from ..gpus import GpuTable
 from ..request import normalise, parse_duration, parse_request
-from .objects import (MAX_TOP, Command, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
-                      RequestsCommand, SpendCommand, StopCommand, TcoCommand, UtilCommand)
+from .objects import (MAX_TOP, Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
+                      RecommendCommand, RequestsCommand, SpendCommand, StopCommand, TcoCommand, UtilCommand)
 
 _FLAG_OPTIONS = ("all-regions", "include-flagged", "include-unverified", "verified-only", "explain", "list")
 _VALUE_OPTIONS = ("top", "sort", "max-price", "min-gpu-memory")
 _HELP_WORDS = ("help", "-h", "--help", "?")
+_JOB_DATA_WORDS = ("disk=", "data-in=", "data-out=", "checkpoints=", "from=")  # `job_data.WORDS` (#33)
 # A quote's own words beside the request's, as an unknown option's error lists them.
-QUOTE_OPTIONS = (*(f"{name}=" for name in _VALUE_OPTIONS), *(f for f in _FLAG_OPTIONS if f != "explain"))
+QUOTE_OPTIONS = (*(f"{name}=" for name in _VALUE_OPTIONS), *(f for f in _FLAG_OPTIONS if f != "explain"), "explain",
+                 "disk=", "data-in=", "data-out=", "checkpoints=", "from=")
 
 
 def words_of(text: str) -> list[str]:
@@ -46,13 +48,19 @@ def parse_verb(verb: str, words: list[str], gpus: GpuTable) -> Command:
     """The words after `verb` → its command object."""
     parse = _VERBS.get(verb)
     if parse is None:
-        raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, spend, help",
+        raise ParseError(f"unknown command '{verb}'", hint="commands: quote, recommend, tco, spend, commit, help",
                          example="quote 8xA100 72h")
     return parse(words, gpus)
 
 
 def parse_quote(words: list[str], gpus: GpuTable, *, top: int | None = None) -> QuoteCommand:
-    """`quote`'s words; `top` is the face's default when the words name none (`top=all` names None)."""
+    """`quote`'s words; `top` is the face's default when the words name none (`top=all` names None). The job's
+    data words (`disk=2TB`, `checkpoints=140GB every 30m`, …) are taken first: `30m` is not the job's length."""
+    job_data = None
+    if any(word.lower().removeprefix("--").startswith(_JOB_DATA_WORDS) for word in words):
+        from ..job_data import take_job_data  # only where a quote names its data (a plain quote loads none)
+
+        words, job_data = take_job_data(words)
     rest, options = _take_options(words)
     return QuoteCommand(
         request=parse_request(" ".join(rest), gpus, also_known=QUOTE_OPTIONS),
@@ -66,6 +74,8 @@ def parse_quote(words: list[str], gpus: GpuTable, *, top: int | None = None) -> 
         max_price=options.get("max-price", (None, None))[0],
         max_price_currency=options.get("max-price", (None, None))[1],
         min_gpu_memory_gib=options.get("min-gpu-memory"),
+        job_data=job_data,
+        explain=options.get("explain", False),
     )
 
 
@@ -299,8 +309,21 @@ def parse_spend(words: list[str], _gpus: GpuTable | None = None) -> SpendCommand
     return SpendCommand(**values)
 
 
+def parse_commit(words: list[str], _gpus: GpuTable | None = None) -> CommitCommand:
+    """`commit [months=N]`: N whole months of history, 1 to 36 (default 3)."""
+    months = 3
+    for word in words:
+        key, _, value = word.lower().partition("=")
+        if key == "months" and value.isdigit() and 1 <= int(value) <= 36:
+            months = int(value)
+        else:
+            raise ParseError(f"didn't understand '{word[:40]}'", hint="commit [months=N], N from 1 to 36",
+                             example="commit months=6")
+    return CommitCommand(months)
+
+
 _VERBS: dict[str, Callable[[list[str], GpuTable], Command]] = {
     "quote": parse_quote, "recommend": parse_recommend, "tco": _parse_tco, "util": parse_util,
     "launch": _parse_launch, "stop": _parse_stop, "extend": _parse_extend, "requests": _parse_requests,
-    "spend": parse_spend,
+    "spend": parse_spend, "commit": parse_commit,
 }

@@ -18,10 +18,12 @@ from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROV
 if TYPE_CHECKING:
     from ..compare import Comparison
     from ..fleet import FleetReport
+    from ..job_data import JobData
     from ..pricing import Quote
     from ..recommendation import Recommendation
     from ..records import AuditEvent, RequestRecord
     from ..specs import OptionId
+    from ..commitments import CommitmentAdvice
     from ..spending import SpendReport
     from ..tco import TcoInput, TcoResult
     from ..nvml import Snapshot
@@ -40,6 +42,9 @@ gpu-assist — GPU prices across clouds, for the whole job.
   quote 8卡A100 72小时 currency=CNY      Chinese works too; prices in CNY
   quote 8xA100 72h top=5                 the 5 cheapest (default, and top=all: every option)
   quote 8xH100 1mo pricing=reserved-1y,monthly top=5 all-regions include-flagged verified-only
+  quote 8xH100 72h disk=4TB data-in=2TB from=aws:us-east-1 data-out=200GB explain
+                                         the whole bill: disks and data transfer in each total
+  quote 8xA100 72h checkpoints=140GB every 30m   checkpoints kept in object storage
 
   recommend train 7B tokens=20B deadline=72h budget=5000      cheapest plan that meets the deadline
   recommend finetune 70B lora                                 which GPUs fit, priced per hour
@@ -63,6 +68,8 @@ gpu-assist — GPU prices across clouds, for the whole job.
   spend                                  what launches cost this month, by requester, project, …
   spend 2026-11 by=project               a month (or 7d, mtd, yesterday), one grouping
   spend 7d source=aws                    beside Cost Explorer's actual cost by gpu-assist's tag
+  commit                                 reserved terms to buy, from the last 3 months of launches
+  commit months=6                        from 6 whole months
 
   help                                   this text
 """
@@ -82,13 +89,19 @@ class QuoteCommand:
     max_price: Decimal | None = None
     max_price_currency: str | None = None  # as written (`max-price=¥200`); None: the quote's
     min_gpu_memory_gib: float | None = None
+    job_data: JobData | None = None  # disk=, data-in=, data-out=, checkpoints=, from= (#33)
+    explain: bool = False  # each part's arithmetic under the table
 
     def to_fields(self) -> dict[str, Any]:
         """The command as plain JSON values, the request's fields inlined and defaults left out: what a Slack
         button carries to ask the same question again (`from_fields` reads it back)."""
         values, defaults = _flat(self), _flat(QuoteCommand(Request(gpu=self.request.gpu)))
-        return {name: list(value) if isinstance(value, tuple) else str(value) if isinstance(value, Decimal) else value
-                for name, value in values.items() if name == "gpu" or value != defaults[name]}
+        fields_ = {name: list(value) if isinstance(value, tuple) else str(value) if isinstance(value, Decimal)
+                   else value for name, value in values.items()
+                   if name != "job_data" and (name == "gpu" or value != defaults[name])}
+        if self.job_data is not None:
+            fields_["job_data"] = self.job_data.to_fields()
+        return fields_
 
     @classmethod
     def from_fields(cls, values: object) -> QuoteCommand:
@@ -104,6 +117,10 @@ class QuoteCommand:
             read["max_price"] = Decimal(read["max_price"])
         if "pricing_models" in read:
             read["pricing_models"] = tuple(map(PricingModel, read["pricing_models"]))
+        if "job_data" in read:
+            from ..job_data import JobData
+
+            read["job_data"] = JobData.from_fields(read["job_data"])
         request_names = {f.name for f in fields(Request)}
         request = Request(**{k: v for k, v in read.items() if k in request_names})
         return replace(cls(request), **{k: v for k, v in read.items() if k not in request_names})
@@ -140,6 +157,7 @@ _FIELD_CHECKS = {
     "currency": lambda value: value is None or value in CURRENCIES,
     "assumptions": lambda value: isinstance(value, list) and all(isinstance(v, str) for v in value),
     "duration_given": lambda value: isinstance(value, bool),
+    "variants": lambda value: isinstance(value, list) and all(isinstance(v, str) and 0 < len(v) <= 64 for v in value),
     "top": lambda value: value is None or _whole(1, MAX_TOP)(value),
     **{flag: lambda value: isinstance(value, bool)
        for flag in ("all_regions", "include_flagged", "verified_only", "include_unverified")},
@@ -148,6 +166,8 @@ _FIELD_CHECKS = {
     "max_price": _positive_decimal,
     "max_price_currency": lambda value: value is None or value in CURRENCIES,
     "min_gpu_memory_gib": lambda value: type(value) in (int, float) and 0 < value < float("inf"),
+    "job_data": lambda value: isinstance(value, dict),  # checked field by field by `JobData.from_fields`
+    "explain": lambda value: isinstance(value, bool),
 }
 
 
@@ -229,12 +249,17 @@ class SpendCommand:
 
 
 @dataclass(frozen=True)
+class CommitCommand:
+    months: int = 3               # whole months of recorded launches to plan from
+
+
+@dataclass(frozen=True)
 class HelpCommand:
     text: str = HELP
 
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
-    ExtendCommand | RequestsCommand | SpendCommand | HelpCommand
+    ExtendCommand | RequestsCommand | SpendCommand | CommitCommand | HelpCommand
 # A string, so that naming the results imports none of their modules (mypy reads it as the union).
 Result: TypeAlias = "Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | " \
-    "RequestDetail | RequestRecord | tuple[RequestRecord, ...] | SpendReport"
+    "RequestDetail | RequestRecord | tuple[RequestRecord, ...] | SpendReport | CommitmentAdvice"

@@ -133,6 +133,7 @@ class AwsPublicPriceSource:
         self.urls: list[str] = []
         self.priced: set[tuple[str, str]] = set()
         self.published: dict[str, str] = {}  # file URL → its publicationDate's day
+        self.gp3: dict[str, tuple[Decimal, str]] = {}  # region → EBS gp3 USD per GB-month, its file's day (#33)
 
     def in_scope(self, row: dict) -> bool:
         """An existing row this refresh replaces: an instance type it priced in that region (all its zones:
@@ -153,6 +154,8 @@ class AwsPublicPriceSource:
             for region in self.regions:
                 products, on_demand, reserved = self._offers(ec2[region], specs)
                 progress.update(task, advance=1)
+                if "gp3" in on_demand:
+                    self.gp3[region] = (on_demand.pop("gp3"), self._published(ec2[region]))
                 plan_rates = self._plans(plans[region], products)
                 progress.update(task, advance=1)
                 dates = (self._published(ec2[region]), self._published(plans[region]))
@@ -169,8 +172,10 @@ class AwsPublicPriceSource:
         products: dict[str, str] = {}
         on_demand: dict[str, Decimal] = {}
         reserved: dict[str, dict] = {}
+        storage: set[str] = set()  # the EBS gp3 storage product's sku (the whole bill, #33)
         wanted = {"": _publication_date, "products": lambda sku: True,
-                  "terms.OnDemand": lambda sku: sku in products, "terms.Reserved": lambda sku: sku in products}
+                  "terms.OnDemand": lambda sku: sku in products or sku in storage,
+                  "terms.Reserved": lambda sku: sku in products}
         for prefix, sku, value in _parsed(self.http, url, wanted):
             if prefix == "":
                 self.published[url] = _day(url, value)
@@ -180,6 +185,12 @@ class AwsPublicPriceSource:
                         and all(attributes.get(k) == v for k, v in _WANTED.items())):
                     products[sku] = attributes["instanceType"]
                     self.counts["products"] += 1
+                elif value.get("productFamily") == "Storage" and attributes.get("volumeApiName") == "gp3":
+                    storage.add(sku)
+            elif prefix == "terms.OnDemand" and sku in storage:
+                rate = gb_month_rate(value)
+                if rate is not None:
+                    on_demand["gp3"] = rate
             elif prefix == "terms.OnDemand":
                 rate = on_demand_rate({"terms": {"OnDemand": value}})
                 if rate is not None:
@@ -247,6 +258,22 @@ class AwsPublicPriceSource:
                 "reserved_source": SOURCE_KEY if terms else "",
                 "reserved_as_of": min(reserved_dates) if terms else "",  # the older, when the terms' files differ
             }
+
+
+def gb_month_rate(terms: dict) -> Decimal | None:
+    """The USD price per GB-month of a storage product's OnDemand terms (`unit` GB-Mo)."""
+    for term in terms.values():
+        for dimension in term.get("priceDimensions", {}).values():
+            if dimension.get("unit") == "GB-Mo":
+                return Decimal(dimension["pricePerUnit"]["USD"])
+    return None
+
+
+def data_price_rows(gp3: dict[str, tuple[Decimal, str]]) -> list[dict[str, str]]:
+    """`data_prices.csv` rows (#33) for the EBS gp3 prices a refresh read: one `block` row per region."""
+    return [{"provider": "aws", "region": region, "item": "block", "unit": "GB", "price": f"{price.normalize():f}",
+             "currency": "USD", "up_to": "", "source": SOURCE_KEY, "as_of": day, "verified": "yes"}
+            for region, (price, day) in sorted(gp3.items())]
 
 
 def _publication_date(key: str) -> bool:

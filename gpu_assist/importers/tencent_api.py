@@ -2,9 +2,9 @@
 
 `DescribeZoneInstanceConfigInfos` (CVM API 2017-03-12) lists, per region, every instance type each zone sells with
 its price for the charge type asked: POSTPAID_BY_HOUR gives the on-demand price per hour (`UnitPriceDiscount`, what
-the account pays, else `UnitPrice`), SPOTPAID the spot price per hour. Monthly (包年包月) prices need
-`InquiryPriceRunInstances` per instance, image and zone: not fetched here, so refreshed rows carry no monthly price
-(the published 2021 list keeps its own). The GPU model is not in the response (`GpuCount` is): it comes from the
+the account pays, else `UnitPrice`), SPOTPAID the spot price per hour, PREPAID the monthly (包年包月) price of one
+month (`DiscountPrice`, else `OriginalPrice`): its own figure, never derived from the hourly one (their ratio differs
+by family). The GPU model is not in the response (`GpuCount` is): it comes from the
 catalog's documented Tencent rows (`cn_gpu_specs.csv` via `import-china`), by instance family; a family the
 documentation does not describe is skipped and counted.
 
@@ -27,7 +27,10 @@ from .china import REGION as LIST_REGION
 SOURCE_KEY = "tencent-api"
 DEFAULT_REGIONS = ("ap-guangzhou", "ap-shanghai", "ap-beijing")
 CREDENTIAL_VARIABLES = "TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY"
-_CHARGE_COLUMNS = {"POSTPAID_BY_HOUR": "on_demand_hourly", "SPOTPAID": "spot_hourly"}
+_CHARGE_COLUMNS = {"POSTPAID_BY_HOUR": "on_demand_hourly", "SPOTPAID": "spot_hourly", "PREPAID": "monthly"}
+# ItemPrice's fields per charge type, what the account pays first: per hour after use, or one month paid ahead
+_PRICE_FIELDS = {"POSTPAID_BY_HOUR": ("UnitPriceDiscount", "UnitPrice"), "SPOTPAID": ("UnitPriceDiscount", "UnitPrice"),
+                 "PREPAID": ("DiscountPrice", "OriginalPrice")}
 _THROTTLED = ("RequestLimitExceeded", "RequestLimitExceeded.UinLimitExceeded", "InternalError")
 
 
@@ -56,13 +59,14 @@ def cvm_client(region: str, endpoint: str | None = None) -> Any:
     return cvm.CvmClient(credential(), region, ClientProfile(httpProfile=http))
 
 
-def _price(price: dict) -> str:
-    value = price.get("UnitPriceDiscount") or price.get("UnitPrice")
+def _price(price: dict, charge_type: str) -> str:
+    first, fallback = _PRICE_FIELDS[charge_type]
+    value = price.get(first) or price.get(fallback)
     return format(Decimal(str(value)).normalize(), "f") if value else ""
 
 
 class TencentPriceSource:
-    """A PriceSource over Tencent Cloud's CVM API for some regions: on-demand and spot per zone, in CNY."""
+    """A PriceSource over Tencent Cloud's CVM API for some regions: on-demand, spot and monthly per zone, in CNY."""
 
     provider = "tencent"
     source = SOURCE_KEY
@@ -109,9 +113,9 @@ class TencentPriceSource:
                 for item in self._call(client, charge_type):
                     row = self._row(region, item, rows)
                     if row is not None:
-                        row[column] = _price(item.get("Price") or {})
+                        row[column] = _price(item.get("Price") or {}, charge_type)
         self.progress("", len(self.regions), len(self.regions))
-        return [row for row in rows.values() if row["on_demand_hourly"] or row["spot_hourly"]]
+        return [row for row in rows.values() if row["on_demand_hourly"] or row["spot_hourly"] or row["monthly"]]
 
     def _row(self, region: str, item: dict, rows: dict[tuple[str, str], dict[str, str]]) -> dict[str, str] | None:
         """The row of an item's zone and instance type (made on first sight), None for a type without GPUs or one
@@ -130,7 +134,7 @@ class TencentPriceSource:
             rows[key] = dict(provider="tencent", region=region, zone=item["Zone"], instance_type=item["InstanceType"],
                              gpu=gpu, gpu_count=format(count.normalize(), "f"), gpu_memory_gib=memory,
                              vcpus=str(item.get("Cpu", "")), memory_gib=str(item.get("Memory", "")),
-                             interconnect="unknown", currency="CNY", on_demand_hourly="", spot_hourly="",
+                             interconnect="unknown", currency="CNY", on_demand_hourly="", spot_hourly="", monthly="",
                              billing_granularity_s="3600", source=SOURCE_KEY, as_of=self.today.isoformat(),
                              verified="yes", flags="all:fractional-gpu" if count < 1 else "",
                              source_detail=f"DescribeZoneInstanceConfigInfos, {item.get('TypeName', '')}".strip(", "))

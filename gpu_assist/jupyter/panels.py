@@ -24,8 +24,8 @@ from ..pricing import Quote
 from ..render.frames import comparison_frame, quote_frame
 from ..render.money import format_money
 from ..render.notes import said, words
-from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, PROVIDERS, Request, parse_currency, parse_duration,
-                       parse_pricing_models, parse_providers, parse_regions)
+from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, PROVIDERS, Request, accepted_gpus, parse_currency,
+                       parse_duration, parse_pricing_models, parse_providers, parse_regions)
 
 
 def _error_line() -> widgets.HTML:
@@ -112,8 +112,9 @@ class QuotePanel(_Panel):
         """The widgets' values, each through the grammar's parser for it (a blank duration is one hour, said so)."""
         duration = self.duration.value.strip()
         region = self.region.value.strip()
+        gpu, variants = accepted_gpus(self.context.catalog.gpus, self.gpu.value)
         request = Request(
-            gpu=self.context.catalog.gpus.resolve(self.gpu.value).name, count=self.count.value,
+            gpu=gpu, variants=variants, count=self.count.value,
             duration_s=parse_duration(duration) if duration else HOUR_S,
             assumptions=() if duration else (NO_DURATION,),
         ).narrowed(

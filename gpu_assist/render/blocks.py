@@ -27,11 +27,13 @@ from ..request import format_duration
 from ..specs import Checks, ExtendSpec, LaunchSpec, OptionId, launch_button_value
 from .money import format_hours, format_money, format_percent, format_plan_cost
 from .notes import said, words
+from .spend import budget_line, team_line
 from .tables import table, text_table
 from .text import render as render_text
 
 if TYPE_CHECKING:
     from ..budgets import BudgetStatus
+    from ..standing import TeamStanding
 
 APPROVE = "approve_request"
 REJECT = "reject_request"
@@ -165,6 +167,8 @@ def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None
         cells = line[4:4 + len(columns)]
         prices = " · ".join(f"*{HEADERS[m]} {c.rstrip('*')}*" if c.endswith("*") else f"{HEADERS[m]} {c}"
                             for m, c in zip(columns, cells) if c)
+        if len(line) > 5 + len(columns):  # the whole bill's disk+data column (#33)
+            prices += f" · disk+data {line[4 + len(columns)]}"
         marks = f"  _notes {line[-1]}_" if line[-1] else ""
         section = _section(f"*{index}. {row.provider}* `{line[2]}` · {line[3]}{marks}\n{prices}")
         button = _launch_button(row, index, result.request)
@@ -244,10 +248,12 @@ def fleet_blocks(report) -> list[dict]:
     return blocks
 
 
-def approval_card(record: RequestRecord, *, decided: str | None = None,
-                  budgets: Sequence[BudgetStatus] = ()) -> list[dict]:
+def approval_card(record: RequestRecord, *, decided: str | None = None, budgets: Sequence[BudgetStatus] = (),
+                  team: TeamStanding | None = None) -> list[dict]:
     """The card approvers see; with `decided`, the buttons give way to what happened. `budgets` are the
-    `BudgetStatus` rows the request counts against: one line each, an overrun in bold with a red mark."""
+    `BudgetStatus` rows the request counts against: one line each, an overrun in bold with a red mark; `team`,
+    the team's month so far (spent, committed to TTLs, running) for whoever decides, budgets or not (a decided card
+    drops it: the decision is made, and the figures would be of another moment)."""
     spec = record.spec
     if isinstance(spec, LaunchSpec):
         checks = spec.checks or Checks("?", "?")
@@ -270,10 +276,10 @@ def approval_card(record: RequestRecord, *, decided: str | None = None,
             ", ".join(f"`{i}`" for i in spec.instance_ids) + f" in {spec.region}"
     blocks = [_section(what)]
     if budgets:
-        from .spend import budget_line
-
         blocks.append(_section("\n".join((f":red_circle: *{budget_line(b)}* — needs an over-budget approver"
                                            if b.over else budget_line(b)) for b in budgets)))
+    if team is not None and not decided:
+        blocks.append(_context([team_line(team)]))
     if decided:
         blocks.append(_context([decided]))
     else:

@@ -97,7 +97,22 @@ def title(comparison: Comparison) -> str:
 def _cell(option: QuoteOption | None, model: str, best: QuoteOption, currency: str, unit: str) -> str:
     if option is None:
         return "unknown" if PricingModel(model).reserved else ""
-    return format_total(option.total, currency, unit) + (BEST if option is best else "")
+    return format_total(option.whole, currency, unit) + (BEST if option is best else "")
+
+
+def data_part(option: QuoteOption, currency: str, unit: str = "") -> str:
+    """The disks and data of an option's total (#33): the amount, `unknown`, or what is known then `+?`."""
+    parts = option.parts
+    if parts is None:
+        return ""
+    if parts.complete:
+        return format_total(parts.known, currency, unit)
+    return "unknown" if not parts.known else format_total(parts.known, currency, unit) + "+?"
+
+
+def has_parts(comparison: Comparison) -> bool:
+    """Whether the job's disks and data are priced (a quote with `disk=`, `data-in=`, … words)."""
+    return any(option.parts is not None for option in comparison.quote.options)
 
 
 def shared_notes(comparison: Comparison) -> tuple[tuple[str, ...], bool]:
@@ -120,6 +135,7 @@ def layout(comparison: Comparison, *, unit: str = "") -> Layout:
     when whole figures would not fit)."""
     columns = comparison.columns
     currency = comparison.currency
+    parts = has_parts(comparison)
     markers: dict[str, int] = {}
     shared, everywhere = shared_notes(comparison)
 
@@ -128,14 +144,20 @@ def layout(comparison: Comparison, *, unit: str = "") -> Layout:
         marks = [str(markers.setdefault(note, len(markers) + 1)) for note in said(row) if note not in shared_here]
         instance = row.instance_type if row.instances == 1 else f"{row.instances}× {row.instance_type}"
         best, cells = row.best, dict(row.cells)
+        data = (data_part(best, currency, unit),) if parts else ()
         return (rank, row.provider, instance, best.zone or best.region,
-                *(_cell(cells.get(model), model, best, currency, unit) for model in columns), ",".join(marks))
+                *(_cell(cells.get(model), model, best, currency, unit) for model in columns), *data,
+                ",".join(marks))
 
     rows = tuple(line(str(i), row) for i, row in enumerate(comparison.rows, 1))
     untrusted = tuple(line("-", row) for row in comparison.untrusted)
     legend = [f"{BEST} the cheapest way to buy each row; where: the region (or zone) of that price"]
     if unit:
         legend.append(unit_legend(unit, currency))
+    if parts:
+        legend.append("totals are the whole job: GPUs + disks + data; disk+data: that part of the * cell "
+                      "(`explain` shows its arithmetic); unknown (+?): no source gives a part, the total leaves "
+                      "it out and the row ranks after rows whose parts are all known")
     legend += [f"{'all rows' if everywhere else 'ranked rows'}: {note}" for note in shared]
     every = comparison.rows + comparison.untrusted
     if "spot" in columns and any(r.cell("spot") for r in every):
@@ -151,8 +173,9 @@ def layout(comparison: Comparison, *, unit: str = "") -> Layout:
         legend.append("monthly: billed per whole month (730 h)")
     legend += [f"{number} {note}" for note, number in markers.items()]
     return Layout(title=title(comparison),
-                  headers=("#", "provider", "instance", "where", *(HEADERS[m] for m in columns), "notes"),
-                  money_columns=tuple(range(4, 4 + len(columns))), rows=rows, untrusted=untrusted,
+                  headers=("#", "provider", "instance", "where", *(HEADERS[m] for m in columns),
+                           *(("disk+data",) if parts else ()), "notes"),
+                  money_columns=tuple(range(4, 4 + len(columns) + parts)), rows=rows, untrusted=untrusted,
                   legend=tuple(legend), notices=tuple(words(n) for n in comparison.notices),
                   more=comparison.more)
 

@@ -18,10 +18,27 @@ if TYPE_CHECKING:
 
 def quote_frame(quote: Quote) -> Any:  # a pandas DataFrame; Any while jupyter/panels.py's table attribute is untyped
     """The options as a DataFrame; `.attrs` keeps the notices and, for an empty one, the reason."""
-    frame = records_frame({**o.to_dict(), "notes": tuple(said(o.notes))} for o in quote.options)
+    frame = records_frame({**_without_parts(o.to_dict()), **_parts(o), "notes": tuple(said(o.notes))}
+                          for o in quote.options)
     frame.attrs.update(notices=said(quote.notices),
                        empty_reason=words(quote.empty_reason) if quote.empty_reason else None)
     return frame
+
+
+def _without_parts(record: dict[str, Any]) -> dict[str, Any]:
+    record.pop("parts", None)
+    return record
+
+
+def _parts(option: Any) -> dict[str, Any]:
+    """The whole bill's columns (#33) where job data was asked for: NaN for a part no source gives."""
+    parts = option.parts
+    if parts is None:
+        return {}
+    storage, transfer = parts.part("storage"), parts.part("transfer")
+    return {"storage": float("nan") if storage is None else float(storage),
+            "transfer": float("nan") if transfer is None else float(transfer),
+            "job_total": float(option.whole), "parts_known": parts.complete}
 
 
 def comparison_frame(comparison: Comparison) -> Any:
@@ -35,7 +52,7 @@ def comparison_frame(comparison: Comparison) -> Any:
                   "where": best.zone or best.region}
         for model in COLUMNS:
             cell = row.cell(model)
-            record[model] = float(cell.total) if cell else float("nan")
+            record[model] = float(cell.whole) if cell else float("nan")  # the whole job (#33)
         record.update(best=next(m for m, o in row.cells if o is best), verified=row.trusted,
                       ranked=row.ranked, notes="; ".join(said(row.notes)), key=row.key)
         records.append(record)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from decimal import Decimal
 from functools import singledispatch
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ from ..pricing import Quote
 from .dispatch import register_by_name, registered_for
 from .money import round_money
 from .notes import words
+from .sharing import sharing_payload
 
 if TYPE_CHECKING:
     from ..budgets import BudgetStatus
@@ -62,8 +63,21 @@ def quote_options(result: Quote | Comparison) -> list[dict[str, Any]]:
         for key, places in _PLACES.items():
             item[key] = round_money(item[key], places)
         item["notes"] = [words(note) for note in option.notes]
+        item.pop("parts", None)
+        if option.parts is not None:
+            item.update(whole_parts(option))
         items.append(item)
     return items
+
+
+def whole_parts(option: Any) -> dict[str, Any]:
+    """The whole bill's fields (#33), only where job data was asked for: `total` stays the GPUs' total;
+    `storage_total`/`transfer_total` are null when a source is missing; `job_total` is GPUs + the known parts."""
+    parts = option.parts
+    return {"storage_total": round_money(parts.part("storage"), 2) if parts.part("storage") is not None else None,
+            "transfer_total": round_money(parts.part("transfer"), 2) if parts.part("transfer") is not None else None,
+            "job_total": round_money(option.whole, 2), "parts_known": parts.complete,
+            "parts": [words(cost) for cost in parts.costs]}
 
 
 def quote_answer(result: Quote | Comparison) -> dict[str, Any]:
@@ -92,8 +106,9 @@ def comparison_answer(result: Comparison) -> dict[str, Any]:
         best = row.best
         return {"rank": int(line[0]) if row.ranked else None, "key": row.key, "provider": row.provider,
                 "instance_type": row.instance_type, "instances": row.instances, "where": best.zone or best.region,
-                "totals": {model: round_money(cell.total, 2) if (cell := row.cell(model)) else None
+                "totals": {model: round_money(cell.whole, 2) if (cell := row.cell(model)) else None
                            for model in result.columns},
+                **({"data_parts": whole_parts(best)} if best.parts is not None else {}),
                 "best": best.pricing_model, "verified": row.trusted, "notes": list(said(row)), "markers": markers}
 
     rows = [row_of(row, line) for row, line in zip(result.rows, laid.rows)]
@@ -155,6 +170,17 @@ def tco(result: TcoResult) -> dict[str, Any]:
     item["break_even_utilisation"] = round_money(result.break_even_utilisation, 4)
     item["cheaper"] = result.cheaper
     return item
+
+
+@register_by_name(payload, "gpu_assist.commitments.CommitmentAdvice")
+def _commitments(advice: Any) -> dict[str, Any]:
+    from .commit import commitment_rows
+
+    return {"currency": advice.currency, "months": [m.isoformat() for m in advice.months],
+            "usage": [{"provider": g.provider, "instance_type": g.instance_type, "region": g.region,
+                       "months": [{"month": m.month.isoformat(), "instance_hours": float(m.hours),
+                                   "paid": round_money(m.paid, 2)} for m in g.months]} for g in advice.groups],
+            "candidates": commitment_rows(advice), "notices": [words(n) for n in advice.notices]}
 
 
 @register_by_name(payload, "gpu_assist.spending.SpendReport")
@@ -219,7 +245,9 @@ def _snapshot(result: Snapshot) -> Any:
 
 @register_by_name(payload, "gpu_assist.fleet.FleetReport")
 def _fleet(result: FleetReport) -> Any:
-    report = _plain(asdict(result))
+    report = _plain(asdict(replace(result, instances=tuple(replace(i, sharing=None) for i in result.instances))))
+    for usage, instance in zip(result.instances, report["instances"]):
+        instance["sharing"] = sharing_payload(usage.sharing) if usage.sharing else None
     report["idle"] = [i.instance_id for i in result.idle]
     report["wasted_per_hour"] = round_money(result.wasted_per_hour, 4)
     return report

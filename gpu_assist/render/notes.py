@@ -8,14 +8,16 @@ every fact type has one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from functools import singledispatch
 
 from .. import facts as f
+from ..network import BAND_WORDS, BLOCK_MAX_INSTANCES
 from ..plural import plural
 from ..price_table import HOURS_PER_YEAR
 from ..request import HOUR_S, format_duration
-from .money import format_rate, restate_money
+from .money import format_money, format_rate, restate_money
 
 _BILLING = {60: "per-minute", HOUR_S: "per-hour", 24 * HOUR_S: "per-day"}  # granularities, as a bill names them
 
@@ -107,6 +109,36 @@ def _stale(fact: f.Stale) -> str:
     return f"stale: {which} as of {fact.as_of} ({fact.days} days old)"
 
 
+# The whole bill (#33): the parts of a job's disks and data.
+@words.register(f.PartsUnknown)
+def _parts_unknown(fact: f.PartsUnknown) -> str:
+    items = ", ".join(item.value for item in fact.items)
+    return f"{items}: no source gives {fact.provider}'s price here: left out of the total"
+
+
+@words.register(f.NoCharge)
+def _no_charge(fact: f.NoCharge) -> str:
+    return f"{fact.what.value}: {fact.provider} states no charge ({fact.source}): adds 0"
+
+
+@words.register(f.PartCost)
+def _part_cost(fact: f.PartCost) -> str:
+    """One charge's arithmetic: `disk 4000 GB × $0.08/GB-month × 0.0986 months = $31.56 (aws-ebs-gp3 2026-12-05)`."""
+    where = f"{fact.provider}:{fact.region}"
+    if fact.amount is None:
+        return f"{fact.what.value} {_size(fact.quantity)} {fact.unit}: {fact.item} at {where}: unknown (no source)"
+    steps = " + ".join(f"{_size(units)} {fact.unit} × {format_rate(rate, fact.price_currency)}" for units, rate
+                       in fact.tiers)
+    per = f"/{fact.unit}-month × {fact.months:.4f} months" if fact.months is not None else f"/{fact.unit}"
+    label = "" if fact.verified else ", unverified"
+    return (f"{fact.what.value}: {fact.item} at {where}: {steps}{per} = "
+            f"{format_money(fact.amount, fact.currency)} ({fact.source} {fact.as_of}{label})")
+
+
+def _size(amount: object) -> str:
+    return f"{amount:,.2f}".rstrip("0").rstrip(".")
+
+
 @words.register(f.Unverified)
 def _unverified(fact: f.Unverified) -> str:
     return f"unverified list price ({fact.source})"
@@ -126,6 +158,11 @@ def _converted(fact: f.Converted) -> str:
 @words.register(f.IdleGpus)
 def _idle(fact: f.IdleGpus) -> str:
     return f"{fact.idle} of {fact.gpus} GPUs idle"
+
+
+@words.register(f.OtherSize)
+def _other_size(fact: f.OtherSize) -> str:
+    return f"{fact.gpu} ({fact.memory_gib:g} GB a GPU): no {fact.asked} of its own size is offered here"
 
 
 @words.register(f.MultiHost)
@@ -279,6 +316,84 @@ def _mixed_fleet(fact: f.MixedFleet) -> str:
         "through interruptions"
 
 
+# Interconnect, fleet-scale spot risk, capacity and quota (issue #32).
+def _gbps(gbps: float | None) -> str:
+    return "bandwidth not stated" if gbps is None else f"{gbps:,.4g} Gbps"
+
+
+@words.register(f.Fabric)
+def _fabric(fact: f.Fabric) -> str:
+    network = f"{fact.fabric}, {_gbps(fact.gbps)}" if fact.fabric else "a network no source states"
+    if fact.hosts <= 1:
+        return f"one {fact.instance_type} host; network to others: {network}"
+    if fact.scaling is None:  # serving replicas, each inside its host
+        return f"{network} between {fact.hosts:,} {fact.instance_type} hosts, each serving on its own"
+    scaled = fact.scaling
+    basis = {"network": "from the network", "override": "yours", "assumed": "assumed: bandwidth unknown"}.get(
+        scaled.basis, scaled.basis)
+    return f"{network} between {fact.hosts:,} {fact.instance_type} hosts: scaling {scaled.efficiency:.0%} ({basis})"
+
+
+@words.register(f.Scaling)
+def _scaling(fact: f.Scaling) -> str:
+    return f"scaling {fact.efficiency:.0%} over {plural(fact.hosts, 'host')} ({fact.basis})"
+
+
+@words.register(f.NoFabric)
+def _no_fabric(fact: f.NoFabric) -> str:
+    network = f"{fact.fabric}, {_gbps(fact.gbps)}" if fact.fabric else "a network no source states"
+    return f"needs {fact.hosts:,} hosts linked by {network}: sharded training over more than 2 hosts needs EFA, " \
+        "InfiniBand, RoCE or GPUDirect at ≥ 100 Gbps"
+
+
+def _rate_source(fact: f.FleetSpotRisk) -> str:
+    if fact.band is None:
+        return "default rate, no Spot Advisor band"
+    return f"Spot Advisor {fact.region} {BAND_WORDS[fact.band]}/month, {fact.as_of}"
+
+
+@words.register(f.FleetSpotRisk)
+def _fleet_spot_risk(fact: f.FleetSpotRisk) -> str:
+    chance = "" if fact.chance is None else \
+        f"; {'over 99%' if fact.chance > 0.99 else format(fact.chance, '.0%')} chance to finish by the deadline"
+    rate = f"{fact.rate_per_h:.2g}" if fact.rate_per_h >= 0.01 else f"{fact.rate_per_h:.6f}".rstrip("0")
+    return f"spot, {fact.instances:,} instance{'s' if fact.instances != 1 else ''} × {rate} " \
+        f"interruptions/h ({_rate_source(fact)}), checkpoint every {fact.interval_min:g} min: " \
+        f"+{fact.overhead:.0%} expected time{chance}"
+
+
+@words.register(f.SpotOverheadHigh)
+def _spot_overhead_high(fact: f.SpotOverheadHigh) -> str:
+    return f"spot overhead +{fact.overhead:.0%} > {fact.limit:.0%}: ranked behind plans that are not interrupted " \
+        "as often"
+
+
+@words.register(f.MarketplaceHosts)
+def _marketplace_hosts(fact: f.MarketplaceHosts) -> str:
+    return f"needs {fact.instances:,} hosts but the marketplace listing is {plural(fact.listed, 'machine')}"
+
+
+@words.register(f.QuotaNeeded)
+def _quota_needed(fact: f.QuotaNeeded) -> str:
+    known = "quota unknown (no AWS credentials checked)" if fact.granted is None else \
+        f"the account has {fact.granted:,}"
+    return f"needs {fact.vcpus:,} vCPUs of quota {fact.code} ({fact.name}); {known}"
+
+
+@words.register(f.CapacityBlock)
+def _capacity_block(fact: f.CapacityBlock) -> str:
+    blocks = math.ceil(fact.instances / BLOCK_MAX_INSTANCES)
+    split = "one block" if blocks == 1 else f"{blocks} blocks of ≤ {BLOCK_MAX_INSTANCES}"
+    return f"AWS Capacity Block: {plural(fact.instances, 'instance')} reserved for {plural(fact.days, 'day')} " \
+        f"({split}, each in one zone), " \
+        f"price as published {fact.as_of} ({fact.source}); AWS reprices blocks by supply and demand"
+
+
+@words.register(f.Folded)
+def _folded(fact: f.Folded) -> str:
+    return "also as " + ", ".join(fact.splits) + " (same GPUs, price and time)"
+
+
 @words.register(f.OwnTooSmall)
 def _own_too_small(fact: f.OwnTooSmall) -> str:
     return f"{fact.count}×{fact.gpu} hold {fact.usable_gb:,.0f} GB usable < {fact.needed_gb:,.0f} GB needed"
@@ -325,3 +440,27 @@ def said(notes: Iterable[object]) -> list[str]:
     """The words of each fact, in order."""
     return [words(note) for note in notes]
 
+
+# --- commitments ---------------------------------------------------------------------------------------------------
+
+@words.register(f.CommitUnsteady)
+def _commit_unsteady(fact: f.CommitUnsteady) -> str:
+    return (f"use is not steady enough: the lowest month ran {fact.lowest_hours:,.0f} instance-hours, and one "
+            f"{fact.model} instance needs {fact.needed_hours:,.0f} a month to break even")
+
+
+@words.register(f.CommitHistoryShort)
+def _commit_history_short(fact: f.CommitHistoryShort) -> str:
+    if fact.wanted >= 12:
+        return f"a 3-year term is recommended only after {fact.wanted} months of history; {fact.months} recorded"
+    return f"only {plural(fact.months, 'whole month')} of recorded launches, of the {fact.wanted} asked for"
+
+
+@words.register(f.CommitNoPrice)
+def _commit_no_price(fact: f.CommitNoPrice) -> str:
+    return f"no verified {fact.model} price in the catalog"
+
+
+@words.register(f.CommitNoHistory)
+def _commit_no_history(fact: f.CommitNoHistory) -> str:
+    return f"no launches recorded in the last {plural(fact.months, 'whole month')}: nothing to plan from"

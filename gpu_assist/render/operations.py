@@ -13,7 +13,8 @@ from ..plural import plural
 from ..request import format_duration
 from .dispatch import register_by_name
 from .money import format_money, format_rate
-from .tables import table
+from .sharing import sharing_line
+from .tables import table, text_table
 from .text import render
 
 if TYPE_CHECKING:
@@ -66,16 +67,20 @@ def render_fleet(report: FleetReport, **_options: Any) -> str:
         return f"no running gpu-assist instances in {report.region}"
     rows = []
     for i in report.instances:
-        rows.append([i.instance_id, i.instance_type, i.zone, i.lifecycle, str(i.gpus_reporting),
-                     _number(i.gpu_utilization_avg_pct, "%", 1),
-                     "IDLE" if i.idle else "", "" if i.hourly_cost is None else format_money(i.hourly_cost, i.currency),
-                     i.request_id or "", i.note])
+        use = _number(i.gpu_utilization_avg_pct, "%", 1) + (" IDLE" if i.idle else "")
+        rows.append([i.instance_id, i.instance_type, i.zone, i.lifecycle, str(i.gpus_reporting), use,
+                     "" if i.hourly_cost is None else format_money(i.hourly_cost, i.currency), i.request_id or ""])
     lines = [f"{plural(len(report.instances), 'GPU instance')} in {report.region}, GPU use averaged over {window}",
-             table(["instance", "type", "zone", "market", "GPUs", "avg util", "idle", "per hour", "request", "note"],
-                   rows, right={4, 5, 7})]
-    if report.idle:
-        from .comparison import wrap
+             text_table(["instance", "type", "zone", "market", "GPUs", "avg util", "per hour", "request"], rows,
+                        right={4, 5, 6})]
+    from .comparison import wrap
 
+    for i in report.instances:  # beside the table: a note or an advice is longer than any column should be
+        if i.note:
+            lines += wrap(f"{i.instance_id}: {i.note}")
+        if i.sharing:
+            lines += wrap(f"{i.instance_id} could share: {sharing_line(i.sharing, i.currency)}")
+    if report.idle:
         currency = report.idle[0].currency
         lines += wrap(f"{len(report.idle)} idle (< {report.threshold_pct:g}% for {window}): "
                       f"{format_money(report.wasted_per_hour, currency)}/hour wasted. Stop with: "
@@ -141,6 +146,13 @@ def _requests(result: tuple[RequestRecord, ...], **_options: Any) -> str:
     from .comparison import wrap
 
     return "\n".join(line for r in result for line in wrap(describe(r), "    ")) if result else "no requests"
+
+
+@register_by_name(render, "gpu_assist.commitments.CommitmentAdvice")
+def _commitments(result: Any, **_options: Any) -> str:
+    from .commit import render_commitments
+
+    return render_commitments(result)
 
 
 @register_by_name(render, "gpu_assist.spending.SpendReport")

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from ..plural import plural
 from .money import format_money, format_percent
+from .sharing import sharing_line
 
 GROUP_TITLES = {"requester": "by requester", "project": "by project", "instance-type": "by instance type",
                 "pricing": "by pricing model"}
@@ -27,6 +28,17 @@ def budget_line(status) -> str:
     left = f"{money(status.remaining)} left" if not status.over else f"OVER BUDGET by {money(-status.remaining)}"
     name = "team" if status.name == "*" else status.name
     return f"budget {name} {money(status.amount)}/month: " + " + ".join(parts) + f"; {left}"
+
+
+def team_line(team) -> str:
+    """`Team this month: $1,200.00 spent + $300.00 committed to TTLs · 2 launches running at $65.87/h`: the
+    team's month beside every decision, also where the policy sets no budget."""
+    money = lambda amount: format_money(amount, team.currency)  # noqa: E731
+    line = (f"Team this month: {money(team.total_month_to_date)} spent + {money(team.total_committed)} committed "
+            f"to TTLs · {plural(len(team.running), 'launch', 'launches')} running")
+    if team.running:
+        line += f" at {money(team.hourly)}/h"
+    return line
 
 
 def _wrapped(line: str, indent: str = "  ") -> list[str]:
@@ -74,7 +86,8 @@ def idle_alert(alert) -> str:
     return (f"{alert.instance_id} ({alert.instance_type}, {alert.request_id} by {alert.requester}) has been idle: "
             f"{use} GPU use over the last {alert.window}. It has cost {format_money(alert.cost_so_far, alert.currency)}"
             f" so far and costs {format_money(alert.hourly, alert.currency)} per hour; its TTL ends "
-            f"{alert.ends_at:%Y-%m-%d %H:%M} UTC.")
+            f"{alert.ends_at:%Y-%m-%d %H:%M} UTC." + (f" It could share: {sharing_line(alert.sharing, alert.currency)}."
+                                                       if alert.sharing else ""))
 
 
 def crossing_line(status, threshold: int) -> str:

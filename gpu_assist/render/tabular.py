@@ -25,6 +25,13 @@ def quote_table(result, *, plain: bool = False):
              ("" if o.savings_vs_on_demand is None else f"{o.savings_vs_on_demand:.4f}") if plain
              else format_percent(o.savings_vs_on_demand), o.currency, "yes" if o.verified else "no",
              "; ".join(map(words, o.notes))] for o in result.options]
+    if any(o.parts is not None for o in result.options):  # the whole bill (#33): its parts before the notes
+        headers[-1:-1] = ["storage", "transfer", "job_total", "parts_known"]
+        for row, o in zip(rows, result.options):
+            parts = o.parts
+            row[-1:-1] = [_money(parts.part("storage") if parts else None, currency, plain),
+                          _money(parts.part("transfer") if parts else None, currency, plain),
+                          _money(o.whole, currency, plain), "yes" if o.parts_known else "no"]
     return headers, rows
 
 

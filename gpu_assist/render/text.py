@@ -12,6 +12,7 @@ from decimal import Decimal
 from functools import singledispatch
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import facts
 from ..commands.objects import HelpCommand
 from ..compare import Comparison
 from ..plural import plural
@@ -85,7 +86,7 @@ def _narrowing(names: tuple[int, int, int], notes: int,
 
 
 @render.register(Comparison)
-def render_comparison(result: Comparison, *, color: bool = False, **_options: Any) -> str:
+def render_comparison(result: Comparison, *, color: bool = False, explain: bool = False, **_options: Any) -> str:
     """Totals, ranks and note markers whole, within 100 columns: when the figures are wide, names are cut (with
     "…") and markers fold between markers, then totals go to thousands, then millions, each figure with its
     unit (`$130,734k`), said in the legend."""
@@ -109,7 +110,7 @@ def render_comparison(result: Comparison, *, color: bool = False, **_options: An
     if not view.rows and not view.untrusted:
         lines += wrap(f"no options: {_reason(result.quote)}")
         return "\n".join(lines + [line for notice in view.notices for line in wrap(f"note: {notice}")])
-    totals = [option.total for row in result.rows + result.untrusted for _, option in row.cells]
+    totals = [option.whole for row in result.rows + result.untrusted for _, option in row.cells]
     view, table = _first_fitting(laid_out, _ladder(totals))
     lines.append(table)
     if view.more:
@@ -119,11 +120,37 @@ def render_comparison(result: Comparison, *, color: bool = False, **_options: An
         lines += wrap(line)
     for notice in view.notices:
         lines += wrap(f"note: {notice}")
+    if explain:
+        lines += _parts_explained([(str(rank), row.best) for rank, row in enumerate(result.rows, 1)])
     return "\n".join(lines)
 
 
+def _parts_explained(ranked: list[tuple[str, Any]]) -> list[str]:
+    """What `explain` adds under a quote with job data (#33): each shown option's parts, charge by charge."""
+    from .comparison import wrap
+    from .money import format_money
+
+    lines: list[str] = []
+    for rank, option in ranked:
+        parts = option.parts
+        if parts is None:
+            continue
+        if not lines:
+            lines += wrap("the whole bill: total = GPUs + storage + transfer (storage: GB × price per GB-month × "
+                          "job hours / 730)")
+        storage, transfer = parts.part("storage"), parts.part("transfer")
+        said = [f"GPUs {format_money(option.total, option.currency)}",
+                *(f"{name} {'unknown' if amount is None else format_money(amount, option.currency)}"
+                  for name, amount in (("storage", storage), ("transfer", transfer)))]
+        lines += wrap(f"{rank} {option.provider} {option.instance_type} ({option.pricing_model}, "
+                      f"{option.region}): {' + '.join(said)} = {format_money(option.whole, option.currency)}"
+                      f"{'' if parts.complete else ' + unknown'}")
+        lines += [folded for cost in parts.costs for folded in wrap(f"    {words(cost)}", "      ")]
+    return lines
+
+
 @render.register(Quote)
-def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
+def render_quote(result: Quote, *, color: bool = False, explain: bool = False, **_options: Any) -> str:
     """The flat list (`list`): one row per option, notes as footnote markers under the table (a note every
     option carries: once, above them); totals with cents, or as the comparison gives way to fit 100 columns."""
     from .comparison import format_total, job, unit_legend, wrap
@@ -143,7 +170,7 @@ def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
     def laid_out(unit: str | None, widths: tuple[tuple[int, int], int, int] | None, or_wider: bool):
         rows = [[str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances), o.pricing_model,
                  format_rate(o.hourly, o.currency),
-                 format_money(o.total, o.currency) if unit is None else format_total(o.total, o.currency, unit),
+                 format_money(o.whole, o.currency) if unit is None else format_total(o.whole, o.currency, unit),
                  format_money(o.per_gpu_hour, o.currency, places=4), format_percent(o.savings_vs_on_demand), mark]
                 for rank, (o, mark) in enumerate(zip(options, marks), start=1)]
         return unit, fitting_table(headers, rows, right={0, 4, 6, 7, 8, 9}, color=color,
@@ -151,15 +178,20 @@ def render_quote(result: Quote, *, color: bool = False, **_options: Any) -> str:
                                    narrow=_narrowing((3, 2, 1), 10, widths), or_wider=or_wider)
 
     if options:
-        unit, table = _first_fitting(laid_out, [(None, None), *_ladder(o.total for o in options)])  # cents first
+        unit, table = _first_fitting(laid_out, [(None, None), *_ladder(o.whole for o in options)])  # cents first
         lines.append(table)
         if unit:
             lines += wrap(unit_legend(unit, result.currency))
+        if any(o.parts is not None for o in options):  # the whole bill (#33)
+            lines += wrap("totals are the whole job: GPUs + disks + data, the parts no source gives left out and "
+                          "ranked last (`explain` shows each part's arithmetic)")
     lines += [folded for note in shared for folded in wrap(f"all rows: {note}")]
     for note, number in markers.items():
         lines += wrap(f"{number} {note}")
     for notice in result.notices:
         lines += wrap(f"note: {words(notice)}")
+    if explain:
+        lines += _parts_explained([(str(rank), option) for rank, option in enumerate(options, 1)])
     return "\n".join(lines)
 
 
@@ -239,8 +271,54 @@ def _explained(result: Recommendation) -> list[str]:
         lines += [f"  {rank:<3} {plan.hours:,.2f} h → {plan.billed_hours:,.2f} h billed × "
                   f"{format_money(plan.hourly, plan.currency, places=4)}/h = "
                   f"{format_money(plan.total or Decimal(0), plan.currency)}" for rank, plan in billed]
+    lines += _arithmetic(result)
     lines.append("")
     lines += _reflowed(recommendation.__doc__ or "")
+    return lines
+
+
+def _arithmetic(result: Recommendation) -> list[str]:
+    """Each plan's scaling over hosts and its spot interruptions, worked through with the sources of their
+    numbers (`sizing.scaling`, `sizing.spot_overhead`, `sizing.finish_chance`)."""
+    from .comparison import wrap
+
+    a = result.workload.assumptions
+    lines: list[str] = []
+    for rank, plan in enumerate(result.plans, 1):
+        for reason in plan.reasons:
+            if isinstance(reason, facts.Fabric) and reason.scaling is not None:
+                s = reason.scaling
+                source = f"{reason.source}, SOURCES-plans.txt" if reason.source else "no source states this network"
+                if s.basis == "network":
+                    said = f"compute {s.compute_s:,.2f} s per {a.global_batch_tokens:,.0f}-token step; ring " \
+                           f"all-reduce 2 × ({s.hosts:,} − 1)/{s.hosts:,} × 16-bit gradients ÷ ({s.gbps:,.4g} Gbps " \
+                           f"/ 8 × {a.link_efficiency:g}) = {s.comm_s:,.2f} s, {s.overlap:.0%} hidden → " \
+                           f"{s.compute_s:,.2f} / ({s.compute_s:,.2f} + {1 - s.overlap:g} × {s.comm_s:,.2f}) = " \
+                           f"{s.efficiency:.1%} ({source}; link efficiency: D2)"
+                else:
+                    said = f"{s.efficiency:.0%} over {s.hosts:,} hosts: " + \
+                        ("your multi_host_efficiency=" if s.basis == "override" else
+                         f"multi_host_efficiency assumed, bandwidth unknown ({source})")
+                lines += wrap(f"  {rank:<3} scaling: {said}", "        ")
+            elif isinstance(reason, facts.FleetSpotRisk):
+                job = reason.instances * reason.rate_per_h
+                source = "default interruption_rate" if reason.band is None else \
+                    f"AWS Spot Advisor {reason.region} band {reason.band}, {reason.as_of} (S-SPOTADV-2025)"
+                chance = "" if reason.chance is None else \
+                    f"; P(interruptions ≤ what the slack before the deadline absorbs) = {reason.chance:.1%}"
+                lines += wrap(f"  {rank:<3} spot: {reason.instances:,} × {reason.rate_per_h:.6g}/h ({source}) = "
+                              f"{job:.4g} interruptions/h of the job; {a.checkpoint_write_h * 60:g} min writes / "
+                              f"{reason.interval_min:g} min + {job:.4g} × ({reason.interval_min / 2:g} min lost + "
+                              f"{a.restart_h * 60:g} min restart) = +{reason.overhead:.1%}{chance}", "        ")
+    if lines:
+        lines.insert(0, "scaling and interruptions (each plan's arithmetic; sources in catalogs/sources/"
+                        "SOURCES-plans.txt):")
+    if result.calibration:
+        lines.append("the scaling model against published figures (SOURCES-plans.txt part D; efficiency ratios):")
+        lines.append(table(["published point", "source", "published", "model"],
+                           [[name, source, f"{published:.2f}", f"{model:.2f}"]
+                            for name, source, published, model, _ in result.calibration], right={2, 3}))
+        lines += [folded for name, _, _, _, note in result.calibration for folded in wrap(f"  {name}: {note}", "    ")]
     return lines
 
 

@@ -48,7 +48,7 @@ class Deps:
         """The request's approval card, in the approval channel (else `channel`); where it went is stored, so what
         follows (the decision, idle alerts) goes to its thread."""
         approvals = self.context.approvals
-        card = blocks.approval_card(record, budgets=approvals.budget_standing(record))
+        card = blocks.approval_card(record, budgets=approvals.budget_standing(record), team=approvals.team_standing())
         posted = self.client.chat_postMessage(channel=self.settings.approval_channel or channel,
                                               text=blocks.card_notification(record), blocks=card)
         approvals.store.set_card(record.id, posted["channel"], posted["ts"])

@@ -12,9 +12,9 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, cast
 
-from gpu_assist.commands import (HELP, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand, RecommendCommand,
-                                 RequestsCommand, SpendCommand, StopCommand, TcoCommand, UtilCommand, parse_command,
-                                 run)
+from gpu_assist.commands import (HELP, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
+                                 RecommendCommand, RequestsCommand, SpendCommand, StopCommand, TcoCommand,
+                                 UtilCommand, parse_command, run)
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.identity import SLACK, actor
 from gpu_assist.records import RequestRecord
@@ -33,7 +33,7 @@ log = logging.getLogger("gpu_assist.slack")
 _QUICK = (QuoteCommand, TcoCommand, RequestsCommand)
 # Commands that change nothing: a Slack retry of one is refused per process only (see workers.py); any other
 # command (launch, stop, whatever posts a card) is claimed in the database and runs once across replicas.
-_READS = (QuoteCommand, RecommendCommand, TcoCommand, UtilCommand, RequestsCommand, SpendCommand)
+_READS = (QuoteCommand, RecommendCommand, TcoCommand, UtilCommand, RequestsCommand, SpendCommand, CommitCommand)
 # Pure answers the context remembers: their encoded message is kept too.
 _PURE = (QuoteCommand, RecommendCommand, TcoCommand)
 # Commands whose answer is a request, with a card for the approvers.

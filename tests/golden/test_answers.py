@@ -82,8 +82,16 @@ def test_pinned_text_fits_100_columns():
     assert wide == []
 
 
-def test_the_readmes_first_quote_is_the_pinned_answer():
-    """The README shows `gpu-assist quote 8xA100 72h` as the tool prints it (on the pinned date)."""
-    readme = (EXPECTED.parents[2] / "README.md").read_text(encoding="utf-8")
-    shown = readme.split("```\n$ gpu-assist quote 8xA100 72h\n", 1)[1].split("```", 1)[0]
-    assert shown == (EXPECTED / "quote-8xA100-72h.txt").read_text(encoding="utf-8")
+def _shown(document: str) -> str:
+    """What a page shows after `$ gpu-assist quote 8xA100 72h`, up to the end of its code block."""
+    text = (EXPECTED.parents[2] / document).read_text(encoding="utf-8")
+    return text.split("```\n$ gpu-assist quote 8xA100 72h\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_docs_first_quote_is_the_pinned_answer():
+    """docs/quotes.md shows `gpu-assist quote 8xA100 72h` as the tool prints it (on the pinned date), and the
+    README its first lines, cut with "…"."""
+    pinned = (EXPECTED / "quote-8xA100-72h.txt").read_text(encoding="utf-8")
+    assert _shown("docs/quotes.md") == pinned
+    head = _shown("README.md")
+    assert head.endswith("\n…\n") and pinned.startswith(head.removesuffix("…\n")) and head.count("\n") > 4

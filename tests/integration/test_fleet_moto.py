@@ -24,7 +24,7 @@ def _launch(ec2, instance_type: str, request_id: str | None) -> str:
 
 
 def _put_gpu_metrics(cloudwatch, instance_id: str, gpus: int, utilization: float, now: dt.datetime,
-                     minutes: int = 30) -> None:
+                     minutes: int = 30, memory_mib: float = 1024.0) -> None:
     data = []
     for minute in range(minutes):
         stamp = now - dt.timedelta(minutes=minute, seconds=30)
@@ -33,7 +33,7 @@ def _put_gpu_metrics(cloudwatch, instance_id: str, gpus: int, utilization: float
                     {"Name": "name", "Value": "NVIDIA A100-SXM4-40GB"}]
             data.append({"MetricName": UTILIZATION, "Dimensions": dims, "Timestamp": stamp, "Value": utilization,
                          "Unit": "Percent"})
-            data.append({"MetricName": MEMORY_USED, "Dimensions": dims, "Timestamp": stamp, "Value": 1024.0,
+            data.append({"MetricName": MEMORY_USED, "Dimensions": dims, "Timestamp": stamp, "Value": memory_mib,
                          "Unit": "Megabytes"})
     for offset in range(0, len(data), 500):
         cloudwatch.put_metric_data(Namespace=NAMESPACE, MetricData=data[offset:offset + 500])
@@ -102,3 +102,34 @@ def test_aws_errors_become_provision_errors(aws, catalog):
     with pytest.raises(ProvisionError, match="AWS said InvalidInstanceID"):
         fleet_usage(ec2, cloudwatch, catalog, region="us-east-1", now=NOW,
                     instance_ids=["i-0000000000000000f"])
+
+
+def test_a_lightly_used_a100_instance_gets_mig_profiles_that_fit_and_a_cheaper_instance(aws, catalog):
+    """An A100 at 8 GB and 15 % use (#37): MIG profiles from NVIDIA's MIG User Guide (Supported MIG Profiles: the
+    A100-SXM4-40GB's 2g.10gb holds 10 GB and 2 of 7 compute slices, 3 to a GPU), and the cheapest 8-GPU instance in
+    the region whose GPUs hold the memory and the compute, priced from the bundled catalog."""
+    from gpu_assist.facts import PricingModel
+    from gpu_assist.render.tables import fits
+    from gpu_assist.render.text import render
+
+    ec2, cloudwatch = aws_clients.client("ec2"), aws_clients.client("cloudwatch")
+    light = _launch(ec2, "p4d.24xlarge", "req-light")
+    _put_gpu_metrics(cloudwatch, light, 8, 15.0, NOW, memory_mib=8 * 1024)
+    (usage,) = fleet_usage(ec2, cloudwatch, catalog, region="us-east-1", now=NOW).instances
+    advice = usage.sharing
+    assert advice is not None and advice.use.gpu.name == "A100" and advice.use.gpus == 8
+    assert advice.mig is not None and (advice.mig.profile.name, advice.mig.copies) == ("2g.10gb", 3)
+    smaller = advice.smaller
+    assert smaller is not None and smaller.offer.gpu_count == 8 and smaller.offer.region == "us-east-1"
+    spec = catalog.gpus.find(smaller.offer.gpu)
+    assert spec.memory_gib >= 8 * 1.2 and (spec.bf16_tflops or spec.fp16_tflops) * 0.8 >= 0.15 * 312 * 1.2
+    current = min(o.on_demand_hourly for o in catalog.offers_of_type("aws", "p4d.24xlarge")
+                  if o.region == "us-east-1" and o.on_demand_hourly is not None)
+    assert smaller.saving_per_month == (current - smaller.hourly) * 730 and smaller.saving_per_month > 0
+    cheaper = [o.price(PricingModel.ON_DEMAND) for o in catalog.offers_in("aws", "us-east-1")
+               if o.gpu_count == 8 and o.verified and o.instance_type == smaller.offer.instance_type]
+    assert smaller.hourly == min(cheaper)
+    text = render(fleet_usage(ec2, cloudwatch, catalog, region="us-east-1", now=NOW))
+    line = f"{light} could share: 8×A100 at 15% use, 8.0 GiB at most: MIG 3× 2g.10gb per GPU"
+    assert line in text.replace("\n", " ") and smaller.offer.instance_type in text
+    assert fits(text)

@@ -26,6 +26,14 @@ async def test_quote_route_returns_the_json_renderers_options(jp_fetch, catalog)
     assert options[0]["group"] == f"{options[0]['provider']}/{options[0]['instance_type']}"
 
 
+async def test_a_quote_with_its_data_gives_each_options_parts(jp_fetch):
+    """The whole bill (#33) through the notebook's route: the same words, the parts as fields."""
+    response = await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA100 72h aws disk=2TB top=3"})
+    options = json.loads(response.body)["options"]
+    assert options and all({"storage_total", "transfer_total", "job_total", "parts_known"} <= set(o) for o in options)
+    assert options[0]["parts_known"] and options[0]["storage_total"] > 0
+
+
 async def test_an_empty_quote_carries_its_reason(jp_fetch):
     response = await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xH100 1mo monthly"})
     answer = json.loads(response.body)

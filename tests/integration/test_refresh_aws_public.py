@@ -117,6 +117,7 @@ def test_the_cli_refreshes_from_the_public_files_and_rejects_bad_arguments(serve
     assert done.returncode == 0, done.stderr
     assert "aws: 3 offers" in done.stdout and "savings plan rates 4" in done.stdout
     assert "| `aws-price-list` |" in (catalog_dir / "SOURCES.md").read_text()
+    assert "data_prices.csv: 1 EBS gp3 rows" in done.stdout  # the whole bill (#33): us-east-1's file has gp3
     bad = subprocess.run([sys.executable, "-m", "gpu_assist", "catalog", "refresh", "aws-public", "--regions",
                           "us-east-1", "--commit", "abc", "--catalog-dir", str(catalog_dir)],
                          capture_output=True, text=True, env=env, timeout=60)
@@ -127,3 +128,26 @@ def test_a_price_list_without_a_publication_date_is_refused():
     with pytest.raises(CatalogError, match="not a date"):
         aws_public._day("https://pricing.example/index.json", "soon")
     assert aws_public._day("u", "2026-12-01T00:00:00Z") == "2026-12-01"
+
+
+def test_ebs_gp3_storage_from_the_same_files_becomes_a_dated_data_price(server, catalog_dir):
+    """The whole bill (#33): the EC2 file's `Storage` product `volumeApiName=gp3` (`GB-Mo`) replaces that region's
+    block row of data_prices.csv, dated by the file; other rows are kept and the file still loads."""
+    from gpu_assist.catalog import load_catalog
+    from gpu_assist.data_prices import FILE_NAME, read_data_prices, replace_rows
+
+    (catalog_dir / FILE_NAME).write_text("provider,region,item,unit,price,currency,up_to,source,as_of,verified\n"
+                                         "aws,us-east-1,block,GB,0.08,USD,,aws-ebs-gp3,2026-12-05,no\n"
+                                         "lambda,*,ingress,GiB,0,USD,,lambda-billing,2026-12-05,yes\n",
+                                         encoding="utf-8")
+    source = _source(catalog_dir, server)
+    refresh(source, catalog_dir)
+    assert source.gp3 == {"us-east-1": (Decimal("0.075"), "2026-12-01")}  # us-west-2's file has no gp3
+    assert replace_rows(catalog_dir / FILE_NAME, aws_public.data_price_rows(source.gp3)) == 1
+    prices = read_data_prices(catalog_dir / FILE_NAME)
+    (block,) = prices.tiers("aws", "us-east-1", "block")
+    assert (block.price, block.source, block.as_of, block.verified) == (Decimal("0.075"), "aws-price-list",
+                                                                        "2026-12-01", True)
+    assert prices.tiers("lambda", "us-east-1", "ingress")  # kept
+    assert load_catalog(catalog_dir, cache_dir=None).data_prices == prices
+

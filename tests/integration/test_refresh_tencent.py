@@ -1,6 +1,7 @@
 """`gpu-assist catalog refresh tencent`: Tencent Cloud's CVM API through the official SDK (tencentcloud-sdk-python-cvm),
 sent to a local server that answers in the documented format of CVM API version 2017-03-12
-(`DescribeZoneInstanceConfigInfos`; tests/fixtures/tencent/README.md)."""
+(`DescribeZoneInstanceConfigInfos` per charge type: POSTPAID_BY_HOUR, SPOTPAID, PREPAID;
+tests/fixtures/tencent/README.md)."""
 
 from __future__ import annotations
 
@@ -78,12 +79,14 @@ def _source(server, **options):
                               client=lambda region: cvm_client(region, endpoint), sleep=lambda _s: None, **options)
 
 
-def test_the_refresh_writes_on_demand_and_spot_rows_that_validate_and_keeps_the_published_list(cvm, catalog_dir):
+def test_the_refresh_writes_on_demand_spot_and_monthly_rows_that_validate_and_keeps_the_published_list(
+        cvm, catalog_dir):
     before = (catalog_dir / "tencent.csv").read_text(encoding="utf-8").splitlines()
     source = _source(cvm)
     report = refresh(source, catalog_dir)
     assert cvm.calls == [("DescribeZoneInstanceConfigInfos", "ap-guangzhou", "POSTPAID_BY_HOUR"),
-                         ("DescribeZoneInstanceConfigInfos", "ap-guangzhou", "SPOTPAID")]
+                         ("DescribeZoneInstanceConfigInfos", "ap-guangzhou", "SPOTPAID"),
+                         ("DescribeZoneInstanceConfigInfos", "ap-guangzhou", "PREPAID")]
     assert validate_directory(catalog_dir) == []
     lines = (catalog_dir / "tencent.csv").read_text(encoding="utf-8").splitlines()
     assert set(before) <= set(lines)  # the 2021 list and the articles' rows stay
@@ -92,6 +95,7 @@ def test_the_refresh_writes_on_demand_and_spot_rows_that_validate_and_keeps_the_
     gt4 = next(line for line in rows if "GT4.4XLARGE96" in line).split(",")
     assert gt4[:6] == ["tencent", "ap-guangzhou", "ap-guangzhou-3", "GT4.4XLARGE96", "A100", "1"]
     assert (gt4[11], gt4[12], gt4[18], gt4[19]) == ("27.45", "6.1", TODAY.isoformat(), "yes")
+    assert gt4[15] == "12780"  # one month paid ahead (DiscountPrice), not 730 or 480 hours of the hourly price
     assert next(line for line in rows if "GN7.LARGE20" in line).split(",")[20] == "all:fractional-gpu"
     assert source.skipped == {"family PNV4 not documented": 1}  # its GPU model is not in the response
 

@@ -108,8 +108,8 @@ def test_the_more_button_shows_the_next_rows(slack, mock_slack, catalog):
     more = next(e for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]
                 if e["action_id"] == "quote_more")
     # the command itself, as fields with a version: the card's own top=3 cut the rest, so it asks for 11 rows
-    assert json.loads(more["value"]) == {"v": 1, "quote": {"gpu": "A100", "duration_s": 259200, "top": 11},
-                                         "start": 3}
+    assert json.loads(more["value"]) == {"v": 1, "quote": {"gpu": "A100", "duration_s": 259200,
+                                                           "variants": ["A100-80GB"], "top": 11}, "start": 3}
     again = mock_slack.response_url()
     status, _ = signed_post(slack["url"], action_body("quote_more", more["value"], user="U-CAROL",
                                                       response_url=again))

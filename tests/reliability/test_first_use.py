@@ -1,5 +1,5 @@
-"""The first commands after a fresh start: a fresh database, `gpu-assist slack serve` started as the README starts
-it (periodic jobs on, so the jobs thread runs its first round at the same instant), and 20 first commands in
+"""The first commands after a fresh start: a fresh database, `gpu-assist slack serve` started as docs/deploying.md
+starts it (periodic jobs on, so the jobs thread runs its first round at the same instant), and 20 first commands in
 parallel — launches, request lists, Approve clicks. Before the schema was migrated once before serving, one start
 in five to two in three answered a launch with "Something went wrong" ("table requests already exists")."""
 

@@ -8,6 +8,7 @@ import csv
 import datetime as dt
 import json
 import shutil
+import sys
 from decimal import Decimal
 
 import pytest
@@ -17,7 +18,7 @@ from gpu_assist.catalog import validate_directory
 from gpu_assist.catalog_report import provider_status
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, parse_command, run
-from gpu_assist.facts import ContradictedBy, Flag, PricedFrom, PricingModel, Stale
+from gpu_assist.facts import ContradictedBy, Flag, OtherSize, PricedFrom, PricingModel, Stale
 from gpu_assist.pricing import quote
 from gpu_assist.recommendation import recommend
 from gpu_assist.regions import CHINA_PROVIDERS
@@ -103,6 +104,53 @@ def test_tencent_gn10xp_is_listed_at_its_published_price_with_its_date_and_a_sta
     assert "stale: price as of 2021-09-27" in out
 
 
+def test_a_v100_named_without_a_size_finds_tencents_32_gb_gn10xp_with_its_date_and_a_stale_label(context):
+    """The issue's own words: Tencent sells no 16 GB V100, so `8xV100` there is priced on its V100-32GB, saying so."""
+    result = run(parse_command("quote 8xV100 72h provider=tencent include-unverified", context.catalog.gpus),
+                 context)
+    out = render(result)
+    assert "GN10Xp.20XLARGE320" in out
+    assert "list price ¥95.84/h (TC-PRICE-20210927, 2021-09-27)" in out
+    assert "stale: price as of 2021-09-27" in out
+    assert "V100-32GB (32 GB a GPU): no V100 of its own size is offered here" in out
+    option = result.quote.cheapest(instance_type="GN10Xp.20XLARGE320")
+    assert (option.gpu, option.hourly, option.as_of) == ("V100-32GB", Decimal("95.84") / _cny_per_usd(context), \
+                                                          "2021-09-27")
+    assert OtherSize("V100-32GB", 32, "V100") in option.notes
+
+
+def _cny_per_usd(context):
+    return context.catalog.fx.convert(Decimal(1), "USD", "CNY")
+
+
+@pytest.mark.parametrize("text, gpus", [
+    ("8xV100 72h", {"V100"}),  # its own size is offered: only that, as before
+    ("8xV100 72h provider=tencent", {"V100-32GB"}),
+    ("8xV100-32GB 72h", {"V100-32GB"}),
+    ("8xA100 72h region=cn", {"A100"}),
+])
+def test_a_gpu_named_without_a_size_falls_back_to_its_other_sizes_only_where_its_own_is_not_offered(
+        catalog, text, gpus):
+    assert {o.gpu for o in _quote(catalog, text, include_unverified=True).options} == gpus
+
+
+def test_a_size_named_has_no_fallback_and_says_what_there_is_instead(catalog):
+    for text in ("8xV100-16GB 72h provider=tencent", "8xV100 16GB 72h provider=tencent"):
+        result = _quote(catalog, text)
+        assert not result.options and result.empty_reason is not None
+    assert parse_request("8xV100 72h", catalog.gpus).variants == ("V100-32GB",)
+    assert parse_request("8xV100-32GB 72h", catalog.gpus).variants == ()
+
+
+def test_the_sidebar_reads_a_gpu_name_as_the_grammar_does(context):
+    from gpu_assist.jupyter.panels import QuotePanel
+
+    panel = QuotePanel(context)
+    panel.gpu.value, panel.providers.value, panel.duration.value = "V100", ("tencent",), "72h"
+    words = parse_command("quote 1xV100 72h provider=tencent currency=USD top=10", context.catalog.gpus)
+    assert panel.command().request.variants == words.request.variants == ("V100-32GB",)
+
+
 def test_the_published_price_is_a_verified_stale_option_in_cny(catalog):
     option = _quote(catalog, "8xV100-32GB 72h provider=tencent on-demand", currency="CNY").cheapest(
         instance_type="GN10Xp.20XLARGE320")
@@ -154,9 +202,19 @@ def test_cny_answers_name_the_price_source_date_and_fx_date_in_every_face(contex
 
 def test_recommend_in_china_never_plans_on_a_removed_article_claim(catalog):
     removed = {(r["provider"], r["instance_type"]) for r in _chinese_rows() if r["flags"]}
-    result = recommend(parse_workload("train 7B tokens=1T region=cn", catalog.gpus), catalog, today=TODAY, top=None)
+    # No source states the Chinese clouds' networks: the user vouches for them with scaling= (multi-host plans).
+    result = recommend(parse_workload("train 7B tokens=1T region=cn scaling=0.9", catalog.gpus), catalog, today=TODAY,
+                       top=None)
     assert result.plans
     assert not {(p.provider, p.instance_type) for p in result.plans} & removed
+
+
+def test_catalog_status_on_the_command_line_shows_the_three_chinese_providers(capsys):
+    assert main(["catalog", "status"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert "TC-PRICE-20210927 2021-09-27" in lines["tencent"] and "90%" in lines["tencent"]
+    assert "seed-000,seed-001,seed-002" in lines["aliyun"] and "0%" in lines["aliyun"]
+    assert "seed-000,seed-002" in lines["huawei"] and "0%" in lines["huawei"]
 
 
 def test_catalog_status_shows_each_chinese_provider_with_sources_and_verified_share(catalog):
@@ -167,3 +225,14 @@ def test_catalog_status_shows_each_chinese_provider_with_sources_and_verified_sh
     assert (status.loc["aliyun", "verified"], status.loc["huawei", "verified"]) == ("0%", "0%")
     assert status.loc["huawei", "sources"] == "seed-000,seed-002"
 
+
+
+@pytest.mark.parametrize("provider, sdk", [("tencent", "tencentcloud.common.credential"),
+                                           ("aliyun", "alibabacloud_credentials.client"),
+                                           ("huawei", "huaweicloudsdkcore.auth.provider")])
+def test_a_refresh_without_its_sdk_says_which_extra_to_install(provider, sdk, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, sdk, None)  # as if the `china` extra were not installed
+    assert main(["catalog", "refresh", provider, "--catalog-dir", str(CATALOGS)]) == 2
+    err = capsys.readouterr().err
+    assert f"catalog refresh {provider} needs its cloud's SDK" in err and "gpu-assist[china]" in err
+    assert "Traceback" not in err

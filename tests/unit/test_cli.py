@@ -306,7 +306,7 @@ def test_a_bad_environment_variable_is_one_error_naming_it(capsys, monkeypatch, 
     (["recommend", "train", "7B", "--bogus"], "unrecognized arguments: --bogus", "gpu-assist recommend train 7B"),
     (["quote", "8xA100", "72h", "foo=bar"], "unknown option 'foo' known: region=, provider=, pricing=, "
      "currency=, top=, sort=, max-price=, min-gpu-memory=, all-regions, include-flagged, include-unverified, "
-     "verified-only, list", "8xA100 72h region=us-east-1"),
+     "verified-only, list, explain, disk=, data-in=, data-out=, checkpoints=, from=", "8xA100 72h region=us-east-1"),
     (["requests", "show", "r-nope"], "'r-nope' is not a request id", "requests r-0123456789ab"),
 ])
 def test_every_usage_error_ends_with_an_example_that_works_for_its_verb(capsys, argv, says, example):

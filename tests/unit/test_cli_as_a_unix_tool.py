@@ -219,9 +219,9 @@ def test_watch_without_a_gpu_says_there_is_nothing_to_watch(tmp_path):
     assert done.stderr.strip() == "no GPUs: NVML could not start (no NVIDIA driver here): nothing to watch"
 
 
-def test_the_readme_states_the_real_length_of_a_month():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "`2mo` (730 h)" not in readme and "`1mo` = 730 h" in readme
+def test_the_grammar_page_states_the_real_length_of_a_month():
+    grammar = (REPO / "docs" / "grammar.md").read_text(encoding="utf-8")
+    assert "`2mo` (730 h)" not in grammar and "`1mo` = 730 h" in grammar
 
 
 # 7. Each command installs what it needs.

@@ -20,6 +20,7 @@ HEAVY = {"pandas", "numpy", "rich", "boto3", "botocore", "slack_bolt", "slack_sd
 # one fails the test below by name: import it where it is used (see commands/objects.py, render/dispatch.py), or
 # add it here when a quote truly needs it, and say what it costs. `facts` (the notes, notices and flags as types,
 # about 1 ms: `Fact` is not `@dataclass` to keep it so) and `render.notes` (their words) came with #30.
+# `data_prices` (#33: the storage and transfer prices the catalog holds, a few rows; its class unpickles them).
 QUOTE_MODULES = {
     "gpu_assist", "gpu_assist.errors", "gpu_assist.cli", "gpu_assist.cli.parser", "gpu_assist.cli.answers",
     "gpu_assist.commands", "gpu_assist.commands.context", "gpu_assist.commands.execute",
@@ -27,7 +28,7 @@ QUOTE_MODULES = {
     "gpu_assist.catalog", "gpu_assist.catalog_cache", "gpu_assist.catalog_files", "gpu_assist.offers",
     "gpu_assist.gpus", "gpu_assist.fx", "gpu_assist.regions", "gpu_assist.request",
     "gpu_assist.pricing", "gpu_assist.price_table", "gpu_assist.compare", "gpu_assist.plural",
-    "gpu_assist.facts",
+    "gpu_assist.facts", "gpu_assist.data_prices",
     "gpu_assist.render", "gpu_assist.render.dispatch", "gpu_assist.render.money", "gpu_assist.render.notes",
     "gpu_assist.render.text", "gpu_assist.render.tables", "gpu_assist.render.comparison",
 }

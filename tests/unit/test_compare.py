@@ -194,9 +194,11 @@ def test_a_more_button_carries_every_field_of_its_command(context):
                             "max-price=$12.5 min-gpu-memory=80gb", context.catalog.gpus)
     fields = json.loads(json.dumps(command.to_fields()))
     assert QuoteCommand.from_fields(fields) == command
-    assert QuoteCommand.from_fields({"gpu": "A100"}) == parse_command("quote A100 1h", context.catalog.gpus)
+    assert QuoteCommand.from_fields({"gpu": "A100", "variants": ["A100-80GB"]}) == parse_command(
+        "quote A100 1h", context.catalog.gpus)
     assert QuoteCommand.to_fields(parse_command("quote 1xA100", context.catalog.gpus)) == {
-        "gpu": "A100", "assumptions": ["no duration given: quoting 1 hour"], "duration_given": False}
+        "gpu": "A100", "assumptions": ["no duration given: quoting 1 hour"], "duration_given": False,
+        "variants": ["A100-80GB"]}
     for bad in ({"gpu": "A100", "count": "8"}, {"gpu": "A100", "sort": "cheap"}, {"gpu": "A100", "extra": 1},
                 {"count": 8}, {"gpu": "A100", "max_price": "-1"}, {"gpu": "A100", "all_regions": 1}, ["A100"]):
         with pytest.raises(ValueError):

@@ -348,3 +348,15 @@ def test_an_idle_alert_is_acted_on_only_by_its_requester_or_an_approver(slack, m
     assert answer["text"] == (f"Not done: slack:U-MALLORY neither launched {value} nor is an approver: "
                               "ask the requester or an approver")
     assert [r.id for r in slack.approvals.store.list()] == [launch_id]
+
+
+def test_a_quote_with_its_data_is_carded_with_whole_totals_and_more_keeps_the_data(slack, mock_slack):
+    """The whole bill (#33) in Slack: the same grammar words, the card's prices are whole totals with the disk and
+    data part, and the More button carries the job's data to the next page."""
+    words = "quote 1xA100 72h disk=2TB data-out=140GB top=3"
+    _, _, response_url = _command(slack, mock_slack, words)
+    answer = _answer(mock_slack, response_url)
+    assert "disk+data " in answer["blocks"][1]["text"]["text"]
+    more = _more_button(answer)
+    command, _ = blocks.read_more(more["value"])
+    assert command.job_data == parse_command(words, slack.context.catalog.gpus).job_data

@@ -65,7 +65,7 @@ def test_a_pool_size_that_is_not_a_number_names_its_variable():
 def test_a_start_logs_no_warning_about_the_token(mock_slack, catalog, caplog, monkeypatch):
     from gpu_assist.commands import Context
 
-    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")  # as the README starts it: Bolt reads this itself
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")  # as docs/deploying.md starts it: Bolt reads this itself
     with caplog.at_level(logging.WARNING):
         create_app(SlackSettings("xoxb-test", "secret", mock_slack.api_url), Context(catalog_loader=lambda: catalog))
     assert not [r for r in caplog.records if "token" in r.getMessage()]

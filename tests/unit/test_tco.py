@@ -54,11 +54,16 @@ def test_a_break_even_beyond_the_month_is_said_in_words(catalog, text, pays_back
 
 @pytest.mark.parametrize("gpus", [1, 3, 8])
 def test_cloud_rate_defaults_to_the_cheapest_way_to_rent_the_gpus_asked_for(catalog, gpus):
-    """Whole instances: an 8-GPU instance rented for 1 GPU costs 8 GPUs' worth, and the rate says which it is."""
+    """Whole instances: an 8-GPU instance rented for 1 GPU costs 8 GPUs' worth, and the rate says which it is.
+    Like with like: one instance holding all the GPUs (NVLinked ones when more than one), from a price list, not
+    a marketplace host's ask."""
     rate, where = cheapest_cloud_rate(catalog, "A100", "USD", gpus)
     offers = catalog.offers
     trusted = offers[(offers.gpu == "A100") & offers.verified & (offers["flags"] == "")
-                     & (offers.on_demand_hourly > 0)]
+                     & (offers.on_demand_hourly > 0) & (offers.gpu_count >= gpus)
+                     & ~offers.provider.isin(("vast", "lium", "primeintellect"))]
+    if gpus > 1 and (trusted.interconnect == "nvlink").any():
+        trusted = trusted[trusted.interconnect == "nvlink"]
     instances = -(-gpus // trusted.gpu_count)
     assert float(rate) == pytest.approx((instances * trusted.on_demand_hourly / gpus).min())
     result = total_cost_of_ownership(parse_tco(f"tco {gpus}xA100 hardware=$15000", catalog.gpus), catalog)

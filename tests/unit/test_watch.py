@@ -89,3 +89,21 @@ def test_the_digest_lists_running_owners_spend_idle_ttls_ending_and_waiting_requ
     assert "waiting for approval (1):" in text and "r-000000000003 [pending]" in text
     assert all(len(line) <= 100 for line in text.splitlines())
     assert digest_due(9, NOW) == "digest:2026-12-03" and digest_due(10, NOW) is None and digest_due(None, NOW) is None
+
+
+def test_the_approval_card_shows_the_teams_month_without_any_budget():
+    from gpu_assist.render.blocks import approval_card
+    from gpu_assist.standing import team_standing
+
+    records = [launch("r-000000000001", hours_ago=10, project="llm"),
+               launch("r-000000000002", hours_ago=30, ttl_h=72, instance="i-0abc000000000002")]
+    pending = [launch("r-000000000003", state="pending")]
+    team = team_standing(records, pending, NOW, currency="USD", idle_instances=1)
+    hourly = Decimal("21.957642")
+    assert team.month_to_date == {"llm": 10 * hourly, "(none)": 30 * hourly} and team.hourly == 2 * hourly
+    assert team.total_committed == (62 + 42) * hourly and team.pending == {"launch": 1} and not team.budgets
+    card = approval_card(pending[0], team=team)
+    lines = [element["text"] for block in card if block["type"] == "context" for element in block["elements"]]
+    assert "Team this month: $878.31 spent + $2,283.59 committed to TTLs · 2 launches running at $43.92/h" in lines
+    assert not any("Team this month" in line for block in approval_card(pending[0], decided="Approved", team=team)
+                   if block["type"] == "context" for line in [block["elements"][0]["text"]])

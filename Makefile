@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test test-moved test-fast test-alone lint typecheck golden docs site soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
+.PHONY: demo test test-moved test-fast test-alone lint typecheck golden docs site screenshots soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,9 +27,13 @@ $(STAMP)-catalog: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[catalog]'
 	touch $@
 
-# Rebuild the JupyterLab extension after editing labextension/src.
+# Rebuild the JupyterLab extension after editing labextension/src. The install copied the extension into the
+# virtual environment; a link to gpu_assist/labextension takes the copy's place, so JupyterLab serves each build.
+LABEXTENSIONS := $(VENV)/share/jupyter/labextensions
 labextension: install
 	cd labextension && PATH=$(CURDIR)/$(BIN):$$PATH $(CURDIR)/$(BIN)/jlpm install && PATH=$(CURDIR)/$(BIN):$$PATH $(CURDIR)/$(BIN)/jlpm build:prod
+	cp labextension/install.json gpu_assist/labextension/
+	rm -rf $(LABEXTENSIONS)/gpu-assist && ln -s $(CURDIR)/gpu_assist/labextension $(LABEXTENSIONS)/gpu-assist
 
 install: build-deps $(STAMP)
 
@@ -87,6 +91,12 @@ golden: install-test
 # The request state machine's table in docs/ARCHITECTURE.md, from gpu_assist/states.py (a test fails when they differ).
 docs: install
 	$(BIN)/python -m gpu_assist.states docs/ARCHITECTURE.md
+
+# The JupyterLab sidebar's screenshots in docs/jupyterlab.md (docs/screenshots/*.png), taken by its browser tests
+# (tests/e2e/test_lab_tabs.py); `make test` runs the same tests but keeps their screenshots in temporary folders.
+screenshots: install-test
+	mkdir -p docs/screenshots
+	GPU_ASSIST_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q -p no:randomly tests/e2e/test_lab_tabs.py
 
 # The documentation site (mkdocs.yml, pages in docs/) built into the ignored .site/; `$(BIN)/mkdocs serve` serves it
 # while you write. Strict: a broken link or anchor, or a page left out of the nav, fails it (lint runs it too).

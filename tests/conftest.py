@@ -163,7 +163,12 @@ def _tree_status() -> str | None:
     """`git status --porcelain` of the checkout, or None outside a git work tree (an sdist, say)."""
     done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=os.path.dirname(__file__),
                           capture_output=True, text=True)
-    return done.stdout if done.returncode == 0 else None
+    if done.returncode != 0:
+        return None
+    # `make screenshots` asks the browser tests to write docs/screenshots: the one change a run may make.
+    shots = os.environ.get("GPU_ASSIST_SCREENSHOTS")
+    keep = os.path.relpath(shots, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) if shots else None
+    return "".join(line for line in done.stdout.splitlines(keepends=True) if not keep or keep not in line)
 
 
 def pytest_addoption(parser):
@@ -252,6 +257,9 @@ def pytest_runtest_makereport(item, call):
                                         ("AWS secret key", AWS_SECRET), ("database password", DB_PASSWORD))
               if secret in text]
     _SECRETS_SCANNED["tests"] += 1
+    screenshots = getattr(item, "gpu_assist_screenshots", ())
+    if report.failed and screenshots:  # the browser tests' (tests/e2e/test_lab_tabs.py `shots`)
+        report.sections.append(("screenshots", "\n".join(screenshots)))
     if leaked:
         _SECRETS_SCANNED["leaks"].append((item.nodeid, leaked))
         report.outcome = "failed"

@@ -14,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from .errors import ParseError
 from .facts import Fact, PricingModel, StaleLaunchPrice
@@ -47,27 +47,21 @@ class OptionId:
         return cls(match[1], match[2], PricingModel(match[3])) if match else None
 
 
-@dataclass(frozen=True)
-class LaunchIntent:
-    """What to launch, as the approval path takes it (`Approvals.submit_launch`, `planning.plan_launch`), parsed at
-    the edge: GPUs to price (`launch 8xA100 72h spot region=us-east-1`), or one quote row by its option id
-    (`launch aws:p4d.24xlarge:us-east-1:spot 72h`, a quote card's button)."""
+class LaunchIntent(Protocol):
+    """What to launch, as the approval path takes it (`Approvals.submit_launch`, `planning.plan_launch`): the
+    faces' `commands.LaunchCommand` is one, checked by its shape, so the lifecycle imports no face. GPUs to price
+    (`launch 8xA100 72h spot region=us-east-1`) or one quote row by its option id, a time to live, a project."""
 
-    what: Request | OptionId
-    duration_s: int             # its time to live, from when it runs
-    project: str | None = None  # charged to that project's budget, tagged on the instances
+    @property
+    def what(self) -> Request | OptionId: ...
 
-    def words(self) -> str:
-        """The command in the grammar's words, for the record (never parsed again)."""
-        if isinstance(self.what, OptionId):
-            asked = f"{self.what} {format_duration(self.duration_s)}"
-        else:
-            request = self.what
-            clouds = [f"provider={p}" for p in request.providers if p != "aws"]  # AWS's launches read as always
-            asked = " ".join([f"{request.count}x{request.gpu}", format_duration(self.duration_s),
-                              *request.pricing_models, *(f"region={r}" for r in request.regions), *clouds])
-        return f"launch {asked}" + (f" project={self.project}" if self.project else "")
+    @property
+    def duration_s(self) -> int: ...
 
+    @property
+    def project(self) -> str | None: ...
+
+    def words(self) -> str: ...
 
 
 def launch_button_value(option: OptionId, duration_s: int) -> str:

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..compare import SORTS
 from ..facts import PricingModel
-from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request
-from ..specs import LaunchIntent
+from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request, format_duration
 
 if TYPE_CHECKING:
+    from ..specs import OptionId
     from ..compare import Comparison
     from ..fleet import FleetReport
     from ..job_data import JobData
@@ -193,9 +193,29 @@ class UtilCommand:
     instance_ids: tuple[str, ...] = ()
 
 
-# A launch as every face parses it is the lifecycle's own intent type (`specs.LaunchIntent`): the approval path
-# takes it without importing the faces' commands.
-LaunchCommand = LaunchIntent
+@dataclass(frozen=True)
+class LaunchCommand:
+    """What to launch, parsed at the edge: GPUs to price (`launch 8xA100 72h spot region=us-east-1`), or one quote
+    row by its option id (`launch aws:p4d.24xlarge:us-east-1:spot 72h`, a quote card's button). The approval path
+    takes it as a `specs.LaunchIntent`."""
+
+    what: Request | OptionId
+    duration_s: int             # its time to live, from when it runs
+    project: str | None = None  # charged to that project's budget, tagged on the instances
+
+    def words(self) -> str:
+        """The command in the grammar's words, for the record (never parsed again)."""
+        from ..specs import OptionId
+
+        if isinstance(self.what, OptionId):
+            asked = f"{self.what} {format_duration(self.duration_s)}"
+        else:
+            request = self.what
+            clouds = [f"provider={p}" for p in request.providers if p != "aws"]  # AWS's launches read as always
+            asked = " ".join([f"{request.count}x{request.gpu}", format_duration(self.duration_s),
+                              *request.pricing_models, *(f"region={r}" for r in request.regions), *clouds])
+        return f"launch {asked}" + (f" project={self.project}" if self.project else "")
+
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from . import owners, states
 from .budgets import BudgetStatus, standing
@@ -23,14 +23,11 @@ from .planning import approval_problem, plan_extension, plan_launch
 from .policy import Policy
 from .provision import Provisioner, cloud_of
 from .request import format_duration
-from .specs import Checks, Spec, StopSpec
+from .specs import Checks, LaunchIntent, Spec, StopSpec
 from .spending import month_start
 from .standing import TeamStanding, team_standing
 from .states import Transition
 from .store import RequestRecord, Store, requests_table
-
-if TYPE_CHECKING:
-    from .commands import LaunchCommand
 
 T = TypeVar("T")
 
@@ -49,7 +46,7 @@ class Approvals:
         return Orchestration(self.store, self.provisioner, self.clock)
 
     # ---- submit -----------------------------------------------------------------------------------------
-    def submit_launch(self, requester: str, command: LaunchCommand) -> RequestRecord:
+    def submit_launch(self, requester: str, command: LaunchIntent) -> RequestRecord:
         """Price the launch, check policy, dry-run and quota, and store it as pending (or auto-approve it)."""
         now, words = self.clock(), command.words()
         spec = self._audited(lambda: plan_launch(command, self.catalog, self.policy, request_id=self.store.new_id(),

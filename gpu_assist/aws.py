@@ -3,19 +3,10 @@ and `AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC 
 
 from __future__ import annotations
 
-import os
-from typing import Mapping
-
 from .errors import ProvisionError
-
-DEFAULT_REGION = "us-east-1"
+from .regions import default_region
 # The tags gpu-assist puts on every instance it launches: it acts only on instances carrying the first.
 REQUEST_TAG, REQUESTER_TAG, EXPIRES_TAG = "gpu-assist:request-id", "gpu-assist:requester", "gpu-assist:expires-at"
-
-
-def default_region(environ: Mapping[str, str] = os.environ) -> str:
-    """The region when none is named: boto3's own variables, then us-east-1 (where every GPU family is sold)."""
-    return environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
 
 
 def client(service: str, region: str | None = None):

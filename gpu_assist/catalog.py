@@ -170,7 +170,7 @@ def load_catalog(directory: Path | None = None, *, cache_dir: Path | None | str 
     extra = [directory / DATA_PRICES] if (directory / DATA_PRICES).exists() else []
     inputs = [require_file(path) for path in [directory / "gpus.csv", directory / "fx.csv", *offer_files(directory),
                                               *extra]]
-    return catalog_cache.load(directory, Path(cache) if cache else None, read_catalog, inputs)
+    return catalog_cache.load(directory, Path(cache) if cache else None, read_catalog, inputs, Catalog)
 
 
 def read_catalog(directory: Path) -> Catalog:

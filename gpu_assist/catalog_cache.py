@@ -23,10 +23,19 @@ import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol, Self, TypeVar
 
-if TYPE_CHECKING:
-    from .catalog import Catalog
+
+class Cached(Protocol):
+    """What the cache needs of what it keeps (a `catalog.Catalog`): where it was read from, and the same contents
+    said to come from elsewhere. The cache imports no catalog code: the loader passes its class in."""
+
+    directory: Path
+
+    def moved_to(self, directory: Path) -> Self: ...
+
+
+C = TypeVar("C", bound=Cached)
 
 FORMAT = b"gpu-assist-catalog/3\n"
 # Modules whose code decides what a loaded catalog holds: a change to any of them invalidates every cache.
@@ -52,7 +61,7 @@ def cache_key(inputs: list[Path]) -> str:
     return digest.hexdigest()
 
 
-def _read(path: Path, key: str) -> Catalog | None:
+def _read(path: Path, key: str, kind: type[C]) -> C | None:
     """The cached catalog, or None when the file is missing, for another key or damaged in any way."""
     try:
         data = path.read_bytes()
@@ -62,13 +71,11 @@ def _read(path: Path, key: str) -> Catalog | None:
     body = data[len(header):]
     if not data.startswith(header) or len(body) < 32 or hashlib.sha256(body[32:]).digest() != body[:32]:
         return None
-    from .catalog import Catalog
-
     try:
         cached = _unpickled(body[32:])
     except Exception:  # noqa: BLE001 - e.g. pickled by another version of a class: rebuild
         return None
-    return cached if isinstance(cached, Catalog) else None
+    return cached if isinstance(cached, kind) else None
 
 
 def _unpickled(payload: bytes) -> object:
@@ -84,7 +91,7 @@ def _unpickled(payload: bytes) -> object:
             gc.enable()
 
 
-def _write(path: Path, key: str, catalog: Catalog) -> None:
+def _write(path: Path, key: str, catalog: Cached) -> None:
     """Best effort and atomic: a temporary file in the same directory, renamed over the old one."""
     import tempfile  # only when writing: a cached start does not pay for it
 
@@ -103,9 +110,10 @@ def _write(path: Path, key: str, catalog: Catalog) -> None:
         return
 
 
-def load(directory: Path, cache_dir: Path | None, read_catalog: Callable[[Path], Catalog],
-         inputs: list[Path]) -> Catalog:
-    """`read_catalog(directory)` through the cache in `cache_dir`, keyed on `inputs` and the loader's code."""
+def load(directory: Path, cache_dir: Path | None, read_catalog: Callable[[Path], C], inputs: list[Path],
+         kind: type[C]) -> C:
+    """`read_catalog(directory)` through the cache in `cache_dir`, keyed on `inputs` and the loader's code; a cached
+    object not of `kind` (another version's) is read again."""
     if cache_dir is None:
         return read_catalog(directory)
     try:
@@ -115,7 +123,7 @@ def load(directory: Path, cache_dir: Path | None, read_catalog: Callable[[Path],
     # One file per catalog directory (named by its path), so switching catalogs does not pile up files.
     where = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:16]
     path = Path(cache_dir) / f"catalog-{where}.bin"
-    cached = _read(path, key)
+    cached = _read(path, key, kind)
     if cached is not None:
         return cached.moved_to(directory) if cached.directory != directory else cached
     catalog = read_catalog(directory)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
 
 from .catalog import Catalog, days_old
 
@@ -30,9 +31,11 @@ def gpu_summary(catalog: Catalog):
     return pd.DataFrame(rows)
 
 
-def provider_status(catalog: Catalog, today: dt.date):
+def provider_status(catalog: Catalog, today: dt.date, billing_documented: Collection[str] = ()):
     """One row per provider: offers, GPU models, sources, age in days of its oldest price, verified share,
-    flagged offers, and how many offers are stale (a price older than `pricing.STALE_AFTER_DAYS`, reserved included)."""
+    flagged offers, and how many offers are stale (a price older than `pricing.STALE_AFTER_DAYS`, reserved included).
+    `billing_documented`: the providers whose price lists state their billing granularity (for the others the
+    importer assumed it)."""
     import pandas as pd
 
     from .pricing import STALE_AFTER_DAYS
@@ -48,7 +51,7 @@ def provider_status(catalog: Catalog, today: dt.date):
             "provider": provider, "offers": len(group), "gpu_models": group.gpu.nunique(),
             "sources": _dated_sources(group), "age_days": days_old(dates[0], today) if dates else "unknown",
             "verified": f"{group.verified.mean():.0%}", "flagged": int((group["flags"] != "").sum()), "stale": stale,
-            "billing": billing_of(str(provider), group.billing_granularity_s),
+            "billing": billing_of(group.billing_granularity_s, assumed=provider not in billing_documented),
             **defects_caught(zip(group["flags"], group["notes"])),
         })
     return pd.DataFrame(rows)
@@ -94,15 +97,12 @@ def caught_table(frame) -> list[list[str]]:
             for row in frame.itertuples(index=False) if any(getattr(row, c) for c in CAUGHT_COLUMNS)]
 
 
-def billing_of(provider: str, granularities) -> str:
+def billing_of(granularities, *, assumed: bool) -> str:
     """How the provider's offers are billed, and whether that is the provider's word or our assumption: the
     price lists of all but the four large clouds do not say (catalogs/SOURCES.md, `billing-granularity`)."""
-    from .importers.skypilot import EXTRACTS
-
     names = {1: "per second", 60: "per minute", 3600: "per hour"}
     billed = "/".join(names.get(int(g), f"per {int(g)} s") for g in sorted(set(granularities)))
-    documented = provider in EXTRACTS and not EXTRACTS[provider].billing_assumed
-    return billed if documented else f"{billed}, assumed"
+    return f"{billed}, assumed" if assumed else billed
 
 
 def billing_footnote(frame) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from .budgets import BudgetStatus, over_budget_problem
 from .catalog import Catalog
@@ -20,10 +19,7 @@ from .pricing import QuoteOption, quote
 from .records import RequestRecord
 from .regions import GROUPS, location
 from .request import Request
-from .specs import Candidate, ExtendSpec, LaunchSpec, OptionId
-
-if TYPE_CHECKING:
-    from .commands import LaunchCommand
+from .specs import Candidate, ExtendSpec, LaunchIntent, LaunchSpec, OptionId
 
 LAUNCH_EXAMPLE = "launch 8xA100 72h spot region=us-east-1"
 EXTEND_EXAMPLE = "extend r-0123456789ab 24h"
@@ -39,7 +35,7 @@ def instance_shape(catalog: Catalog, instance_type: str, provider: str = "aws") 
     return offers[0].gpu, int(offers[0].gpu_count), None if vcpus is None else int(vcpus)
 
 
-def _request(command: LaunchCommand, catalog: Catalog) -> Request:
+def _request(command: LaunchIntent, catalog: Catalog) -> Request:
     """What to price: the command's own request, or the GPUs, region and pricing model of the option it names."""
     if isinstance(command.what, Request):
         return command.what
@@ -60,7 +56,7 @@ def _known_project(project: str | None, policy: Policy) -> None:
                          example=f"launch 8xA100 72h project={known[0]}")
 
 
-def plan_launch(command: LaunchCommand, catalog: Catalog, policy: Policy, *, request_id: str, requester: str,
+def plan_launch(command: LaunchIntent, catalog: Catalog, policy: Policy, *, request_id: str, requester: str,
                 today: dt.date) -> LaunchSpec:
     """The cheapest verified offer for the command on its cloud (AWS unless it names another) that the policy
     allows, with every region at that price or less as a fallback for capacity; ParseError or PolicyError saying
@@ -116,7 +112,7 @@ def _native_hourly(catalog: Catalog, option: QuoteOption) -> Decimal | None:
     return None
 
 
-def _spec(option: QuoteOption, command: LaunchCommand, request_id: str, requester: str, policy: Policy,
+def _spec(option: QuoteOption, command: LaunchIntent, request_id: str, requester: str, policy: Policy,
           native_hourly: Decimal | None, named: str | None = None) -> LaunchSpec:
     """The launch an option buys. A country-wide list price (region `cn`) launches in the region the command
     named, else the cloud's configured one ([policy.clouds.<cloud>] region, else its default)."""

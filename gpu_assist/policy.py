@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import states
-from .aws import DEFAULT_REGION, default_region
+from .regions import DEFAULT_REGION, default_region
 from .budgets import Budgets, parse_budgets
 from .errors import GpuAssistError, PolicyError
 from .identity import AUTO_APPROVE, BREAK_GLASS, approver_entry, authenticated, realm_of, same_person

@@ -116,7 +116,9 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
           all_regions: bool = False, include_flagged: bool = False, verified_only: bool = False,
           include_unverified: bool = False, job_data: JobData | None = None) -> Quote:
     """Price `request` against `catalog`. `today` dates the staleness check; nothing is read from the clock.
-    `include_unverified` also prices the articles' claims their providers' documentation contradicts. With
+    `include_unverified` also prices the articles' claims their providers' documentation contradicts; `all_regions`
+    shows a zone's spot outlier as that zone's price, labelled, except with `verified_only` (what a launch plans
+    from: a price below half the other zones' median never becomes an approved ceiling). With
     `job_data`, each option's total has the job's disks and data as parts, and the regions kept are the cheapest
     for the whole (`job_costs`)."""
     currency = request.currency or currency
@@ -128,7 +130,7 @@ def quote(request: Request, catalog: Catalog, *, today: dt.date, currency: str =
         offers, instances=whole_instances(request.count, offers), duration_s=[request.duration_s] * len(offers),
         models=models, fx=catalog.fx, currency=currency, include_flagged=include_flagged,
         explicit_monthly=PricingModel.MONTHLY in request.pricing_models, include_unverified=include_unverified,
-        zone_outliers=all_regions)
+        zone_outliers=all_regions and not verified_only)
     parts: dict[tuple[str, str], JobParts] = {}
     if job_data is not None:
         table = _ranked_whole(table, job_data, catalog, request.duration_s, currency, parts)

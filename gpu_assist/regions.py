@@ -13,11 +13,14 @@ Switzerland, Iceland count), `asia` = Asia outside mainland China, `cn` = mainla
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 
 from .errors import ParseError
 
+DEFAULT_REGION = "us-east-1"
 CHINA_PROVIDERS = ("aliyun", "tencent", "huawei")
 GROUPS = ("us", "eu", "asia", "cn")
 _WELL_KNOWN = ("us-east-1", "europe-west4", "eastus", "asia-northeast-1")
@@ -147,3 +150,9 @@ def check_selectors(selectors: tuple[str, ...], known_regions, known_countries, 
         hint = f"did you mean {' or '.join(close)}?" if close else \
             f"use a group ({', '.join(GROUPS)}), a country code or a region of the catalogs, e.g. {', '.join(examples)}"
         raise ParseError(f"unknown region '{selector}'", hint=hint, example=example)
+
+
+def default_region(environ: Mapping[str, str] = os.environ) -> str:
+    """The AWS region when none is named: boto3's own variables, then us-east-1 (where every GPU family is sold).
+    Region knowledge, so the policy and the CLI read it without importing the AWS adapter."""
+    return environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION

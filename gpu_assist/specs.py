@@ -14,11 +14,11 @@ import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from .errors import ParseError
 from .facts import Fact, PricingModel, StaleLaunchPrice
-from .request import MAX_DURATION_S, format_duration
+from .request import MAX_DURATION_S, Request, format_duration
 
 _TIME = "%Y-%m-%dT%H:%M:%SZ"  # how a time is written in a spec, and in the gpu-assist:expires-at tag
 
@@ -45,6 +45,23 @@ class OptionId:
         """The option a word names, or None when it is not an option id."""
         match = cls.PATTERN.match(word.lower())
         return cls(match[1], match[2], PricingModel(match[3])) if match else None
+
+
+class LaunchIntent(Protocol):
+    """What to launch, as the approval path takes it (`Approvals.submit_launch`, `planning.plan_launch`): the
+    faces' `commands.LaunchCommand` is one, checked by its shape, so the lifecycle imports no face. GPUs to price
+    (`launch 8xA100 72h spot region=us-east-1`) or one quote row by its option id, a time to live, a project."""
+
+    @property
+    def what(self) -> Request | OptionId: ...
+
+    @property
+    def duration_s(self) -> int: ...
+
+    @property
+    def project(self) -> str | None: ...
+
+    def words(self) -> str: ...
 
 
 def launch_button_value(option: OptionId, duration_s: int) -> str:

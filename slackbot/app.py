@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
 
 from slack_bolt import App
 from slack_bolt.error import BoltError
@@ -22,8 +21,10 @@ from gpu_assist.commands import Context
 from gpu_assist.errors import GpuAssistError
 
 from . import listeners
+from .listeners.deps import Deps
 from .inbox import Inbox
 from .response_url import ResponsePoster
+from .settings import SlackSettings
 from .workers import WorkPool
 
 log = logging.getLogger("gpu_assist.slack")
@@ -47,30 +48,6 @@ QUEUED_COMMANDS = _env_count("GPU_ASSIST_SLACK_QUEUE", 64, least=0)  # 0: no com
 QUEUED_CLICKS = _env_count("GPU_ASSIST_SLACK_CLICK_QUEUE", 256, least=0)
 # Pure answers computed at once per process (workers.py): two, so a slow plan does not hold up a quote.
 COMPUTING = _env_count("GPU_ASSIST_SLACK_COMPUTING", 2)
-
-
-@dataclass(frozen=True)
-class SlackSettings:
-    bot_token: str
-    signing_secret: str
-    api_url: str = "https://slack.com/api/"
-    approval_channel: str | None = None
-    app_token: str | None = None
-
-    def __repr__(self) -> str:  # secrets never reach a log line
-        return f"SlackSettings(api_url={self.api_url!r}, approval_channel={self.approval_channel!r})"
-
-    @classmethod
-    def from_env(cls, environ=os.environ) -> "SlackSettings":
-        missing = [name for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET") if not environ.get(name)]
-        if missing:
-            raise GpuAssistError(f"missing {', '.join(missing)}",
-                                 hint="create the app from slackbot/manifest.yml and export its credentials")
-        api_url = environ.get("GPU_ASSIST_SLACK_API_URL") or "https://slack.com/api/"
-        return cls(bot_token=environ["SLACK_BOT_TOKEN"], signing_secret=environ["SLACK_SIGNING_SECRET"],
-                   api_url=api_url if api_url.endswith("/") else api_url + "/",
-                   approval_channel=environ.get("GPU_ASSIST_APPROVAL_CHANNEL") or None,
-                   app_token=environ.get("SLACK_APP_TOKEN") or None)
 
 
 def work_pool() -> WorkPool:
@@ -113,5 +90,5 @@ def create_app(settings: SlackSettings, context: Context | None = None, pool: Wo
                              f"({getattr(error, 'reason', error)})",
                              hint="check the network, or GPU_ASSIST_SLACK_API_URL") from None
     inbox = inbox or new_inbox(context)
-    listeners.register(app, listeners.Deps(settings, context, client, pool or work_pool(), inbox.poster, inbox))
+    listeners.register(app, Deps(settings, context, client, pool or work_pool(), inbox.poster, inbox))
     return app

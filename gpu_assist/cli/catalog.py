@@ -185,7 +185,7 @@ def _refresh_with_progress(label: str, regions: list[str], directory: Path, make
 
 def _refresh_aws(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh aws`: the account's Price List and EC2 APIs."""
-    from ..aws import default_region
+    from ..regions import default_region
     from ..gpus import load_gpus
     from ..importers.aws_api import DEFAULT_FAMILIES, AwsPriceSource
     from ..sources import refresh
@@ -210,7 +210,13 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
     from ..catalog_report import CAUGHT_COLUMNS, billing_footnote, gpu_summary, provider_status
 
     catalog = load_catalog(directory)
-    frame = gpu_summary(catalog) if args.catalog_command == "list-gpus" else provider_status(catalog, dt.date.today())
+    if args.catalog_command == "list-gpus":
+        frame = gpu_summary(catalog)
+    else:
+        from ..importers.skypilot import EXTRACTS
+
+        documented = [provider for provider, extract in EXTRACTS.items() if not extract.billing_assumed]
+        frame = provider_status(catalog, dt.date.today(), billing_documented=documented)
     if args.format == "json":
         print(json.dumps(frame.to_dict(orient="records"), ensure_ascii=False, indent=2, default=str))
     elif args.catalog_command == "list-gpus":
@@ -301,7 +307,7 @@ def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
 
 def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.date) -> int:
     """`catalog refresh aws-public`: the public EC2 and Savings Plans price list files of some regions."""
-    from ..aws import default_region
+    from ..regions import default_region
     from ..importers import aws_public, public
     from ..sources import refresh
 

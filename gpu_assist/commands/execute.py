@@ -104,7 +104,7 @@ def _util(command: UtilCommand, context: Context, actor: str | None) -> Result:
     if not command.fleet:
         snapshot: Result = context.sampler.sample()
         return snapshot
-    from ..aws import default_region
+    from ..regions import default_region
     from ..fleet import fleet_usage
 
     region = command.region or default_region()

@@ -16,13 +16,13 @@ from ..facts import PricingModel
 from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request, format_duration
 
 if TYPE_CHECKING:
+    from ..specs import OptionId
     from ..compare import Comparison
     from ..fleet import FleetReport
     from ..job_data import JobData
     from ..pricing import Quote
     from ..recommendation import Recommendation
     from ..records import AuditEvent, RequestRecord
-    from ..specs import OptionId
     from ..commitments import CommitmentAdvice
     from ..spending import SpendReport
     from ..tco import TcoInput, TcoResult
@@ -196,7 +196,8 @@ class UtilCommand:
 @dataclass(frozen=True)
 class LaunchCommand:
     """What to launch, parsed at the edge: GPUs to price (`launch 8xA100 72h spot region=us-east-1`), or one quote
-    row by its option id (`launch aws:p4d.24xlarge:us-east-1:spot 72h`, a quote card's button)."""
+    row by its option id (`launch aws:p4d.24xlarge:us-east-1:spot 72h`, a quote card's button). The approval path
+    takes it as a `specs.LaunchIntent`."""
 
     what: Request | OptionId
     duration_s: int             # its time to live, from when it runs
@@ -214,6 +215,7 @@ class LaunchCommand:
             asked = " ".join([f"{request.count}x{request.gpu}", format_duration(self.duration_s),
                               *request.pricing_models, *(f"region={r}" for r in request.regions), *clouds])
         return f"launch {asked}" + (f" project={self.project}" if self.project else "")
+
 
 
 @dataclass(frozen=True)

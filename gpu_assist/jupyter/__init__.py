@@ -8,7 +8,7 @@ Importing this module imports neither ipywidgets nor jupyter_server: each is loa
 
 from __future__ import annotations
 
-_PANELS = {"QuotePanel": "panels", "RecommendPanel": "panels", "assistant": "panels",
+_PANELS = {"QuotePanel": "panels", "RecommendPanel": "panels", "assistant": "assistant", "SpendPanel": "spend_panel",
            "UtilizationPanel": "utilization_panel", "LaunchPanel": "launch_panel"}
 
 

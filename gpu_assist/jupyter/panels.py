@@ -209,17 +209,3 @@ class RecommendPanel(_Panel):
         figures = [float(p.total if timed and p.total is not None else p.hourly) for p in plans]
         display(HTML(cost_bars(labels, figures, result.currency, "" if timed else "/h")))
         display(HTML(f"<pre>{html.escape(render(result))}</pre>"))
-
-
-def assistant(context: Context | None = None) -> widgets.Tab:
-    """All five panels as tabs, sharing one context (one catalog load, one store)."""
-    context = context or Context()
-    from .launch_panel import LaunchPanel
-    from .spend_panel import SpendPanel
-    from .utilization_panel import UtilizationPanel
-
-    tab = widgets.Tab(children=[QuotePanel(context), RecommendPanel(context), UtilizationPanel(),
-                                LaunchPanel(context), SpendPanel(context)])
-    for index, title in enumerate(("Quote", "Recommend", "Utilization", "Launch", "Spend")):
-        tab.set_title(index, title)
-    return tab

@@ -9,88 +9,16 @@ store (`deps.inbox`, `slackbot/inbox.py`); the words they answer with come from 
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING
 
-from gpu_assist.render import blocks
-
-from ..workers import claim_delivery
+from . import approvals, commands, idle_alerts, quote_buttons
+from .deps import Deps
 
 if TYPE_CHECKING:
     from slack_bolt import App
-    from slack_sdk import WebClient
-
-    from gpu_assist.commands import Context
-    from gpu_assist.records import RequestRecord
-
-    from ..app import SlackSettings
-    from ..inbox import Inbox
-    from ..response_url import ResponsePoster
-    from ..workers import WorkPool
-
-log = logging.getLogger("gpu_assist.slack")
-
-
-@dataclass(frozen=True)
-class Deps:
-    """What the listeners share: the settings, the context (catalog, store, policy, AWS), the Web API client,
-    the pool `/gpu` work runs on, the poster of its answers, and the inbox the buttons' clicks run from."""
-
-    settings: SlackSettings
-    context: Context
-    client: WebClient
-    pool: WorkPool
-    poster: ResponsePoster
-    inbox: Inbox
-
-    def post_card(self, record: RequestRecord, channel: str) -> None:
-        """The request's approval card, in the approval channel (else `channel`); where it went is stored, so what
-        follows (the decision, idle alerts) goes to its thread."""
-        approvals = self.context.approvals
-        card = blocks.approval_card(record, budgets=approvals.budget_standing(record), team=approvals.team_standing())
-        posted = self.client.chat_postMessage(channel=self.settings.approval_channel or channel,
-                                              text=blocks.card_notification(record), blocks=card)
-        approvals.store.set_card(record.id, posted["channel"], posted["ts"])
-
-
-def click_key(body: dict, action: dict) -> str | None:
-    """What identifies one click, the same in every delivery of it: Slack's retry repeats the body, while another
-    click (even of the same button by the same person) has a new `trigger_id` and `action_ts`. None for a payload
-    with neither (Slack always sends both): nothing tells its clicks apart, so none is refused as a repeat."""
-    trigger, stamp = body.get("trigger_id") or "", action.get("action_ts") or ""
-    if not trigger and not stamp:
-        return None
-    return "|".join(("click", trigger, body["user"]["id"], action["action_id"], stamp))
-
-
-def once_per_click(deps: Deps, handle: Callable[[dict, dict, Any], None]) -> Callable[[dict, dict, Any], None]:
-    """`handle(body, action, respond)` for the first delivery of a click among every process and replica on the
-    database (`workers.claim_delivery`): for a button that makes a request, so a retried click makes one."""
-
-    def claimed(body: dict, action: dict, respond) -> None:
-        try:
-            first = claim_delivery(deps.context.approvals.store, click_key(body, action), deps.context.now())
-        except Exception:  # noqa: BLE001 - the database is away: nothing can be requested, say so
-            log.exception("could not claim the click of %s", action.get("action_id"))
-            respond(response_type="ephemeral", replace_original=False, text=blocks.FAILED)
-            return
-        if not first:
-            log.info("%s: a click already taken, not run again", action["action_id"])
-            return
-        handle(body, action, respond)
-
-    return claimed
-
-
-def channel_of(body: dict) -> str:
-    """The channel a button was clicked in."""
-    return body.get("channel", {}).get("id") or body["container"].get("channel_id")
 
 
 def register(app: App, deps: Deps) -> None:
     """Every listener module's listeners on `app`."""
-    from . import approvals, commands, idle_alerts, quote_buttons  # here: they import Deps and the helpers above
-
     for listeners in (commands, approvals, quote_buttons, idle_alerts):
         listeners.register(app, deps)

@@ -21,7 +21,7 @@ from ..outcomes import announce
 if TYPE_CHECKING:
     from slack_bolt import App
 
-    from . import Deps
+    from .deps import Deps
 
 
 class Decisions:

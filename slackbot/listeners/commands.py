@@ -26,7 +26,7 @@ from ..workers import Deliveries, claim_delivery
 if TYPE_CHECKING:
     from slack_bolt import App
 
-    from . import Deps
+    from .deps import Deps
 
 log = logging.getLogger("gpu_assist.slack")
 # Answered in milliseconds: no "Working on…" message before the answer.

@@ -19,12 +19,12 @@ from gpu_assist.render import blocks
 from gpu_assist.specs import StopSpec
 from gpu_assist.watch import EXTENSION_S, SNOOZE, idle_key
 
-from . import channel_of, once_per_click
+from .deps import channel_of, once_per_click
 
 if TYPE_CHECKING:
     from slack_bolt import App
 
-    from . import Deps
+    from .deps import Deps
 
 
 def _require_launcher_or_approver(approvals, clicker: str, launch, what: str, action: str) -> None:

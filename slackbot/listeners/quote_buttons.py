@@ -18,12 +18,12 @@ from gpu_assist.identity import SLACK, actor
 from gpu_assist.render import blocks
 from gpu_assist.specs import launch_button_choice
 
-from . import channel_of, once_per_click
+from .deps import channel_of, once_per_click
 
 if TYPE_CHECKING:
     from slack_bolt import App
 
-    from . import Deps
+    from .deps import Deps
 
 _REQUEST_BUTTON = re.compile(rf"^({blocks.REQUEST_LAUNCH}|{blocks.REQUEST_STOP})_\d+$")
 

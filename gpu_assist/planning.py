@@ -61,7 +61,8 @@ def plan_launch(command: LaunchIntent, catalog: Catalog, policy: Policy, *, requ
     """The cheapest verified offer for the command on its cloud (AWS unless it names another) that the policy
     allows, with every region at that price or less as a fallback for capacity; ParseError or PolicyError saying
     why there is none. A cloud outside the policy's `allowed_providers` is refused before anything is priced; an
-    offer priced only by a stale list is refused unless the policy allows stale prices (and then says so)."""
+    offer of another cloud than AWS priced only by a stale list is refused unless the policy allows stale prices
+    (and then says so)."""
     _known_project(command.project, policy)
     request = _request(command, catalog)
     provider = request.providers[0] if request.providers else "aws"
@@ -127,7 +128,9 @@ def _spec(option: QuoteOption, command: LaunchIntent, request_id: str, requester
         duration_s=command.duration_s, hourly=option.hourly, ceiling_hourly=option.hourly, estimated_total=option.total,
         currency=option.currency, candidates=(), price_source=f"{option.source} {option.as_of}",
         project=command.project, provider=provider, account=policy.cloud(provider, "account"),
-        price_stale=any(isinstance(note, Stale) for note in option.notes),
+        # A stale list price is refused only off AWS: EC2 bills its own current rate (spot never above the approved
+        # ceiling) and the card dates the price, while a Chinese cloud's old list may be years from what it charges.
+        price_stale=provider != "aws" and any(isinstance(note, Stale) for note in option.notes),
         native_currency=option.price_currency if native_hourly is not None else None,
         native_ceiling_hourly=native_hourly)
 

@@ -32,10 +32,9 @@ from .facts import PricingModel
 from .offers import Offer
 from .records import RequestRecord
 from .specs import LaunchSpec
-from .spending import month_start, next_month, run_end
+from .spending import hours_between, month_start, next_month, run_end
 
 HOURS_PER_MONTH = Decimal(730)
-HOUR_S = Decimal(3600)
 TERMS = (PricingModel.RESERVED_1Y, PricingModel.RESERVED_3Y, PricingModel.MONTHLY)
 MONTHS_FOR_3Y = 12
 
@@ -110,10 +109,6 @@ def history_months(records: list[RequestRecord], now: dt.datetime, months: int) 
     return tuple(reversed(chosen))
 
 
-def _hours(start: dt.datetime, end: dt.datetime) -> Decimal:
-    return max(Decimal(0), Decimal(str((end - start).total_seconds())) / HOUR_S)
-
-
 def usage_by_type(records: list[RequestRecord], months: tuple[dt.date, ...], now: dt.datetime,
                   currency: str) -> dict[tuple[str, str, str], tuple[UsageMonth, ...]]:
     """(provider, instance type, region) → each history month's instance-hours and pay-as-you-go cost."""
@@ -127,7 +122,7 @@ def usage_by_type(records: list[RequestRecord], months: tuple[dt.date, ...], now
         key = (spec.provider, spec.instance_type, spec.launched_region or spec.region)
         for month in months:
             start = dt.datetime.combine(month, dt.time(), tzinfo=dt.timezone.utc)
-            ran = _hours(max(start, record.launched_at), min(next_month(start), stop))
+            ran = hours_between(max(start, record.launched_at), min(next_month(start), stop))
             if ran:
                 hours[key][month][0] += ran * spec.instances
                 hours[key][month][1] += ran * record.hourly_price
@@ -141,7 +136,7 @@ def _term_price(offers: list[Offer], model: PricingModel) -> tuple[Decimal, Offe
     return min(priced, key=lambda pair: pair[0]) if priced else None
 
 
-def _bill(months: tuple[UsageMonth, ...], instances: int, rate: Decimal, paid_rate: Decimal) -> list[Decimal]:
+def monthly_bills(months: tuple[UsageMonth, ...], instances: int, rate: Decimal, paid_rate: Decimal) -> list[Decimal]:
     """Each month's bill with `instances` committed: the commitment, and the hours above it paid as you go."""
     capacity = instances * HOURS_PER_MONTH
     return [capacity * rate + max(Decimal(0), m.hours - capacity) * paid_rate for m in months]
@@ -158,9 +153,9 @@ def _candidate(group_months: tuple[UsageMonth, ...], model: PricingModel, rate: 
     most = math.ceil(max(m.hours for m in group_months) / HOURS_PER_MONTH)
     best = 0, Decimal(0)
     for count in range(1, most + 1):
-        bills = _bill(group_months, count, rate, paid_rate)
+        bills = monthly_bills(group_months, count, rate, paid_rate)
         saving = paid - sum(bills, Decimal(0))
-        lowest_bill = _bill((lowest,), count, rate, paid_rate)[0]
+        lowest_bill = monthly_bills((lowest,), count, rate, paid_rate)[0]
         if lowest_bill <= lowest.hours * paid_rate and saving > best[1]:
             best = count, saving
     instances = best[0]
@@ -175,7 +170,7 @@ def _candidate(group_months: tuple[UsageMonth, ...], model: PricingModel, rate: 
     source = offer.reserved_source or offer.source if model.term_years else offer.source
     as_of = offer.reserved_as_of or offer.as_of if model.term_years else offer.as_of
     return Candidate(model, rate, paid_rate, rate / paid_rate, instances, capacity * rate,
-                     (paid - sum(_bill(group_months, shown, rate, paid_rate), Decimal(0))) / len(group_months),
+                     (paid - sum(monthly_bills(group_months, shown, rate, paid_rate), Decimal(0))) / len(group_months),
                      unused, unused * rate, source, as_of, recommended=False, reasons=tuple(reasons))
 
 

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from .records import RequestRecord
 from .specs import LaunchSpec
-from .spending import cost_between
+from .spending import cost_between, hours_between
 
 SPOT_REASONS = frozenset({"Server.SpotInstanceTermination", "Server.SpotInstanceShutdown"})
 GONE = frozenset({"shutting-down", "terminated", "stopping", "stopped"})
@@ -50,6 +50,6 @@ def interrupted(records: list[RequestRecord], instances: list[dict], now: dt.dat
         key=f"interrupted:{instance['InstanceId']}", request_id=record.id, requester=record.requester,
         instance_id=instance["InstanceId"], instance_type=instance.get("InstanceType", ""),
         zone=instance.get("Placement", {}).get("AvailabilityZone", ""), reason=instance["StateReason"]["Code"],
-        ran_hours=Decimal(str((now - (record.launched_at or now)).total_seconds())) / 3600,
+        ran_hours=hours_between(record.launched_at or now, now),
         cost_so_far=cost_between(record, record.launched_at or now, now, now), currency=record.currency,
         all_gone=lost[record.id] >= set(record.instance_ids)) for record, instance in gone]

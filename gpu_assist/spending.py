@@ -65,7 +65,7 @@ def parse_period(text: str, now: dt.datetime) -> Period:
                      "or yesterday", example=PERIOD_EXAMPLE)
 
 
-def _hours(start: dt.datetime, end: dt.datetime) -> Decimal:
+def hours_between(start: dt.datetime, end: dt.datetime) -> Decimal:
     return max(Decimal(0), Decimal(str((end - start).total_seconds())) / HOUR)
 
 
@@ -83,14 +83,14 @@ def cost_between(record: RequestRecord, start: dt.datetime, end: dt.datetime, no
     stop, started = run_end(record, now), record.launched_at
     if stop is None or started is None or record.hourly_price is None:
         return Decimal(0)
-    return record.hourly_price * _hours(max(start, started), min(end, stop))
+    return record.hourly_price * hours_between(max(start, started), min(end, stop))
 
 
 def committed(record: RequestRecord, now: dt.datetime) -> Decimal:
     """What a running launch will still cost from `now` to its time to live."""
     if record.state not in ("running", "stopping") or record.ends_at is None or record.hourly_price is None:
         return Decimal(0)
-    return record.hourly_price * _hours(now, record.ends_at)
+    return record.hourly_price * hours_between(now, record.ends_at)
 
 
 def project_of(record: RequestRecord, default: str = "") -> str:
@@ -169,9 +169,9 @@ def spend_report(records: list[RequestRecord], period: Period, now: dt.datetime,
             request_id=record.id, requester=record.requester, project=project_of(record, default_project),
             instance_type=bought(record)[0], pricing_model=bought(record)[1], state=record.state,
             hourly=record.hourly_price,
-            hours=_hours(max(period.start, started), min(period.end, stop)),
+            hours=hours_between(max(period.start, started), min(period.end, stop)),
             cost=cost_between(record, period.start, period.end, now),
-            projected=record.hourly_price * _hours(started, end_of_life),
+            projected=record.hourly_price * hours_between(started, end_of_life),
             committed=committed(record, now)))
     by_id = {r.id: r for r in records}
     groups: dict[str, dict[str, Decimal]] = {}

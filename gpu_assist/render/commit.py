@@ -8,7 +8,7 @@ import html
 from decimal import Decimal
 from typing import Any
 
-from ..commitments import HOURS_PER_MONTH, CommitmentAdvice, UsageGroup
+from ..commitments import CommitmentAdvice, UsageGroup, monthly_bills
 from ..plural import plural
 from .comparison import wrap
 from .money import format_money, format_percent, round_money
@@ -82,8 +82,7 @@ def coverage_costs(group: UsageGroup, candidate_index: int = 0) -> list[tuple[in
     top = max(c.instances, 1) + 2
     costs = []
     for k in range(top + 1):
-        capacity = k * HOURS_PER_MONTH
-        bills = [capacity * c.rate + max(Decimal(0), m.hours - capacity) * c.paid_rate for m in group.months]
+        bills = monthly_bills(group.months, k, c.rate, c.paid_rate)
         costs.append((k, sum(bills, Decimal(0)) / len(bills)))
     return costs
 

@@ -786,10 +786,12 @@ class QuotaNeeded(Fact):
 
 
 class CapacityBlock(Fact):
-    """Reserved for `days` days as an AWS Capacity Block, at a price labelled `as_of` (`source`)."""
+    """Reserved for `days` days as an AWS Capacity Block, at a price labelled `as_of` (`source`); a block holds at
+    most `per_block` instances, so `instances` may take several."""
 
     days: int
     instances: int
+    per_block: int
     as_of: str
     source: str
 

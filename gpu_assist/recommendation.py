@@ -436,7 +436,7 @@ def _block_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], dat
             continue
         hourly = fx.convert(window.hourly, window.currency, currency) * instances
         billed = Decimal(days * 24)
-        reasons: list[Fact] = [facts.CapacityBlock(days, instances, window.as_of, window.source),
+        reasons: list[Fact] = [facts.CapacityBlock(days, instances, BLOCK_MAX_INSTANCES, window.as_of, window.source),
                                facts.Unverified(window.source), _fabric(offer.instance_type, instances, link, scaled)]
         plans.append(Plan(gpu=spec.name, gpu_count=instances * g, instances=instances, provider="aws",
                           region=offer.region, zone="", instance_type=offer.instance_type,

@@ -95,6 +95,11 @@ _BUILDERS: dict[str, Callable[[argparse.Namespace, GpuTable], Command]] = {
     "quote": _quote, "recommend": _recommend, "util": _util, "help": _help}
 
 
+# The module that registers the renderers of a verb's result, for the verbs other than quote and help.
+_RESULT_RENDERERS = {"recommend": "gpu_assist.render.plans", "tco": "gpu_assist.render.plans"} | dict.fromkeys(
+    ("util", "requests", "spend", "commit", "launch", "stop", "extend"), "gpu_assist.render.operations")
+
+
 def answer(args: argparse.Namespace) -> int:
     """Run the command and print its answer; `util --watch` redraws it until interrupted."""
     from ..commands import Context, QuoteCommand, RecommendCommand, run
@@ -104,6 +109,8 @@ def answer(args: argparse.Namespace) -> int:
     output = getattr(args, "format", "text")
     explain = isinstance(command, (RecommendCommand, QuoteCommand)) and command.explain
     renderer: Any = importlib.import_module(f".{output}", "gpu_assist.render")  # only the one --format names
+    if args.command in _RESULT_RENDERERS:  # the renderers of the verb's result, which a quote does not need
+        importlib.import_module(_RESULT_RENDERERS[args.command])
     options = {"color": sys.stdout.isatty()} if output == "text" else {}
     actor = _actor(args)
     while True:

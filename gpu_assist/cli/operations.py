@@ -24,7 +24,7 @@ def _decider(args: argparse.Namespace) -> str:
 def lifecycle(args: argparse.Namespace) -> int:
     """approve, reject, reconcile, reap, expire: the request lifecycle's own verbs."""
     from ..commands import Context
-    from ..render import json as render_json, text as render_text
+    from ..render import json as render_json, operations, text as render_text  # noqa: F401 - operations registers
 
     approvals = Context().approvals
     if args.command in ("approve", "reject"):

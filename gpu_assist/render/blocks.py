@@ -7,16 +7,17 @@ approve or reject a request, see more rows of a comparison).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import replace
 from functools import singledispatch
-from typing import Any
-import datetime as dt
-from typing import TYPE_CHECKING, Sequence
+from typing import Any, Sequence
 
 from .. import facts
+from ..budgets import BudgetStatus
 from ..commands.objects import QuoteCommand
 from ..compare import Comparison
+from ..facts import LaunchCloud
 from ..fleet import FleetReport
 from ..identity import slack_mention
 from ..plural import plural
@@ -25,15 +26,15 @@ from ..recommendation import Recommendation
 from ..records import RequestRecord
 from ..request import format_duration
 from ..specs import Checks, ExtendSpec, LaunchSpec, OptionId, launch_button_value
+from ..standing import TeamStanding
+from ..watch import EXTENSION_S
+from . import operations as _operations, plans as _plans  # noqa: F401 - register the text of every result Slack shows
+from .comparison import HEADERS, job_length, layout
 from .money import format_hours, format_money, format_percent, format_plan_cost
 from .notes import said, words
-from .spend import budget_line, team_line
+from .spend import budget_line, idle_alert, interruption_line, team_line
 from .tables import table, text_table
 from .text import render as render_text
-
-if TYPE_CHECKING:
-    from ..budgets import BudgetStatus
-    from ..standing import TeamStanding
 
 APPROVE = "approve_request"
 REJECT = "reject_request"
@@ -100,8 +101,6 @@ def _reason(quote: Quote) -> str:
 
 
 def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
-    from .comparison import job_length
-
     request = result.request
     options = result.options[:top]
     title = f"{request.count}×{request.gpu} for {job_length(request.duration_s)}"
@@ -152,8 +151,6 @@ def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None
     """The comparison as Block Kit: a section per offer (at most 8), the legend in a context block and, when
     `command` (the quote that asked) is given, a "More" button for the next rows. It speaks Slack's grammar
     (`include-flagged`, `top=20`), never CLI flags."""
-    from .comparison import HEADERS, layout
-
     view = layout(result)
     rows = result.rows[start:start + CARD_ROWS]
     lines = view.rows[start:start + CARD_ROWS]
@@ -298,9 +295,6 @@ def _cloud_lines(spec: LaunchSpec) -> str:
     date, and a stale price's warning (an AWS card without an account alias reads as it always has)."""
     if spec.provider == "aws" and not spec.account:
         return ""
-    from ..facts import LaunchCloud
-    from .notes import words
-
     source, _, as_of = spec.price_source.partition(" ")
     lines = [f"Cloud: {words(LaunchCloud(spec.provider, spec.account))} · price {source} of {as_of or '?'}"]
     if spec.native_currency and spec.native_ceiling_hourly is not None:  # the cloud's own figure, unconverted
@@ -403,8 +397,6 @@ def interruption_blocks(event, relaunch: OptionId, duration_s: int) -> list[dict
     """The interruption post with its Relaunch button: a Request launch of the same option for the launch's time to
     live, answered like a quote card's (`specs.launch_button_value`), so it goes through the approval path once per
     click."""
-    from .spend import interruption_line
-
     return [_section(interruption_line(event)),
             {"type": "actions", "block_id": f"interrupted:{event.instance_id}", "elements": [
                 {"type": "button", "action_id": f"{REQUEST_LAUNCH}_1", "style": "primary",
@@ -415,9 +407,6 @@ def interruption_blocks(event, relaunch: OptionId, duration_s: int) -> list[dict
 def idle_alert_blocks(alert) -> list[dict]:
     """The idle alert with its buttons: Stop (a stop request), Keep 4 h (`watch.SNOOZE`), Extend TTL (an extension
     request of `watch.EXTENSION_S`)."""
-    from ..watch import EXTENSION_S
-    from .spend import idle_alert
-
     return [{"type": "section", "text": {"type": "mrkdwn", "text": idle_alert(alert)}},
             {"type": "actions", "block_id": f"idle:{alert.instance_id}", "elements": [
                 {"type": "button", "action_id": IDLE_STOP, "style": "danger", "value": alert.instance_id,

@@ -6,20 +6,16 @@ from __future__ import annotations
 import csv
 import io
 from functools import singledispatch
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
-from .dispatch import register_by_name, registered_for
 from .notes import words
-from .tabular import plan_table, quote_table
-
-if TYPE_CHECKING:
-    from ..recommendation import Recommendation
+from .tabular import quote_table
 
 
-def _write(headers: list[str], rows: list[list[Any]]) -> str:
+def csv_text(headers: list[str], rows: list[list[Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(headers)
@@ -29,9 +25,7 @@ def _write(headers: list[str], rows: list[list[Any]]) -> str:
 
 @singledispatch
 def render(result: object, **_options: Any) -> str:
-    """Quotes (comparison or list) and recommendations as CSV; anything else is refused."""
-    if registered_for(render, type(result)):
-        return render(result, **_options)
+    """Quotes (comparison or list) and recommendations (`plans.py`) as CSV; anything else is refused."""
     raise GpuAssistError("--format csv is for quote and recommend", example="quote 8xA100 72h --format csv")
 
 
@@ -46,14 +40,9 @@ def render_comparison(result: Comparison, **_options: Any) -> str:
         rows.append([rank if row.ranked else "", row.provider, row.instance_type, row.instances,
                      best.zone or best.region, *cells, best.pricing_model, result.currency,
                      "yes" if row.trusted else "no", "; ".join(map(words, row.notes))])
-    return _write(headers, rows)
+    return csv_text(headers, rows)
 
 
 @render.register(Quote)
 def _quote(result: Quote, **_options: Any) -> str:
-    return _write(*quote_table(result, plain=True))
-
-
-@register_by_name(render, "gpu_assist.recommendation.Recommendation")
-def _recommendation(result: Recommendation, **_options: Any) -> str:
-    return _write(*plan_table(result, plain=True))
+    return csv_text(*quote_table(result, plain=True))

@@ -1,34 +1,25 @@
 """JSON for the CLI's `--format json` and the REST routes: plain numbers, rounded here.
 
-`render` picks the payload for the result's type (`functools.singledispatch` over `payload`); the types of other
-verbs than quote are registered by name (`dispatch.register_by_name`), so a quote does not import their modules.
+`render` picks the payload for the result's type (`functools.singledispatch` over `payload`). Quotes are
+registered here; the other verbs' results in `plans.py` and `operations.py`, which a face imports with the verb,
+so a quote imports none of their modules.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import asdict, replace
 from decimal import Decimal
 from functools import singledispatch
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..commands.objects import HelpCommand, RequestDetail
+from ..commands.objects import HelpCommand
 from ..compare import Comparison, ComparisonRow, compare
 from ..facts import Fact
 from ..pricing import Quote
-from .dispatch import register_by_name, registered_for
+from .comparison import layout, said, shared_notes
 from .money import round_money
 from .notes import words
-
-if TYPE_CHECKING:
-    from ..budgets import BudgetStatus
-    from ..fleet import FleetReport
-    from ..recommendation import Recommendation
-    from ..records import RequestRecord
-    from ..spending import SpendReport
-    from ..tco import TcoResult
-    from ..nvml import Snapshot
 
 _PLACES = {"hourly": 6, "total": 2, "per_gpu_hour": 6, "billed_hours": 4, "savings_vs_on_demand": 4}
 
@@ -41,8 +32,6 @@ def render(result: object, **_options: Any) -> str:
 @singledispatch
 def payload(result: object) -> Any:
     """A command result as plain JSON values."""
-    if registered_for(payload, type(result)):
-        return payload(result)
     raise TypeError(f"no JSON renderer for {type(result).__name__}")
 
 
@@ -93,8 +82,6 @@ def comparison_answer(result: Comparison) -> dict[str, Any]:
     the title, the pricing-model columns, rows with each model's total for the job (null: not offered), the
     cheapest model and where that price is, the notes with their footnote markers, and the legend. Ranked rows
     carry their rank; unverified or stale ones come apart, as in every other face."""
-    from .comparison import layout, said, shared_notes
-
     laid, (shared, everywhere) = layout(result), shared_notes(result)
     footnotes: dict[str, str] = {}
 
@@ -118,140 +105,21 @@ def comparison_answer(result: Comparison) -> dict[str, Any]:
             "empty_reason": words(result.quote.empty_reason) if result.quote.empty_reason else None}
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Decimals as rounded numbers, tuples as lists, dataclasses as dicts, facts in words, for json.dumps."""
     if isinstance(value, Fact):
         return words(value)
     if isinstance(value, Decimal):
         return round_money(value, 6)
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
-def _dates(item: dict[str, Any]) -> dict[str, Any]:
+def iso_dates(item: dict[str, Any]) -> dict[str, Any]:
     return {k: v.isoformat() if isinstance(v, dt.datetime) else v for k, v in item.items()}
-
-
-def request(record: RequestRecord) -> dict[str, Any]:
-    """A request with its spec as the store holds it (money as decimal strings, as it always was)."""
-    from ..specs import to_json
-
-    return {**_plain(_dates(asdict(record))), "spec": to_json(record.spec)}
-
-
-@register_by_name(payload, "gpu_assist.recommendation.Recommendation")
-def recommendation(result: Recommendation) -> dict[str, Any]:
-    assumptions = list(result.assumptions)
-    plans = []
-    for plan in result.plans:
-        item = _plain(plan.to_dict())
-        item["total"] = round_money(plan.total, 2)
-        item["assumptions"] = assumptions
-        plans.append(item)
-    return {
-        "workload": _plain(asdict(result.workload)),
-        "currency": result.currency,
-        "memory_bytes": _plain(result.memory.parts),
-        "plans": plans,
-        "rejected": [_plain(p.to_dict()) for p in result.rejected],
-        "not_planned": list(result.not_planned),
-        "reasoning": list(result.reasoning),
-        "assumptions": assumptions,
-    }
-
-
-@register_by_name(payload, "gpu_assist.tco.TcoResult")
-def tco(result: TcoResult) -> dict[str, Any]:
-    item = _plain(asdict(result))
-    item["break_even_utilisation"] = round_money(result.break_even_utilisation, 4)
-    item["cheaper"] = result.cheaper
-    return item
-
-
-@register_by_name(payload, "gpu_assist.commitments.CommitmentAdvice")
-def _commitments(advice: Any) -> dict[str, Any]:
-    from .commit import commitment_rows
-
-    return {"currency": advice.currency, "months": [m.isoformat() for m in advice.months],
-            "usage": [{"provider": g.provider, "instance_type": g.instance_type, "region": g.region,
-                       "months": [{"month": m.month.isoformat(), "instance_hours": float(m.hours),
-                                   "paid": round_money(m.paid, 2)} for m in g.months]} for g in advice.groups],
-            "candidates": commitment_rows(advice), "notices": [words(n) for n in advice.notices]}
-
-
-@register_by_name(payload, "gpu_assist.spending.SpendReport")
-def spend(report: SpendReport) -> dict[str, Any]:
-    """A spend report: money as numbers rounded to the cent, times as ISO 8601."""
-    cents = lambda amount: round_money(amount, 2)  # noqa: E731
-    return {
-        "period": {"label": report.period.label, "start": report.period.start.isoformat(),
-                   "end": report.period.end.isoformat()},
-        "currency": report.currency, "total": cents(report.total), "committed": cents(report.committed),
-        "launches": [{**_plain(asdict(launch)), "hourly": round_money(launch.hourly, 6), "hours": float(launch.hours),
-                      "cost": cents(launch.cost), "projected": cents(launch.projected),
-                      "committed": cents(launch.committed)} for launch in report.launches],
-        "groups": {group: {key: cents(cost) for key, cost in totals.items()}
-                   for group, totals in report.groups.items() if not report.by or group == report.by},
-        "daily": [{"day": day.isoformat(), "cost": cents(cost)} for day, cost in report.daily],
-        "budgets": [budget(b) for b in report.budgets],
-        "actual": None if report.actual is None else {
-            **report.actual, "total": cents(report.actual["total"]),
-            "by_tag": {k: cents(v) for k, v in report.actual["by_tag"].items()}},
-        "notes": list(report.notes),
-    }
-
-
-def budget(status: BudgetStatus) -> dict[str, Any]:
-    """Where a budget stands, money rounded to the cent: spent this month, committed by running launches, the
-    `estimate` of the request being decided (0 in a spend report), what is left, and the line every face shows."""
-    from .spend import budget_line
-
-    cents = lambda amount: round_money(amount, 2)  # noqa: E731
-    return {"name": status.name, "amount": cents(status.amount), "currency": status.currency,
-            "month_to_date": cents(status.month_to_date), "committed": cents(status.committed),
-            "estimate": cents(status.estimate), "remaining": cents(status.remaining), "over": status.over,
-            "line": budget_line(status)}
-
-
-@register_by_name(payload, "gpu_assist.records.RequestRecord")
-def _request(result: RequestRecord) -> Any:
-    return request(result)
-
-
-@payload.register(RequestDetail)
-def _request_detail(result: RequestDetail) -> Any:
-    detail = request(result.record)
-    detail["audit"] = [_plain(_dates(asdict(e))) for e in result.trail]
-    return detail
-
-
-@payload.register(tuple)
-def _requests(result: tuple[RequestRecord, ...]) -> Any:
-    from ..records import RequestRecord
-
-    if not all(isinstance(r, RequestRecord) for r in result):
-        raise TypeError("no JSON renderer for a tuple of anything but requests")
-    return [request(r) for r in result]
-
-
-@register_by_name(payload, "gpu_assist.nvml.Snapshot")
-def _snapshot(result: Snapshot) -> Any:
-    return _plain(result.to_dict())
-
-
-@register_by_name(payload, "gpu_assist.fleet.FleetReport")
-def _fleet(result: FleetReport) -> Any:
-    from .sharing import sharing_payload  # here: a quote's JSON needs no fleet words
-
-    report = _plain(asdict(replace(result, instances=tuple(replace(i, sharing=None) for i in result.instances))))
-    for usage, instance in zip(result.instances, report["instances"]):
-        instance["sharing"] = sharing_payload(usage.sharing) if usage.sharing else None
-    report["idle"] = [i.instance_id for i in result.idle]
-    report["wasted_per_hour"] = round_money(result.wasted_per_hour, 4)
-    return report
 
 
 @payload.register(HelpCommand)

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from functools import singledispatch
-from typing import TYPE_CHECKING, Any, Collection, Sequence
+from typing import Any, Collection, Sequence
 
 from ..compare import Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
-from .dispatch import register_by_name, registered_for
 from .notes import words
-from .tabular import plan_table, quote_table
-
-if TYPE_CHECKING:
-    from ..recommendation import Recommendation
+from .comparison import layout
+from .tabular import quote_table
 
 
-def _table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], right: Collection[int] = ()) -> list[str]:
+def markdown_table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], right: Collection[int] = ()) -> list[str]:
     def escape(cell: Any) -> str:
         return str(cell).replace("|", "\\|")
 
@@ -27,21 +24,17 @@ def _table(headers: Sequence[Any], rows: Sequence[Sequence[Any]], right: Collect
 
 @singledispatch
 def render(result: object, **_options: Any) -> str:
-    """Quotes (comparison or list) and recommendations as Markdown; anything else is refused."""
-    if registered_for(render, type(result)):
-        return render(result, **_options)
+    """Quotes (comparison or list) and recommendations (`plans.py`) as Markdown; anything else is refused."""
     raise GpuAssistError("--format markdown is for quote and recommend", example="quote 8xA100 72h --format markdown")
 
 
 @render.register(Comparison)
 def render_comparison(result: Comparison, **_options: Any) -> str:
-    from .comparison import layout
-
     view = layout(result)
-    lines = [f"**{view.title}**", "", *_table(view.headers, view.rows, set(view.money_columns))]
+    lines = [f"**{view.title}**", "", *markdown_table(view.headers, view.rows, set(view.money_columns))]
     if view.untrusted:
         lines += ["", "Not ranked: unverified, stale or derived prices", "",
-                  *_table(view.headers, view.untrusted, set(view.money_columns))]
+                  *markdown_table(view.headers, view.untrusted, set(view.money_columns))]
     lines.append("")
     if view.more:
         lines.append(f"- {view.more} more offers not shown")
@@ -52,10 +45,4 @@ def render_comparison(result: Comparison, **_options: Any) -> str:
 @render.register(Quote)
 def _quote(result: Quote, **_options: Any) -> str:
     headers, rows = quote_table(result)
-    return "\n".join([*_table(headers, rows), "", *(f"- {words(n)}" for n in result.notices)])
-
-
-@register_by_name(render, "gpu_assist.recommendation.Recommendation")
-def _recommendation(result: Recommendation, **_options: Any) -> str:
-    headers, rows = plan_table(result)
-    return "\n".join([*_table(headers, rows), "", *(f"- {n}" for n in result.assumptions)])
+    return "\n".join([*markdown_table(headers, rows), "", *(f"- {words(n)}" for n in result.notices)])

@@ -401,10 +401,8 @@ def _quota_needed(fact: f.QuotaNeeded) -> str:
 
 @words.register(f.CapacityBlock)
 def _capacity_block(fact: f.CapacityBlock) -> str:
-    from ..network import BLOCK_MAX_INSTANCES  # here: a cold quote has no plan, and network.py costs it ~30 ms
-
-    blocks = math.ceil(fact.instances / BLOCK_MAX_INSTANCES)
-    split = "one block" if blocks == 1 else f"{blocks} blocks of ≤ {BLOCK_MAX_INSTANCES}"
+    blocks = math.ceil(fact.instances / fact.per_block)
+    split = "one block" if blocks == 1 else f"{blocks} blocks of ≤ {fact.per_block}"
     return f"AWS Capacity Block: {plural(fact.instances, 'instance')} reserved for {plural(fact.days, 'day')} " \
         f"({split}, each in one zone), " \
         f"price as published {fact.as_of} ({fact.source}); AWS reprices blocks by supply and demand"

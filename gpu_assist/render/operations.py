@@ -1,37 +1,43 @@
-"""Text for what gpu-assist runs and what it costs: the GPUs in front of you, the team's fleet, requests and spend.
-
-Registered on `text.render` like the other results (by name, so a quote imports none of their modules); 100
+"""What gpu-assist runs and what it costs, as terminal text and JSON: the GPUs in front of you, the team's fleet,
+requests, spend and commitments. Registered on `text.render` and `json.payload` for their result types; a face
+imports this module with the verbs that produce them, so a quote imports none of their modules. Text is 100
 columns, each long line folded under its own start.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, replace
+from typing import Any
 
+from ..budgets import BudgetStatus
 from ..commands.objects import RequestDetail
+from ..commitments import CommitmentAdvice
+from ..facts import LaunchCloud
+from ..fleet import FleetReport
+from ..nvml import IDLE_BELOW_PCT, Snapshot, idle_gpus
 from ..plural import plural
+from ..records import RequestRecord, describe
 from ..request import format_duration
-from .dispatch import register_by_name
-from .money import format_money, format_rate
-from .sharing import sharing_line
+from ..specs import Checks, ExtendSpec, LaunchSpec, to_json
+from ..spending import SpendReport
+from . import json
+from .commit import commitment_rows, render_commitments
+from .comparison import wrap
+from .json import iso_dates, plain
+from .money import format_money, format_rate, round_money
+from .notes import words
+from .sharing import sharing_line, sharing_payload
+from .spend import budget_line, render_spend
 from .tables import table, text_table
 from .text import render
-
-if TYPE_CHECKING:
-    from ..fleet import FleetReport
-    from ..nvml import Snapshot
-    from ..records import RequestRecord
-    from ..spending import SpendReport
 
 
 def _number(value, unit: str = "", places: int = 0) -> str:
     return "n/a" if value is None else f"{value:,.{places}f}{unit}"
 
 
-@register_by_name(render, "gpu_assist.nvml.Snapshot")
+@render.register(Snapshot)
 def render_snapshot(snapshot: Snapshot, **_options: Any) -> str:
-    from ..nvml import IDLE_BELOW_PCT, idle_gpus
-
     if not snapshot.gpus:
         return f"no GPUs: {snapshot.reason}"
     rows, processes = [], []
@@ -60,7 +66,7 @@ def render_snapshot(snapshot: Snapshot, **_options: Any) -> str:
     return "\n".join(lines)
 
 
-@register_by_name(render, "gpu_assist.fleet.FleetReport")
+@render.register(FleetReport)
 def render_fleet(report: FleetReport, **_options: Any) -> str:
     window = format_duration(report.window_s)
     if not report.instances:
@@ -73,7 +79,6 @@ def render_fleet(report: FleetReport, **_options: Any) -> str:
     lines = [f"{plural(len(report.instances), 'GPU instance')} in {report.region}, GPU use averaged over {window}",
              text_table(["instance", "type", "zone", "market", "GPUs", "avg util", "per hour", "request"], rows,
                         right={4, 5, 6})]
-    from .comparison import wrap
 
     for i in report.instances:  # beside the table: a note or an advice is longer than any column should be
         if i.note:
@@ -91,12 +96,6 @@ def render_fleet(report: FleetReport, **_options: Any) -> str:
 def render_request(record, trail=()) -> str:
     """A request with its checks and audit trail, each line folded to 100 columns (a dry run's error names an
     SSM parameter; an audit detail may be long)."""
-    from ..facts import LaunchCloud
-    from ..records import describe
-    from ..specs import Checks, ExtendSpec, LaunchSpec
-    from .comparison import wrap
-    from .notes import words
-
     lines = [describe(record)]
     spec = record.spec
     if isinstance(spec, LaunchSpec):
@@ -131,7 +130,7 @@ def render_request(record, trail=()) -> str:
                      for folded in wrap(line, " " * ((len(line) - len(line.lstrip())) or 2) + "  "))
 
 
-@register_by_name(render, "gpu_assist.records.RequestRecord")
+@render.register(RequestRecord)
 def _request(result: RequestRecord, **_options: Any) -> str:
     return render_request(result)
 
@@ -144,24 +143,97 @@ def _request_detail(result: RequestDetail, **_options: Any) -> str:
 @render.register(tuple)
 def _requests(result: tuple[RequestRecord, ...], **_options: Any) -> str:
     """`requests`: recent requests, one each (folded to 100 columns)."""
-    from ..records import RequestRecord, describe
-
     if not all(isinstance(r, RequestRecord) for r in result):
         raise TypeError("no text renderer for a tuple of anything but requests")
-    from .comparison import wrap
 
     return "\n".join(line for r in result for line in wrap(describe(r), "    ")) if result else "no requests"
 
 
-@register_by_name(render, "gpu_assist.commitments.CommitmentAdvice")
-def _commitments(result: Any, **_options: Any) -> str:
-    from .commit import render_commitments
-
+@render.register(CommitmentAdvice)
+def _commitments(result: CommitmentAdvice, **_options: Any) -> str:
     return render_commitments(result)
 
 
-@register_by_name(render, "gpu_assist.spending.SpendReport")
+@render.register(SpendReport)
 def _spend(result: SpendReport, **_options: Any) -> str:
-    from .spend import render_spend
-
     return render_spend(result)
+
+
+def request(record: RequestRecord) -> dict[str, Any]:
+    """A request with its spec as the store holds it (money as decimal strings, as it always was)."""
+    return {**plain(iso_dates(asdict(record))), "spec": to_json(record.spec)}
+
+
+@json.payload.register(CommitmentAdvice)
+def commitments_payload(advice: CommitmentAdvice) -> dict[str, Any]:
+    return {"currency": advice.currency, "months": [m.isoformat() for m in advice.months],
+            "usage": [{"provider": g.provider, "instance_type": g.instance_type, "region": g.region,
+                       "months": [{"month": m.month.isoformat(), "instance_hours": float(m.hours),
+                                   "paid": round_money(m.paid, 2)} for m in g.months]} for g in advice.groups],
+            "candidates": commitment_rows(advice), "notices": [words(n) for n in advice.notices]}
+
+
+@json.payload.register(SpendReport)
+def spend_payload(report: SpendReport) -> dict[str, Any]:
+    """A spend report: money as numbers rounded to the cent, times as ISO 8601."""
+    cents = lambda amount: round_money(amount, 2)  # noqa: E731
+    return {
+        "period": {"label": report.period.label, "start": report.period.start.isoformat(),
+                   "end": report.period.end.isoformat()},
+        "currency": report.currency, "total": cents(report.total), "committed": cents(report.committed),
+        "launches": [{**plain(asdict(launch)), "hourly": round_money(launch.hourly, 6), "hours": float(launch.hours),
+                      "cost": cents(launch.cost), "projected": cents(launch.projected),
+                      "committed": cents(launch.committed)} for launch in report.launches],
+        "groups": {group: {key: cents(cost) for key, cost in totals.items()}
+                   for group, totals in report.groups.items() if not report.by or group == report.by},
+        "daily": [{"day": day.isoformat(), "cost": cents(cost)} for day, cost in report.daily],
+        "budgets": [budget(b) for b in report.budgets],
+        "actual": None if report.actual is None else {
+            **report.actual, "total": cents(report.actual["total"]),
+            "by_tag": {k: cents(v) for k, v in report.actual["by_tag"].items()}},
+        "notes": list(report.notes),
+    }
+
+
+def budget(status: BudgetStatus) -> dict[str, Any]:
+    """Where a budget stands, money rounded to the cent: spent this month, committed by running launches, the
+    `estimate` of the request being decided (0 in a spend report), what is left, and the line every face shows."""
+    cents = lambda amount: round_money(amount, 2)  # noqa: E731
+    return {"name": status.name, "amount": cents(status.amount), "currency": status.currency,
+            "month_to_date": cents(status.month_to_date), "committed": cents(status.committed),
+            "estimate": cents(status.estimate), "remaining": cents(status.remaining), "over": status.over,
+            "line": budget_line(status)}
+
+
+@json.payload.register(RequestRecord)
+def request_payload(result: RequestRecord) -> Any:
+    return request(result)
+
+
+@json.payload.register(RequestDetail)
+def request_detail_payload(result: RequestDetail) -> Any:
+    detail = request(result.record)
+    detail["audit"] = [plain(iso_dates(asdict(e))) for e in result.trail]
+    return detail
+
+
+@json.payload.register(tuple)
+def requests_payload(result: tuple[RequestRecord, ...]) -> Any:
+    if not all(isinstance(r, RequestRecord) for r in result):
+        raise TypeError("no JSON renderer for a tuple of anything but requests")
+    return [request(r) for r in result]
+
+
+@json.payload.register(Snapshot)
+def snapshot_payload(result: Snapshot) -> Any:
+    return plain(result.to_dict())
+
+
+@json.payload.register(FleetReport)
+def fleet_payload(result: FleetReport) -> Any:
+    report = plain(asdict(replace(result, instances=tuple(replace(i, sharing=None) for i in result.instances))))
+    for usage, instance in zip(result.instances, report["instances"]):
+        instance["sharing"] = sharing_payload(usage.sharing) if usage.sharing else None
+    report["idle"] = [i.instance_id for i in result.idle]
+    report["wasted_per_hour"] = round_money(result.wasted_per_hour, 4)
+    return report

@@ -3,19 +3,19 @@ blocks, the notebook in HTML), so the numbers read the same everywhere."""
 
 from __future__ import annotations
 
+import textwrap
 from decimal import Decimal
 
 from ..plural import plural
 from .money import format_hours, format_money, format_percent
 from .sharing import sharing_line
+from .tables import table
 
 GROUP_TITLES = {"requester": "by requester", "project": "by project", "instance-type": "by instance type",
                 "pricing": "by pricing model"}
 
 
 def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
-    from .tables import table
-
     return table(headers, rows, right)
 
 
@@ -42,8 +42,6 @@ def team_line(team) -> str:
 
 
 def _wrapped(line: str, indent: str = "  ") -> list[str]:
-    import textwrap
-
     return textwrap.wrap(line, 100, initial_indent=indent, subsequent_indent=indent + "  ")
 
 

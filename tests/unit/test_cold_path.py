@@ -16,8 +16,8 @@ from support import CATALOGS
 HEAVY = {"pandas", "numpy", "rich", "boto3", "botocore", "slack_bolt", "slack_sdk", "sqlalchemy", "jupyter_server",
          "ipywidgets", "IPython", "pynvml"}
 
-# Every gpu_assist module a cold quote may import (text output; JSON swaps the last three for render.json). A new
-# one fails the test below by name: import it where it is used (see commands/objects.py, render/dispatch.py), or
+# Every gpu_assist module a cold quote may import (text output; JSON swaps render.text for render.json). A new
+# one fails the test below by name: import it with the verb that uses it (render/plans.py, render/operations.py), or
 # add it here when a quote truly needs it, and say what it costs. `facts` (the notes, notices and flags as types,
 # about 1 ms: `Fact` is not `@dataclass` to keep it so) and `render.notes` (their words) came with #30.
 # `data_prices` (#33: the storage and transfer prices the catalog holds, a few rows; its class unpickles them).
@@ -29,11 +29,10 @@ QUOTE_MODULES = {
     "gpu_assist.gpus", "gpu_assist.fx", "gpu_assist.regions", "gpu_assist.request",
     "gpu_assist.pricing", "gpu_assist.price_table", "gpu_assist.compare", "gpu_assist.plural",
     "gpu_assist.facts", "gpu_assist.data_prices",
-    "gpu_assist.render", "gpu_assist.render.dispatch", "gpu_assist.render.money", "gpu_assist.render.notes",
+    "gpu_assist.render", "gpu_assist.render.money", "gpu_assist.render.notes",
     "gpu_assist.render.text", "gpu_assist.render.tables", "gpu_assist.render.comparison",
 }
-QUOTE_MODULES_JSON = QUOTE_MODULES - {"gpu_assist.render.text", "gpu_assist.render.tables",
-                                      "gpu_assist.render.comparison"} | {"gpu_assist.render.json"}
+QUOTE_MODULES_JSON = QUOTE_MODULES - {"gpu_assist.render.text"} | {"gpu_assist.render.json"}
 
 # The console script's own entry point, then the names of every module the process imported.
 _DRIVER = """\

@@ -22,6 +22,7 @@ from ..errors import GpuAssistError
 from ..identity import chosen_name
 from ..pricing import Quote
 from ..render.frames import comparison_frame, quote_frame
+from ..render import operations as _operations, plans as _plans  # noqa: F401 - register their texts
 from ..render.money import format_money
 from ..render.notes import said, words
 from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, PROVIDERS, Request, accepted_gpus, parse_currency,

@@ -37,7 +37,8 @@ from ..commands.grammar import parse_threshold, parse_window
 from ..compare import Comparison
 from ..errors import ConfigError, GpuAssistError, ParseError, PolicyError, ProvisionError
 from ..identity import JUPYTER, actor
-from ..render import json as render_json
+from ..render import json as render_json, operations as render_operations
+from ..render import plans as _plans  # noqa: F401 - registers the JSON of recommend's and tco's results
 
 if TYPE_CHECKING:
     from ..records import RequestRecord
@@ -247,7 +248,7 @@ class RequestsHandler(_CommandHandler):
         if isinstance(result, RequestDetail):
             answer: Any = {**render_json.payload(result), **_for_asker(approvals, result.record, asker)}
         else:
-            answer = [{**render_json.request(r), **_for_asker(approvals, r, asker)}
+            answer = [{**render_operations.request(r), **_for_asker(approvals, r, asker)}
                       for r in cast("tuple[RequestRecord, ...]", result)]
         return json.dumps(answer, ensure_ascii=False, indent=2)
 
@@ -265,7 +266,7 @@ def _for_asker(approvals: Any, record: RequestRecord, asker: str) -> dict[str, A
     kind, why_not = approvals.policy.decider_kind(asker, requester=record.requester, request_kind=record.kind)
     may_decide = kind in states.APPROVE.actors
     return {"may_decide": may_decide, "why_not": "" if may_decide else why_not,
-            "budgets": [render_json.budget(b) for b in approvals.budget_standing(record)]}
+            "budgets": [render_operations.budget(b) for b in approvals.budget_standing(record)]}
 
 
 class SpendHandler(_CommandHandler):

@@ -12,6 +12,7 @@ import ipywidgets as widgets
 
 from ..commands import Context, SpendCommand, words_of
 from ..commands.grammar import parse_spend
+from ..render import operations as _operations, plans as _plans  # noqa: F401 - register their texts
 from ..render.money import format_money
 from ..spending import GROUPS
 from .panels import _Panel

@@ -5,15 +5,15 @@ Money is float64 there (`frames.records_frame` says why); the exact figures stay
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pandas as pd
 
 from ..compare import COLUMNS, Comparison
 from ..frames import records_frame
 from ..pricing import Quote
+from ..recommendation import Recommendation
 from .notes import said, words
-
-if TYPE_CHECKING:
-    from ..recommendation import Recommendation
 
 
 def quote_frame(quote: Quote) -> Any:  # a pandas DataFrame; Any while jupyter/panels.py's table attribute is untyped
@@ -43,8 +43,6 @@ def _parts(option: Any) -> dict[str, Any]:
 
 def comparison_frame(comparison: Comparison) -> Any:
     """One row per comparison row: money as floats in the quote's currency, NaN where no price."""
-    import pandas as pd
-
     records = []
     for row in comparison.rows + comparison.untrusted:
         best = row.best

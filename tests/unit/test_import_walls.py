@@ -3,7 +3,7 @@ top of a module, inside a function or under `TYPE_CHECKING`, resolved to the mod
 
 The core (catalog, pricing, planning and recommendation, the request lifecycle, and everything else that is
 neither a face nor an adapter) imports no face (`render`, `commands`, `cli`, `jupyter`, `slackbot`, the notebook
-API in `gpu_assist/__init__.py`) and no adapter (boto3 and the clouds' SDKs, NVML, HTTP, Prometheus, and the
+API in `gpu_assist/notebook.py`) and no adapter (boto3 and the clouds' SDKs, NVML, HTTP, Prometheus, and the
 modules that wrap them); faces and adapters import the core.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FACES = ("gpu_assist.render", "gpu_assist.commands", "gpu_assist.cli", "gpu_assist.jupyter", "gpu_assist.__main__",
-         "slackbot")
+         "gpu_assist.notebook", "slackbot")
 ADAPTERS = ("gpu_assist.aws", "gpu_assist.provision.aws", "gpu_assist.provision.tencent",
             "gpu_assist.provision.alibaba", "gpu_assist.importers", "gpu_assist.nvml", "gpu_assist.cost_explorer",
             "gpu_assist.fleet", "gpu_assist.metrics", "gpu_assist.spot",
@@ -38,7 +38,7 @@ def _within(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def _layer(name: str) -> str:
-    if name == "gpu_assist" or _within(name, FACES):  # the package itself is the notebook's API
+    if name == "gpu_assist" or _within(name, FACES):  # the package hands out the notebook API
         return "face"
     return "adapter" if _within(name, ADAPTERS) else "core"
 

@@ -50,7 +50,8 @@ class Approvals:
         """Price the launch, check policy, dry-run and quota, and store it as pending (or auto-approve it)."""
         now, words = self.clock(), command.words()
         spec = self._audited(lambda: plan_launch(command, self.catalog, self.policy, request_id=self.store.new_id(),
-                                                 requester=requester, today=now.date()), None, requester, words, now)
+                                                 requester=requester, today=now.date()),
+                             "launch", None, requester, words, now)
         spec = replace(spec, checks=Checks(self.provisioner.dry_run(spec), self.provisioner.quota(spec)))
         record = self._submit(requester, spec, words, now, estimated_cost=spec.estimated_total,
                               hourly_price=spec.hourly * spec.instances)
@@ -68,8 +69,8 @@ class Approvals:
         if not instance_ids or not all(cloud_of(i) for i in instance_ids):
             raise ParseError("name the instances to stop", example="stop i-0123456789abcdef0")
         where = region or self.store.region_of(instance_ids[0]) or self.policy.default_region
-        owners = self._audited(lambda: self.provisioner.require_managed(instance_ids, where), None, requester, words,
-                               now)
+        owners = self._audited(lambda: self.provisioner.require_managed(instance_ids, where), "stop", None, requester,
+                               words, now)
         spec = StopSpec(self.store.new_id(), tuple(instance_ids), where, tuple(sorted(set(owners.values()))),
                         provider=cloud_of(instance_ids[0]) or "aws")
         return self._submit(requester, spec, words, now, instance_ids=spec.instance_ids)
@@ -81,17 +82,18 @@ class Approvals:
         launch, waiting = self.store.get(launch_id), self.store.extensions_waiting(launch_id)
         spec = self._audited(lambda: plan_extension(launch, launch_id, extra_s, self.policy, waiting=waiting,
                                                     request_id=self.store.new_id()),
-                             launch.id if launch else None, requester, words, now)
+                             "extend", launch.id if launch else None, requester, words, now)
         return self._submit(requester, spec, words, now, estimated_cost=spec.estimated_total)
 
-    def _audited(self, plan: Callable[[], T], request_id: str | None, requester: str, words: str,
+    def _audited(self, plan: Callable[[], T], kind: str, request_id: str | None, requester: str, words: str,
                  now: dt.datetime) -> T:
-        """`plan()`; a refusal is written to the audit log (who asked what, and why not), then raised."""
+        """`plan()`; a refusal is written to the audit log (who asked what, and why not), then raised. `kind`:
+        launch, stop or extend (`submit launch` names the action); `words`: what was asked, for the reader."""
         try:
             return plan()
         except GpuAssistError as error:
-            action = f"{states.SUBMIT.action} {words.split()[0]}"  # submit launch | stop | extend
-            self.store.audit(request_id, requester, action, "refused", now=now, detail=f"{words}: {error}")
+            self.store.audit(request_id, requester, f"{states.SUBMIT.action} {kind}", "refused", now=now,
+                             detail=f"{words}: {error}")
             raise
 
     def _submit(self, requester: str, spec: Spec, words: str, now: dt.datetime, **values: Any) -> RequestRecord:

@@ -14,6 +14,7 @@ from .commands import CommitCommand, Context, SpendCommand, run, spend_of
 from .commitments import CommitmentAdvice
 from .frames import records_frame
 from .nvml import NvmlSampler
+from .periods import parse_period
 from .pricing import quote as price
 from .recommendation import recommend as plan
 from .render.commit import commitment_rows, coverage_chart
@@ -55,7 +56,7 @@ def spend(period: str = "mtd", *, context: Context | None = None) -> pd.DataFram
     """`gpu_assist.spend("2026-11")` → a DataFrame, one row per launch that ran in the period: requester, project,
     instance type, pricing, hourly price, hours and cost in the period, projected cost to its TTL. The report's
     daily totals and budgets are in `.attrs`."""
-    report = spend_of(SpendCommand(period=period), context or Context())
+    report = spend_of(SpendCommand(period=parse_period(period)), context or Context())
     frame = records_frame([vars(launch) for launch in report.launches],
                           columns=["request_id", "requester", "project", "instance_type", "pricing_model", "state",
                                    "hourly", "hours", "cost", "projected", "committed"])

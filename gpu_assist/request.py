@@ -23,7 +23,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import Iterable, TypeVar
+from typing import Iterable, Sequence, TypeVar
 
 from .errors import ParseError
 from .facts import PricingModel
@@ -399,11 +399,17 @@ class _Builder:
 
 
 def parse_request(text: str, gpus: GpuTable, *, also_known: tuple[str, ...] = ()) -> Request:
-    """Read a quote request; raises ParseError (and only ParseError) on anything it cannot read. `also_known`: the
-    words a command reads besides the request's (`top=`, `list`), for an unknown option's error to list."""
+    """Read a quote request from text (`gpu_assist.quote("8xA100 72h")`); raises ParseError (and only ParseError)
+    on anything it cannot read. `also_known`: the words a command reads besides the request's (`top=`, `list`),
+    for an unknown option's error to list."""
     if not isinstance(text, str):
         raise ParseError("a request must be text", example=EXAMPLE)
-    tokens = tokens_of(text)
+    return parse_request_words([text], gpus, also_known=also_known)
+
+
+def parse_request_words(words: Sequence[str], gpus: GpuTable, *, also_known: tuple[str, ...] = ()) -> Request:
+    """A request from the words a face has already split (the grammar's, the CLI's arguments), each read once."""
+    tokens = [token for word in words for token in tokens_of(word)]
     if not tokens:
         raise ParseError("empty request", hint="name a GPU, a count and a duration", example=EXAMPLE)
     build = _Builder(gpus, also_known)

@@ -9,60 +9,16 @@ still cost from `now` to its TTL is its committed spend, which budgets count as 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .errors import ParseError
+# Re-exported until the callers import `periods`.
+from .periods import Period as Period, month_start as month_start, next_month as next_month
 from .records import RequestRecord
 from .specs import ExtendSpec, LaunchSpec
 
-PERIOD_EXAMPLE = "spend 2026-11"
 GROUPS = ("requester", "project", "instance-type", "pricing")
 HOUR = Decimal(3600)
-
-
-@dataclass(frozen=True)
-class Period:
-    """[start, end) in UTC, and the words the user gave for it."""
-
-    start: dt.datetime
-    end: dt.datetime
-    label: str
-
-    def days(self) -> list[dt.date]:
-        first, last = self.start.date(), (self.end - dt.timedelta(microseconds=1)).date()
-        return [first + dt.timedelta(days=n) for n in range((last - first).days + 1)]
-
-
-def month_start(moment: dt.datetime) -> dt.datetime:
-    return moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-
-
-def next_month(moment: dt.datetime) -> dt.datetime:
-    start = month_start(moment)
-    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
-
-
-def parse_period(text: str, now: dt.datetime) -> Period:
-    """`mtd` (the default), `2026-11`, `7d`, `yesterday`, `today`; ParseError with an example otherwise."""
-    word = (text or "mtd").strip().lower()
-    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    if word == "mtd":
-        return Period(month_start(now), now, f"{now:%Y-%m} to date")
-    if word == "today":
-        return Period(midnight, now, f"{now:%Y-%m-%d} so far")
-    if word == "yesterday":
-        return Period(midnight - dt.timedelta(days=1), midnight, f"{midnight - dt.timedelta(days=1):%Y-%m-%d}")
-    month = re.fullmatch(r"(\d{4})-(\d{2})", word)
-    if month and 1 <= int(month[2]) <= 12 and int(month[1]) >= 2000:
-        start = dt.datetime(int(month[1]), int(month[2]), 1, tzinfo=dt.timezone.utc)
-        return Period(start, min(next_month(start), max(now, start)), f"{start:%Y-%m}")
-    days = re.fullmatch(r"(\d{1,4})d", word)
-    if days and int(days[1]) >= 1:
-        return Period(now - dt.timedelta(days=int(days[1])), now, f"last {int(days[1])} days")
-    raise ParseError(f"unknown period '{text[:40]}'", hint="a month (2026-11), a number of days (7d), mtd, today "
-                     "or yesterday", example=PERIOD_EXAMPLE)
 
 
 def hours_between(start: dt.datetime, end: dt.datetime) -> Decimal:

@@ -16,7 +16,8 @@ from decimal import Decimal
 from .records import RequestRecord
 from .request import format_duration
 from .sharing import SharingAdvice
-from .spending import bought, cost_between, parse_period, spend_report
+from .periods import AskedPeriod, PeriodKind
+from .spending import bought, cost_between, spend_report
 
 SNOOZE = dt.timedelta(hours=4)  # what an idle alert's Keep 4 h button gives
 EXTENSION_S = 24 * 3600  # what its Extend TTL button asks for; `/gpu extend r-… 48h` asks for any other
@@ -89,8 +90,8 @@ class Digest:
 def build_digest(records: list[RequestRecord], pending: list[RequestRecord], now: dt.datetime, *, currency: str,
                  budgets: tuple, idle_requests: set[str], describe) -> Digest:
     """The day's digest from the launches that ran this month or yesterday, and the pending requests."""
-    yesterday = spend_report(records, parse_period("yesterday", now), now, currency=currency).total
-    month = spend_report(records, parse_period("mtd", now), now, currency=currency).total
+    yesterday = spend_report(records, AskedPeriod(PeriodKind.YESTERDAY).at(now), now, currency=currency).total
+    month = spend_report(records, AskedPeriod().at(now), now, currency=currency).total
     running = sorted((r for r in records if r.state == "running"), key=lambda r: r.ends_at or now)
     return Digest(
         day=now.date(), currency=currency, yesterday=yesterday, month_to_date=month, budgets=tuple(budgets),

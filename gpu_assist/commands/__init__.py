@@ -7,7 +7,8 @@ with the grammar's own value parsers) and run through `run()` (`execute.py`), so
 """
 
 from .context import Context
-from .execute import quote_view, run, spend_of
+from .execute import run, spend_of
+from .quoting import quote_view
 from .grammar import parse_command, parse_quote, parse_recommend, parse_verb, words_of
 from .objects import (HELP, Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
                       RecommendCommand, RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand,

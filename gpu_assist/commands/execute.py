@@ -1,27 +1,28 @@
 """`run`: one function per command type (`functools.singledispatch`), each calling the core with the Context's
-catalog, clock and clients. Each imports the core it calls: a quote does not load recommend, tco or spend."""
+catalog, clock and clients. This module imports every verb's core; the CLI answers a quote through `quoting.py`
+alone, and imports this one only for the other verbs."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
-from decimal import Decimal
 from functools import singledispatch
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..compare import Comparison, compare, refine
+from ..budgets import standing
+from ..commitments import plan_commitments
+from ..cost_explorer import actual_cost
 from ..errors import ParseError
-from ..facts import PriceCapConverted
-from ..fx import rate_places
-from ..pricing import Quote, quote
+from ..fleet import fleet_usage
+from ..periods import month_start
+from ..recommendation import recommend
+from ..regions import default_region
+from ..spending import SpendReport, spend_report
+from ..tco import total_cost_of_ownership
 from .context import Context
 from .objects import (Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
                       RecommendCommand, RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand,
                       UtilCommand)
-
-if TYPE_CHECKING:
-    from ..catalog import Catalog
-    from ..spending import SpendReport
+from .quoting import quote_view
 
 
 def run(command: Command, context: Context, *, actor: str | None = None) -> Result:
@@ -77,9 +78,6 @@ def _spend(command: SpendCommand, context: Context, actor: str | None) -> Result
 @_execute.register(CommitCommand)
 def _commit(command: CommitCommand, context: Context, actor: str | None) -> Result:
     """Commitments from the launches of the last `months` whole months, priced from the catalog's terms."""
-    from ..commitments import plan_commitments
-    from ..spending import month_start
-
     approvals, now = context.approvals, context.now()
     since = month_start(now)
     for _ in range(command.months):
@@ -104,9 +102,6 @@ def _util(command: UtilCommand, context: Context, actor: str | None) -> Result:
     if not command.fleet:
         snapshot: Result = context.sampler.sample()
         return snapshot
-    from ..regions import default_region
-    from ..fleet import fleet_usage
-
     region = command.region or default_region()
     return fleet_usage(context.aws_client("ec2", region), context.aws_client("cloudwatch", region),
                        context.catalog, region=region, now=context.now(), window_s=command.window_s,
@@ -131,54 +126,25 @@ def _quote(command: QuoteCommand, context: Context, today: dt.date) -> Result:
 
 @_answer.register(RecommendCommand)
 def _recommend(command: RecommendCommand, context: Context, today: dt.date) -> Result:
-    from ..recommendation import recommend
-
     return recommend(command.workload, context.catalog, today=today, currency=context.currency, top=command.top)
 
 
 @_answer.register(TcoCommand)
 def _tco(command: TcoCommand, context: Context, today: dt.date) -> Result:
-    from ..tco import total_cost_of_ownership
-
     return total_cost_of_ownership(command.inputs, context.catalog)
-
-
-def quote_view(command: QuoteCommand, catalog: Catalog, *, today: dt.date, currency: str) -> Quote | Comparison:
-    """The quote a command asks for: every option priced, filtered and sorted (`refine`), then either the
-    comparison (`top` rows) or the flat list (`top` options)."""
-    priced = quote(command.request, catalog, today=today, currency=currency, all_regions=command.all_regions,
-                   include_flagged=command.include_flagged, verified_only=command.verified_only,
-                   include_unverified=command.include_unverified, job_data=command.job_data)
-    max_price = command.max_price
-    if max_price is not None and command.max_price_currency not in (None, priced.currency):
-        # Filtered at the figure the notice shows (`format_rate`'s places), so what it says is what it did.
-        exact, restated = catalog.fx.restate(max_price, command.max_price_currency, priced.currency,
-                                             example="quote 8xA100 72h max-price=30")
-        max_price = exact.quantize(Decimal(1).scaleb(-rate_places(exact))).normalize()
-        priced = replace(priced, notices=(*priced.notices, PriceCapConverted(restated)))
-    refined = refine(priced, sort=command.sort, max_price=max_price,
-                     min_gpu_memory_gib=command.min_gpu_memory_gib, include_unverified=command.include_unverified)
-    if command.view == "list":
-        return replace(refined, options=refined.options[:command.top]) if command.top else refined
-    return compare(refined, top=command.top, sort=command.sort, include_unverified=command.include_unverified)
 
 
 def spend_of(command: SpendCommand, context: Context) -> SpendReport:
     """The spend report a command asks for: the store's launches priced over the period, with this month's
     budgets and, for source=aws, Cost Explorer's actual cost by gpu-assist's request tag."""
-    from ..budgets import standing
-    from ..spending import month_start, parse_period, spend_report
-
     approvals, now = context.approvals, context.now()
-    period = parse_period(command.period, now)
+    period = command.period.at(now)
     policy = approvals.policy
     records = approvals.store.spend_rows(min(period.start, month_start(now)))
     budgets = tuple(standing(policy.budgets, records, now, default_project=policy.default_project)) \
         if policy.budgets else ()
     actual: Any = None
     if command.source == "aws":
-        from ..cost_explorer import actual_cost
-
         actual = actual_cost(context.aws_client("ce", "us-east-1"), period)
     return spend_report(records, period, now, currency=policy.currency, default_project=policy.default_project,
                         budgets=budgets, actual=actual, by=command.by)

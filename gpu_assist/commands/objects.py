@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..compare import SORTS
 from ..facts import PricingModel
+from ..job_data import JobData
+from ..periods import AskedPeriod
 from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request, format_duration
 
 if TYPE_CHECKING:
     from ..specs import OptionId
     from ..compare import Comparison
     from ..fleet import FleetReport
-    from ..job_data import JobData
     from ..pricing import Quote
     from ..recommendation import Recommendation
     from ..records import AuditEvent, RequestRecord
@@ -119,8 +120,6 @@ class QuoteCommand:
         if "pricing_models" in read:
             read["pricing_models"] = tuple(map(PricingModel, read["pricing_models"]))
         if "job_data" in read:
-            from ..job_data import JobData
-
             read["job_data"] = JobData.from_fields(read["job_data"])
         request_names = {f.name for f in fields(Request)}
         request = Request(**{k: v for k, v in read.items() if k in request_names})
@@ -205,15 +204,13 @@ class LaunchCommand:
 
     def words(self) -> str:
         """The command in the grammar's words, for the record (never parsed again)."""
-        from ..specs import OptionId
-
-        if isinstance(self.what, OptionId):
-            asked = f"{self.what} {format_duration(self.duration_s)}"
-        else:
+        if isinstance(self.what, Request):
             request = self.what
             clouds = [f"provider={p}" for p in request.providers if p != "aws"]  # AWS's launches read as always
             asked = " ".join([f"{request.count}x{request.gpu}", format_duration(self.duration_s),
                               *request.pricing_models, *(f"region={r}" for r in request.regions), *clouds])
+        else:
+            asked = f"{self.what} {format_duration(self.duration_s)}"
         return f"launch {asked}" + (f" project={self.project}" if self.project else "")
 
 
@@ -247,7 +244,7 @@ class RequestDetail:
 
 @dataclass(frozen=True)
 class SpendCommand:
-    period: str = "mtd"
+    period: AskedPeriod = AskedPeriod()  # this month to date
     by: str | None = None         # one of spend.GROUPS; None: all of them
     source: str = "records"       # or "aws": Cost Explorer beside the records
 

@@ -277,13 +277,14 @@ def test_wrong_keys_are_a_clear_refusal_without_the_secret(cvm, tmp_path, fresh_
 ])
 def test_spend_counts_a_tencent_launch_in_the_teams_currency(cvm, tmp_path, fresh_catalog, clock, currency, hourly,
                                                              five_hours):
-    from gpu_assist.spending import month_start, parse_period, spend_report
+    from gpu_assist.periods import month_start, parse_period
+    from gpu_assist.spending import spend_report
 
     approvals = _approvals(cvm, tmp_path, fresh_catalog, clock, _policy(currency=currency, max_cost=Decimal(90_000)))
     record = approvals.approve(submit_launch(approvals, "slack:U-CAROL", LAUNCH).id, APPROVERS[0])
     assert (record.currency, record.hourly_price) == (currency, hourly)
     clock.advance(hours=5)
-    report = spend_report(approvals.store.spend_rows(month_start(clock())), parse_period("mtd", clock()), clock(),
+    report = spend_report(approvals.store.spend_rows(month_start(clock())), parse_period("mtd").at(clock()), clock(),
                           currency=currency)
     (launch,) = report.launches
     assert (launch.instance_type, launch.hours, launch.cost) == ("GN10Xp.20XLARGE320", Decimal(5), five_hours)

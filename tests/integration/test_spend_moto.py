@@ -15,6 +15,7 @@ from gpu_assist.approvals import Approvals
 from gpu_assist.budgets import Budgets
 from gpu_assist.commands import Context, SpendCommand, parse_command, run
 from gpu_assist.errors import ParseError, PolicyError
+from gpu_assist.periods import parse_period
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
 from gpu_assist.render import json as render_json, text as render_text
@@ -157,7 +158,7 @@ def test_the_notebook_gets_a_dataframe_and_a_panel_with_the_budget_line(aws, tmp
     assert frame.attrs["budgets"][0].amount == 500
     panel = SpendPanel(context)
     panel.period.value, panel.by.value = "7d", "requester"
-    assert panel.command() == SpendCommand(period="7d", by="requester")  # what `spend 7d by=requester` reads as
+    assert panel.command() == SpendCommand(period=parse_period("7d"), by="requester")  # `spend 7d by=requester`
     assert panel.run().total == 3 * record.hourly_price and panel.error.value == ""
     panel.period.value = "fortnight"
     assert panel.run() is None and "unknown period" in panel.error.value

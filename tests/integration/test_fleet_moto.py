@@ -110,6 +110,7 @@ def test_a_lightly_used_a100_instance_gets_mig_profiles_that_fit_and_a_cheaper_i
     the region whose GPUs hold the memory and the compute, priced from the bundled catalog."""
     from gpu_assist.facts import PricingModel
     from gpu_assist.render.tables import fits
+    from gpu_assist.render import operations as _operations  # noqa: F401 - registers the fleet's text
     from gpu_assist.render.text import render
 
     ec2, cloudwatch = aws_clients.client("ec2"), aws_clients.client("cloudwatch")

@@ -18,7 +18,7 @@ from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.periods import parse_period
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.render import json as render_json, text as render_text
+from gpu_assist.render import json as render_json, operations as _operations, text as render_text  # noqa: F401
 from gpu_assist.store import Store
 from support import Clock, submit_launch
 

@@ -17,7 +17,7 @@ from gpu_assist.commitments import HOURS_PER_MONTH, plan_commitments
 from gpu_assist.errors import ParseError
 from gpu_assist.facts import PricingModel
 from gpu_assist.records import RequestRecord
-from gpu_assist.render import json as render_json
+from gpu_assist.render import json as render_json, operations as _operations  # noqa: F401 - registers the JSON
 from gpu_assist.render.commit import commitment_rows, coverage_costs, render_commitments
 from gpu_assist.render.tables import fits
 from gpu_assist.specs import LaunchSpec

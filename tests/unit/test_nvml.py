@@ -7,6 +7,7 @@ import sys
 import time
 
 from fake_nvml import NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_GPU_IS_LOST, FakeGpu, FakeNvml, eight_gpus
+from gpu_assist.render import operations as _operations  # noqa: F401 - registers the snapshot's text
 from gpu_assist.render.text import render
 from gpu_assist.nvml import NvmlSampler, Poller, average_utilization, idle_gpus
 

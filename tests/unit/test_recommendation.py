@@ -130,7 +130,7 @@ def test_money_has_one_unit_per_figure_without_a_job_length(make_catalog, capsys
     monthly = next(p for p in result.plans if p.pricing_model == "monthly")
     assert monthly.hours is None and monthly.total is None
     assert monthly.hourly == Decimal(1) * monthly.instances  # 730 a month is 1 an hour, per instance
-    from gpu_assist.render import csv as render_csv, json as render_json, markdown, text
+    from gpu_assist.render import csv as render_csv, json as render_json, markdown, plans as _plans, text  # noqa: F401
 
     assert f"${monthly.instances:,}.00/h" in text.render(result)
     plan = json.loads(render_json.render(result))["plans"][0]

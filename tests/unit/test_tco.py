@@ -43,6 +43,7 @@ def test_seed_example_first_year_is_185k_cny(catalog):
 ])
 def test_a_break_even_beyond_the_month_is_said_in_words(catalog, text, pays_back, says):
     """A break-even above 730 h/month is no usage a month has: "renting wins at any usage", never "1319%"."""
+    from gpu_assist.render import plans as _plans  # noqa: F401 - registers the TCO's text
     from gpu_assist.render.text import render
 
     result = total_cost_of_ownership(parse_tco(text, catalog.gpus), catalog)

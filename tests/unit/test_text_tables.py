@@ -18,6 +18,7 @@ from support import TODAY
 from gpu_assist.commands import Context, parse_command, run
 from gpu_assist.compare import COLUMNS, Comparison
 from gpu_assist.render import csv as render_csv, json as render_json, text as render_text
+from gpu_assist.render import operations as _operations, plans as _plans  # noqa: F401 - they register
 from gpu_assist.render.comparison import layout
 from gpu_assist.render.tables import display_width, text_table
 

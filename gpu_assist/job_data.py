@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .errors import ParseError
-from .request import MAX_DURATION_S, normalise, parse_duration, parse_providers
+from .request import is_duration_s, normalise, parse_duration, parse_providers
 
 EXAMPLE = "quote 8xA100 72h disk=2TB data-in=2TB from=aws:us-east-1 data-out=140GB checkpoints=140GB every 30m"
 WORDS = ("disk=", "data-in=", "data-out=", "checkpoints=", "from=")
@@ -69,7 +69,7 @@ class JobData:
                     read[name] = _checked_gb(Decimal(str(values[name])))
             if "checkpoint_every_s" in values:
                 every = values["checkpoint_every_s"]
-                if type(every) is not int or not 60 <= every <= MAX_DURATION_S:
+                if not is_duration_s(every):
                     raise ValueError("bad checkpoint interval")
                 read["checkpoint_every_s"] = every
             if "data_from" in values:

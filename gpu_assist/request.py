@@ -42,7 +42,13 @@ HOURS_PER_MONTH = 730  # 8760 / 12, as the clouds' monthly estimates use
 MONTH_S = HOURS_PER_MONTH * HOUR_S
 MAX_GPUS = 100_000
 YEAR_S = 8760 * HOUR_S
-MAX_DURATION_S = 5 * YEAR_S
+MIN_DURATION_S, MAX_DURATION_S = 60, 5 * YEAR_S  # every duration the grammar takes: 1 minute to 5 years
+
+
+def is_duration_s(value: object) -> bool:
+    """Whether `value` is a duration the grammar could have read: whole seconds within its bounds. What a button,
+    a stored command or a form carries back is checked by this, so no face keeps bounds of its own."""
+    return type(value) is int and MIN_DURATION_S <= value <= MAX_DURATION_S
 
 PROVIDER_WORDS = {
     "aws": "aws", "amazon": "aws", "ec2": "aws",
@@ -187,9 +193,9 @@ def parse_duration(text: str, *, example: str = EXAMPLE, token: str | None = Non
         raise ParseError(f"'{token or text}' is not a duration", hint="use a number and m, h, d, w, mo or y",
                          example=example)
     seconds = float(match.group(1)) * _UNITS_S[match.group(2)]
-    if 0 < seconds < 60:
+    if 0 < seconds < MIN_DURATION_S:
         raise ParseError(f"duration '{token or text}' is too short: the shortest is 1 minute", example=example)
-    if not 60 <= seconds <= MAX_DURATION_S:
+    if not is_duration_s(int(math.ceil(seconds))):
         raise ParseError(f"duration '{token or text}' is out of range", hint="use 1 minute to 5 years",
                          example=example)
     return int(math.ceil(seconds))

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 
 from .errors import ParseError
 from .facts import Fact, PricingModel, StaleLaunchPrice
-from .request import MAX_DURATION_S, Request, format_duration
+from .request import Request, format_duration, is_duration_s
 
 _TIME = "%Y-%m-%dT%H:%M:%SZ"  # how a time is written in a spec, and in the gpu-assist:expires-at tag
 
@@ -76,7 +76,7 @@ def launch_button_choice(value: str) -> tuple[OptionId, int]:
         option, duration_s = OptionId.parse(str(asked["option"])), asked["duration_s"]
     except (ValueError, KeyError, TypeError):
         option, duration_s = None, None
-    if option is None or not isinstance(duration_s, int) or not 60 <= duration_s <= MAX_DURATION_S:
+    if option is None or not is_duration_s(duration_s):
         raise ParseError("that button is out of date", hint="quote again and use the new card")
     return option, duration_s
 

@@ -15,7 +15,7 @@ from ..compare import SORTS
 from ..facts import PricingModel
 from ..job_data import JobData
 from ..periods import AskedPeriod
-from ..request import CURRENCIES, MAX_DURATION_S, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request, format_duration
+from ..request import CURRENCIES, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request, format_duration, is_duration_s
 
 if TYPE_CHECKING:
     from ..specs import OptionId
@@ -150,7 +150,7 @@ def _positive_decimal(value: object) -> bool:
 _FIELD_CHECKS = {
     "gpu": lambda value: isinstance(value, str) and 0 < len(value) <= 64,
     "count": _whole(1, MAX_GPUS),
-    "duration_s": _whole(60, MAX_DURATION_S),
+    "duration_s": is_duration_s,
     "pricing_models": _names(PRICING_MODELS),
     "regions": lambda value: isinstance(value, list) and all(isinstance(v, str) and len(v) <= 64 for v in value),
     "providers": _names(PROVIDERS),

@@ -10,9 +10,9 @@ agree. For each offer and each pricing model with a known price (unflagged unles
 - monthly: total = instances × monthly × ceil(duration / 730 h); kept only when it beats on-demand for the
   duration, the offer has no on-demand price, or monthly was asked for.
 
-Totals here are floats in the target currency, for ranking only: `pricing.to_option` turns the rows finally
-shown into exact Decimal money. Scanning one GPU's offers (a few hundred) in plain Python costs less than
-importing numpy would.
+Totals are exact Decimal money in the target currency, computed by `job_total` from `billed_units`, the one
+billing function `pricing.to_option` uses too: what ranks a row is the figure shown for it. Scanning one GPU's
+offers (a few hundred) in plain Python costs less than importing numpy would.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class PricedOffer(NamedTuple):
     instances: int
     duration_s: int
     zone: str  # the zone the price applies to ("" where all zones of the region cost the same)
-    total_rank: float  # the job's total in the target currency, as a float: for sorting only
+    total: Decimal  # the job's total in the target currency, as shown (then, in a quote, with its known parts)
 
 
 def billed_seconds(duration_s: int, granularity_s: int) -> int:
@@ -55,6 +55,21 @@ def term_hours(model: PricingModel, duration_s: int) -> int:
     """The hours a reserved `model` bills for a job of `duration_s`: whole terms, as many as cover the job."""
     term_s = HOURS_PER_YEAR * TERM_YEARS[model] * HOUR_S
     return billed_seconds(max(duration_s, 1), term_s) // HOUR_S
+
+
+def billed_units(model: PricingModel, duration_s: int, granularity_s: int) -> Decimal:
+    """What a price in `model` is multiplied by for one instance running `duration_s`: whole months for monthly;
+    hours for the rest: whole terms for reserved ones, on-demand and spot rounded up to the billing unit."""
+    if model == PricingModel.MONTHLY:
+        return Decimal(-(-duration_s // MONTH_S))
+    if model in TERM_YEARS:
+        return Decimal(term_hours(model, duration_s))
+    return Decimal(billed_seconds(duration_s, granularity_s)) / HOUR_S
+
+
+def job_total(price: Decimal, instances: int, units: Decimal) -> Decimal:
+    """The job's bill: `price` (in the quote's currency) × instances × `billed_units`."""
+    return price * instances * units
 
 
 def select_offers(catalog: Catalog, gpu: str, *, providers: Sequence[str] = (), regions: Sequence[str] = (),
@@ -81,26 +96,21 @@ def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s
     (`include_unverified` keeps the articles' contradicted claims: they are unverified prices, asked for).
     `zone_outliers` keeps spot prices whose only defect is being one zone's outlier (`all-regions` shows each
     zone by its own price: there the outlier is that zone's price, labelled, not the type's)."""
-    factors = {c: fx.factor(c, currency) for c in {o.currency for o in offers}}
-    to_target = [factors[o.currency] for o in offers]
-    billed_hours, months, on_demand_totals = [], [], []
-    for offer, count, seconds, factor in zip(offers, instances, duration_s, to_target):
-        billed_s = billed_seconds(seconds, offer.billing_granularity_s)
-        billed_hours.append(billed_s / HOUR_S)
-        months.append(float(-(-seconds // MONTH_S)))
-        on_demand = offer.on_demand_hourly
-        on_demand_totals.append(None if on_demand is None else count * float(on_demand) * billed_s / HOUR_S * factor)
+    # Per offer, its prices' conversion into `currency` (None: already in it), and per model the billed units of
+    # each (job length, billing unit): few distinct ones, so each is computed once.
+    conversions = {c: None if c == currency else fx.conversion(c, currency).apply for c in {o.currency for o in offers}}
+    to_target = [conversions[o.currency] for o in offers]
+    lengths = list(zip(duration_s, (o.billing_granularity_s for o in offers)))
+    on_demand_units = _units(PricingModel.ON_DEMAND, lengths)
+    on_demand_totals = [None if offer.on_demand_hourly is None else job_total(
+        offer.on_demand_hourly if convert is None else convert(offer.on_demand_hourly), count, units)
+        for offer, count, convert, units in zip(offers, instances, to_target, on_demand_units)]
     table: list[PricedOffer] = []
     flagged_excluded = 0
     make = tuple.__new__  # a row with no Python-level call (`PricedOffer._make` is one): the table's hot loop
     for model in models:
         price_of = attrgetter(PRICE_COLUMN[model])
-        years = TERM_YEARS.get(model)
-        if years:
-            terms = {seconds: float(term_hours(model, seconds)) for seconds in set(duration_s)}  # few lengths
-            units = [terms[seconds] for seconds in duration_s]
-        else:
-            units = months if model == PricingModel.MONTHLY else billed_hours
+        units = _units(model, lengths)
         cheaper_only = model == PricingModel.MONTHLY and not explicit_monthly
         for position, offer in enumerate(offers):
             price = price_of(offer)
@@ -110,13 +120,20 @@ def price_table(offers: Sequence[Offer], *, instances: Sequence[int], duration_s
                     and not (zone_outliers and _only_a_zone_outlier(offer, model)):
                 flagged_excluded += 1
                 continue
-            total = instances[position] * float(price) * units[position] * to_target[position]
+            convert = to_target[position]
+            total = job_total(price if convert is None else convert(price), instances[position], units[position])
             on_demand_total = on_demand_totals[position]
             if cheaper_only and on_demand_total is not None and not total < on_demand_total:
                 continue
             table.append(make(PricedOffer, (position, offer, model, price, instances[position], duration_s[position],
                                             offer.zone, total)))
     return table, flagged_excluded
+
+
+def _units(model: PricingModel, lengths: Sequence[tuple[int, int]]) -> list[Decimal]:
+    """`billed_units` of `model` for each (job length, billing unit), each distinct pair computed once."""
+    known = {length: billed_units(model, *length) for length in set(lengths)}
+    return [known[length] for length in lengths]
 
 
 def cheapest_per_offer(table: Sequence[PricedOffer], *, all_regions: bool) -> list[PricedOffer]:
@@ -133,26 +150,26 @@ def cheapest_per_offer(table: Sequence[PricedOffer], *, all_regions: bool) -> li
                                      row.pricing_model), (1, n, row._replace(zone="")))
         kept = spot + list(regional.values())
     else:
-        best: dict[tuple[object, ...], tuple[tuple[float, int, str, str], int, PricedOffer]] = {}
+        best: dict[tuple[object, ...], tuple[tuple[Decimal, int, str, str], int, PricedOffer]] = {}
         for n, row in enumerate(table):
             offer = row.offer
             key = (offer.provider, offer.instance_type, offer.gpu_count, row.pricing_model)
-            rank = (row.total_rank, row.instances, offer.region, row.zone)
+            rank = (row.total, row.instances, offer.region, row.zone)
             current = best.get(key)
             if current is None or rank < current[0]:
                 best[key] = (rank, n, row)
         kept = [(0, n, row) for _, n, row in best.values()]
-    kept.sort(key=lambda k: (k[2].total_rank, k[2].instances, k[2].offer.provider, k[2].offer.region, k[2].zone,
+    kept.sort(key=lambda k: (k[2].total, k[2].instances, k[2].offer.provider, k[2].offer.region, k[2].zone,
                              k[0], k[1]))
     return [row for _, _, row in kept]
 
 
 def cheapest_per_gpu_hour(priced: Iterable[tuple[Offer, Decimal]], fx: FxRates, currency: str, *,
                           hours_per_price: int = 1) -> tuple[Offer, Decimal]:
-    """Of (offer, price) pairs, the offer with the lowest price per GPU (ranked as floats), and that price per
-    GPU-hour, exact, in `currency` (`hours_per_price`: 730 for a monthly price)."""
-    offer, price = min(priced, key=lambda pair: float(pair[1]) / pair[0].gpu_count
-                       * fx.factor(pair[0].currency, currency))
+    """Of (offer, price) pairs, the offer with the lowest price per GPU, and that price per GPU-hour in `currency`
+    (`hours_per_price`: 730 for a monthly price)."""
+    offer, price = min(priced, key=lambda pair: fx.convert(pair[1], pair[0].currency, currency)
+                       / Decimal(str(pair[0].gpu_count)))
     return offer, fx.convert(price, offer.currency, currency) / (int(offer.gpu_count) * hours_per_price)
 
 

@@ -29,10 +29,10 @@ from .catalog import Catalog, days_old
 from .facts import TERM_YEARS, Fact, PricingModel
 from .fx import FxRates
 from .offers import Offer
-from .price_table import (HOURS_PER_YEAR, PricedOffer, billed_seconds, cheapest_per_gpu_hour,
-                          cheapest_per_offer, price_table, select_offers, term_hours, whole_instances)
+from .price_table import (HOURS_PER_YEAR, PricedOffer, billed_seconds, billed_units, cheapest_per_gpu_hour,
+                          cheapest_per_offer, job_total, price_table, select_offers, term_hours, whole_instances)
 from .regions import CHINA_PROVIDERS, check_selectors
-from .request import HOUR_S, HOURS_PER_MONTH, MONTH_S, PRICING_MODELS, Request
+from .request import HOUR_S, HOURS_PER_MONTH, PRICING_MODELS, Request
 
 if TYPE_CHECKING:
     from .job_costs import JobParts
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 STALE_AFTER_DAYS = 30
 # Ranking only (#33): an option with a part no source gives ranks after every option whose parts are known, in
 # the order of what is known of it. Totals are far below this (a float keeps their order above it).
-UNKNOWN_PARTS_RANK = 1e15
+UNKNOWN_PARTS_RANK = Decimal(10) ** 15
 
 
 @dataclass(frozen=True)
@@ -158,8 +158,8 @@ def _ranked_whole(table: list[PricedOffer], job_data: JobData, catalog: Catalog,
             parts[place] = job_parts(job_data, catalog.data_prices, provider=place[0], region=place[1],
                                      duration_s=duration_s, fx=catalog.fx, currency=currency)
         known = parts[place]
-        rank = row.total_rank + float(known.known) + (0.0 if known.complete else UNKNOWN_PARTS_RANK)
-        ranked.append(row._replace(total_rank=rank))
+        rank = row.total + known.known + (0 if known.complete else UNKNOWN_PARTS_RANK)
+        ranked.append(row._replace(total=rank))
     return ranked
 
 
@@ -191,22 +191,18 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
     row, model, instances, duration_s = priced.offer, priced.pricing_model, priced.instances, priced.duration_s
     price = fx.convert(priced.price, row.currency, currency)
     billed_s = billed_seconds(duration_s, row.billing_granularity_s)
-    if model == PricingModel.MONTHLY:
-        months = -(-duration_s // MONTH_S)
-        billed_hours = Decimal(months * HOURS_PER_MONTH)
-        total = price * instances * months
-        hourly = price / HOURS_PER_MONTH
-    else:
-        billed_hours = Decimal(term_hours(model, duration_s)) if model in TERM_YEARS else \
-            Decimal(billed_s) / HOUR_S
-        total = price * instances * billed_hours
-        hourly = price
+    units = billed_units(model, duration_s, row.billing_granularity_s)
+    total = job_total(price, instances, units)
+    monthly = model == PricingModel.MONTHLY
+    billed_hours = units * HOURS_PER_MONTH if monthly else units
+    hourly = price / HOURS_PER_MONTH if monthly else price
     on_demand = None if row.on_demand_hourly is None else fx.convert(row.on_demand_hourly, row.currency, currency)
     savings = None
     if on_demand and model in TERM_YEARS:  # a term is sold as a discount on the hourly rate
         savings = 1 - hourly / on_demand
     elif on_demand is not None and model != PricingModel.ON_DEMAND:
-        od_total = on_demand * instances * Decimal(billed_s) / HOUR_S
+        od_total = job_total(on_demand, instances, billed_units(PricingModel.ON_DEMAND, duration_s,
+                                                                 row.billing_granularity_s))
         savings = (od_total - total) / od_total if od_total else None
     source, as_of = (row.reserved_source, row.reserved_as_of) if model in TERM_YEARS and row.reserved_source \
         else (row.source, row.as_of)

@@ -27,7 +27,8 @@ from .specs import Checks, LaunchIntent, Spec, StopSpec
 from .spending import month_start
 from .standing import TeamStanding, team_standing
 from .states import Transition
-from .store import RequestRecord, Store, requests_table
+from .records import RequestRecord
+from .store import Store, requests_table
 
 T = TypeVar("T")
 

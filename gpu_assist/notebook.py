@@ -88,4 +88,4 @@ def _draw_coverage(advice: CommitmentAdvice) -> None:
     for group in advice.groups:
         picked = [i for i, c in enumerate(group.candidates) if c.recommended]
         if group.candidates:
-            display(HTML(coverage_chart(group, advice.currency, picked[0] if picked else 0)))
+            display(HTML(coverage_chart(group, advice.currency, picked[0] if picked else 0)))  # type: ignore[no-untyped-call]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 # Re-exported until the callers import `periods`.
 from .periods import Period as Period, month_start as month_start, next_month as next_month
@@ -89,8 +90,10 @@ class SpendReport:
     launches: tuple[LaunchSpend, ...]
     groups: dict[str, dict[str, Decimal]]  # group name → key → cost in the period
     daily: tuple[tuple[dt.date, Decimal], ...]
-    budgets: tuple = ()                     # BudgetStatus rows, when the policy has budgets
-    actual: dict | None = None              # source=aws: Cost Explorer's cost by cost tag value, and its note
+    # `budgets.BudgetStatus` rows when the policy has budgets (budgets.py prices them with this module's
+    # functions, so it is named, not imported).
+    budgets: tuple[Any, ...] = ()
+    actual: dict[str, Any] | None = None    # source=aws: Cost Explorer's cost by cost tag value, and its note
     notes: tuple[str, ...] = field(default=())
     by: str | None = None                   # the one grouping asked for; None: every one
 
@@ -104,7 +107,7 @@ class SpendReport:
 
 
 def spend_report(records: list[RequestRecord], period: Period, now: dt.datetime, *, currency: str,
-                 default_project: str = "", budgets: tuple = (), actual: dict | None = None,
+                 default_project: str = "", budgets: tuple[Any, ...] = (), actual: dict[str, Any] | None = None,
                  by: str | None = None) -> SpendReport:
     """Spend of the launches in `records` inside `period`, grouped every way `GROUPS` names, with daily totals."""
     launches, notes = [], []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Callable, TypeAlias
 
 from ..compare import SORTS
 from ..facts import PricingModel
@@ -132,11 +132,11 @@ def _flat(command: QuoteCommand) -> dict[str, Any]:
             **{f.name: getattr(command, f.name) for f in fields(QuoteCommand) if f.name != "request"}}
 
 
-def _whole(low: int, high: int):
+def _whole(low: int, high: int) -> Callable[[object], bool]:
     return lambda value: type(value) is int and low <= value <= high
 
 
-def _names(known: tuple[str, ...]):
+def _names(known: tuple[str, ...]) -> Callable[[object], bool]:
     return lambda value: isinstance(value, list) and all(isinstance(v, str) and v in known for v in value)
 
 
@@ -147,7 +147,7 @@ def _positive_decimal(value: object) -> bool:
         return False
 
 
-_FIELD_CHECKS = {
+_FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
     "gpu": lambda value: isinstance(value, str) and 0 < len(value) <= 64,
     "count": _whole(1, MAX_GPUS),
     "duration_s": is_duration_s,
@@ -165,7 +165,8 @@ _FIELD_CHECKS = {
     "sort": lambda value: value in SORTS,
     "max_price": _positive_decimal,
     "max_price_currency": lambda value: value is None or value in CURRENCIES,
-    "min_gpu_memory_gib": lambda value: type(value) in (int, float) and 0 < value < float("inf"),
+    "min_gpu_memory_gib": lambda value: isinstance(value, (int, float)) and not isinstance(value, bool)
+    and 0 < value < float("inf"),
     "job_data": lambda value: isinstance(value, dict),  # checked field by field by `JobData.from_fields`
     "explain": lambda value: isinstance(value, bool),
 }

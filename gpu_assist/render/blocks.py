@@ -16,25 +16,28 @@ from typing import Any, Sequence
 from .. import facts
 from ..budgets import BudgetStatus
 from ..commands.objects import QuoteCommand
-from ..compare import Comparison
+from ..compare import Comparison, ComparisonRow
 from ..facts import LaunchCloud
 from ..fleet import FleetReport
 from ..identity import slack_mention
+from ..interruptions import Interruption
 from ..plural import plural
 from ..pricing import Quote
 from ..recommendation import Recommendation
 from ..records import RequestRecord
-from ..request import format_duration
+from ..request import Request, format_duration
 from ..specs import Checks, ExtendSpec, LaunchSpec, OptionId, launch_button_value
 from ..standing import TeamStanding
-from ..watch import EXTENSION_S
-from . import operations as _operations, plans as _plans  # noqa: F401 - register the text of every result Slack shows
+from ..watch import EXTENSION_S, IdleAlert
+from . import operations as _operations  # noqa: F401 - register the text of every result Slack shows
 from .comparison import HEADERS, job_length, layout
 from .money import format_hours, format_money, format_percent, format_plan_cost
 from .notes import said, words
 from .spend import budget_line, idle_alert, interruption_line, team_line
 from .tables import table, text_table
 from .text import render as render_text
+
+Block = dict[str, Any]  # one Block Kit block, as Slack's Web API takes it
 
 APPROVE = "approve_request"
 REJECT = "reject_request"
@@ -78,11 +81,11 @@ def _fleet_message(result: FleetReport, *, command: object = None) -> tuple[str,
     return f"{plural(len(result.instances), 'GPU instance')}, {len(result.idle)} idle", fleet_blocks(result)
 
 
-def _section(text: str) -> dict:
+def _section(text: str) -> Block:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text[:_SECTION_LIMIT]}}
 
 
-def _context(lines: list[str]) -> dict:
+def _context(lines: list[str]) -> Block:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": line[:2900]} for line in lines[:10]]}
 
 
@@ -100,7 +103,7 @@ def _reason(quote: Quote) -> str:
     return words(quote.empty_reason) if quote.empty_reason else "try fewer filters"
 
 
-def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
+def quote_blocks(result: Quote, *, top: int = 5) -> list[Block]:
     request = result.request
     options = result.options[:top]
     title = f"{request.count}×{request.gpu} for {job_length(request.duration_s)}"
@@ -135,7 +138,7 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[dict]:
     return blocks
 
 
-def _launch_button(row, index: int, request) -> dict | None:
+def _launch_button(row: ComparisonRow, index: int, request: Request) -> Block | None:
     """A "Request launch" accessory for a verified AWS row, for its cheapest on-demand or spot option."""
     options = [o for m, o in row.cells if m in ("on-demand", "spot") and o.verified]
     if row.provider != "aws" or not options:
@@ -147,7 +150,7 @@ def _launch_button(row, index: int, request) -> dict | None:
                                          request.duration_s)}
 
 
-def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None, start: int = 0) -> list[dict]:
+def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None, start: int = 0) -> list[Block]:
     """The comparison as Block Kit: a section per offer (at most 8), the legend in a context block and, when
     `command` (the quote that asked) is given, a "More" button for the next rows. It speaks Slack's grammar
     (`include-flagged`, `top=20`), never CLI flags."""
@@ -155,7 +158,7 @@ def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None
     rows = result.rows[start:start + CARD_ROWS]
     lines = view.rows[start:start + CARD_ROWS]
     header = f"{view.title}" if not start else f"{view.title} (from #{start + 1})"
-    blocks: list[dict] = [{"type": "header", "text": {"type": "plain_text", "text": header[:150]}}]
+    blocks: list[Block] = [{"type": "header", "text": {"type": "plain_text", "text": header[:150]}}]
     if not rows and not result.untrusted:
         reason = _reason(result.quote)
         return blocks + [_section(f"No offer matches: {reason}."), _context(list(view.notices) or [reason])]
@@ -212,7 +215,7 @@ def read_more(value: str) -> tuple[QuoteCommand, int]:
     return QuoteCommand.from_fields(asked["quote"]), start
 
 
-def recommendation_blocks(result, *, top: int = 5) -> list[dict]:
+def recommendation_blocks(result: Recommendation, *, top: int = 5) -> list[Block]:
     workload = result.workload
     plans = result.plans[:top]
     blocks = [{"type": "header", "text": {"type": "plain_text",
@@ -230,12 +233,12 @@ def recommendation_blocks(result, *, top: int = 5) -> list[dict]:
     return blocks
 
 
-def text_blocks(result) -> list[dict]:
+def text_blocks(result: object) -> list[Block]:
     """Results without a card of their own (tco, local util, requests, help): their text, monospaced."""
     return [_section(_code(render_text(result)))]
 
 
-def fleet_blocks(report) -> list[dict]:
+def fleet_blocks(report: FleetReport) -> list[Block]:
     blocks = [_section(_code(render_text(report)))]
     buttons = [{"type": "button", "action_id": f"{REQUEST_STOP}_{i}", "style": "danger",
                 "text": {"type": "plain_text", "text": f"Request stop {u.instance_id}"[:75]}, "value": u.instance_id}
@@ -246,7 +249,7 @@ def fleet_blocks(report) -> list[dict]:
 
 
 def approval_card(record: RequestRecord, *, decided: str | None = None, budgets: Sequence[BudgetStatus] = (),
-                  team: TeamStanding | None = None) -> list[dict]:
+                  team: TeamStanding | None = None) -> list[Block]:
     """The card approvers see; with `decided`, the buttons give way to what happened. `budgets` are the
     `BudgetStatus` rows the request counts against: one line each, an overrun in bold with a red mark; `team`,
     the team's month so far (spent, committed to TTLs, running) for whoever decides, budgets or not (a decided card
@@ -317,7 +320,7 @@ def outcome_line(record: RequestRecord) -> str:
     return f"{record.state}"
 
 
-def error_blocks(message: str) -> list[dict]:
+def error_blocks(message: str) -> list[Block]:
     return [_section(f":warning: {message}")]
 
 
@@ -377,7 +380,7 @@ def decision_line(record: RequestRecord, decider: str, *, approved: bool) -> str
     return f"Rejected by {slack_mention(decider)}"
 
 
-def decided_card(record: RequestRecord, line: str, budgets: Sequence[BudgetStatus] = ()) -> tuple[str, list[dict]]:
+def decided_card(record: RequestRecord, line: str, budgets: Sequence[BudgetStatus] = ()) -> tuple[str, list[Block]]:
     """The approval card once decided (its buttons give way to `line`): (notification text, blocks)."""
     return f"{record.id}: {line}", approval_card(record, decided=line, budgets=budgets)
 
@@ -387,13 +390,13 @@ def decision_notice(record: RequestRecord, line: str) -> str:
     return f"{slack_mention(record.requester)} {record.id}: {line}"
 
 
-def more_message(result: Comparison, command: QuoteCommand, start: int) -> tuple[str, list[dict]]:
+def more_message(result: Comparison, command: QuoteCommand, start: int) -> tuple[str, list[Block]]:
     """The "More" button's answer: the comparison's rows from `start` on, with the next "More"."""
     return (f"More offers for {result.request.describe()}",
             comparison_blocks(result, command=command, start=start))
 
 
-def interruption_blocks(event, relaunch: OptionId, duration_s: int) -> list[dict]:
+def interruption_blocks(event: Interruption, relaunch: OptionId, duration_s: int) -> list[Block]:
     """The interruption post with its Relaunch button: a Request launch of the same option for the launch's time to
     live, answered like a quote card's (`specs.launch_button_value`), so it goes through the approval path once per
     click."""
@@ -404,7 +407,7 @@ def interruption_blocks(event, relaunch: OptionId, duration_s: int) -> list[dict
                  "text": {"type": "plain_text", "text": f"Relaunch {relaunch.instance_type}"[:75]}}]}]
 
 
-def idle_alert_blocks(alert) -> list[dict]:
+def idle_alert_blocks(alert: IdleAlert) -> list[Block]:
     """The idle alert with its buttons: Stop (a stop request), Keep 4 h (`watch.SNOOZE`), Extend TTL (an extension
     request of `watch.EXTENSION_S`)."""
     return [{"type": "section", "text": {"type": "mrkdwn", "text": idle_alert(alert)}},

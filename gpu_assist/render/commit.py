@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from ..commitments import CommitmentAdvice, UsageGroup, monthly_bills
@@ -36,7 +37,7 @@ def commitment_rows(advice: CommitmentAdvice) -> list[dict[str, Any]]:
 
 
 def _group_lines(group: UsageGroup, currency: str) -> list[str]:
-    money = lambda amount: format_money(amount, currency)  # noqa: E731
+    money = partial(format_money, currency=currency)
     used = " / ".join(f"{month.hours:,.0f}" for month in group.months)
     lines = wrap(f"{group.instance_type} in {group.region} ({group.provider}): {used} instance-hours a month, "
                  f"{money(group.paid_per_month)} a month paid as you go")

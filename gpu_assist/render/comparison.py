@@ -14,9 +14,9 @@ from decimal import Decimal
 
 from ..compare import Comparison, ComparisonRow
 from ..facts import PricingModel, SpotInterruption
-from ..pricing import QuoteOption
-from ..price_table import HOURS_PER_YEAR
 from ..plural import plural
+from ..price_table import HOURS_PER_YEAR
+from ..pricing import QuoteOption
 from ..request import HOUR_S, Request, format_duration
 from .money import format_hours, format_money
 from .notes import words

@@ -11,12 +11,12 @@ import pandas as pd
 
 from ..compare import COLUMNS, Comparison
 from ..frames import records_frame
-from ..pricing import Quote
+from ..pricing import Quote, QuoteOption
 from ..recommendation import Recommendation
 from .notes import said, words
 
 
-def quote_frame(quote: Quote) -> Any:  # a pandas DataFrame; Any while jupyter/panels.py's table attribute is untyped
+def quote_frame(quote: Quote) -> pd.DataFrame:
     """The options as a DataFrame; `.attrs` keeps the notices and, for an empty one, the reason."""
     frame = records_frame({**_without_parts(o.to_dict()), **_parts(o), "notes": tuple(said(o.notes))}
                           for o in quote.options)
@@ -30,7 +30,7 @@ def _without_parts(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def _parts(option: Any) -> dict[str, Any]:
+def _parts(option: QuoteOption) -> dict[str, Any]:
     """The whole bill's columns (#33) where job data was asked for: NaN for a part no source gives."""
     parts = option.parts
     if parts is None:
@@ -41,7 +41,7 @@ def _parts(option: Any) -> dict[str, Any]:
             "job_total": float(option.whole), "parts_known": parts.complete}
 
 
-def comparison_frame(comparison: Comparison) -> Any:
+def comparison_frame(comparison: Comparison) -> Any:  # Any while jupyter/panels.py styles it untyped
     """One row per comparison row: money as floats in the quote's currency, NaN where no price."""
     records = []
     for row in comparison.rows + comparison.untrusted:
@@ -57,6 +57,6 @@ def comparison_frame(comparison: Comparison) -> Any:
     return pd.DataFrame(records)
 
 
-def plans_frame(result: Recommendation) -> Any:
+def plans_frame(result: Recommendation) -> pd.DataFrame:
     """The feasible plans, cheapest first, each plan's reasons in words."""
     return records_frame({**p.to_dict(), "reasons": tuple(said(p.reasons))} for p in result.plans)

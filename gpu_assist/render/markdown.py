@@ -8,8 +8,8 @@ from typing import Any, Collection, Sequence
 from ..compare import Comparison
 from ..errors import GpuAssistError
 from ..pricing import Quote
-from .notes import words
 from .comparison import layout
+from .notes import words
 from .tabular import quote_table
 
 

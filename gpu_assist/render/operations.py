@@ -7,7 +7,8 @@ columns, each long line folded under its own start.
 from __future__ import annotations
 
 from dataclasses import asdict, replace
-from typing import Any
+from decimal import Decimal
+from typing import Any, Sequence
 
 from ..budgets import BudgetStatus
 from ..commands.objects import RequestDetail
@@ -16,7 +17,7 @@ from ..facts import LaunchCloud
 from ..fleet import FleetReport
 from ..nvml import IDLE_BELOW_PCT, Snapshot, idle_gpus
 from ..plural import plural
-from ..records import RequestRecord, describe
+from ..records import AuditEvent, RequestRecord, describe
 from ..request import format_duration
 from ..specs import Checks, ExtendSpec, LaunchSpec, to_json
 from ..spending import SpendReport
@@ -32,7 +33,11 @@ from .tables import table, text_table
 from .text import render
 
 
-def _number(value, unit: str = "", places: int = 0) -> str:
+def _cents(amount: Decimal | None) -> float | None:
+    return round_money(amount, 2)
+
+
+def _number(value: float | None, unit: str = "", places: int = 0) -> str:
     return "n/a" if value is None else f"{value:,.{places}f}{unit}"
 
 
@@ -93,7 +98,7 @@ def render_fleet(report: FleetReport, **_options: Any) -> str:
     return "\n".join(lines)
 
 
-def render_request(record, trail=()) -> str:
+def render_request(record: RequestRecord, trail: Sequence[AuditEvent] = ()) -> str:
     """A request with its checks and audit trail, each line folded to 100 columns (a dry run's error names an
     SSM parameter; an audit detail may be long)."""
     lines = [describe(record)]
@@ -176,21 +181,20 @@ def commitments_payload(advice: CommitmentAdvice) -> dict[str, Any]:
 @json.payload.register(SpendReport)
 def spend_payload(report: SpendReport) -> dict[str, Any]:
     """A spend report: money as numbers rounded to the cent, times as ISO 8601."""
-    cents = lambda amount: round_money(amount, 2)  # noqa: E731
     return {
         "period": {"label": report.period.label, "start": report.period.start.isoformat(),
                    "end": report.period.end.isoformat()},
-        "currency": report.currency, "total": cents(report.total), "committed": cents(report.committed),
+        "currency": report.currency, "total": _cents(report.total), "committed": _cents(report.committed),
         "launches": [{**plain(asdict(launch)), "hourly": round_money(launch.hourly, 6), "hours": float(launch.hours),
-                      "cost": cents(launch.cost), "projected": cents(launch.projected),
-                      "committed": cents(launch.committed)} for launch in report.launches],
-        "groups": {group: {key: cents(cost) for key, cost in totals.items()}
+                      "cost": _cents(launch.cost), "projected": _cents(launch.projected),
+                      "committed": _cents(launch.committed)} for launch in report.launches],
+        "groups": {group: {key: _cents(cost) for key, cost in totals.items()}
                    for group, totals in report.groups.items() if not report.by or group == report.by},
-        "daily": [{"day": day.isoformat(), "cost": cents(cost)} for day, cost in report.daily],
+        "daily": [{"day": day.isoformat(), "cost": _cents(cost)} for day, cost in report.daily],
         "budgets": [budget(b) for b in report.budgets],
         "actual": None if report.actual is None else {
-            **report.actual, "total": cents(report.actual["total"]),
-            "by_tag": {k: cents(v) for k, v in report.actual["by_tag"].items()}},
+            **report.actual, "total": _cents(report.actual["total"]),
+            "by_tag": {k: _cents(v) for k, v in report.actual["by_tag"].items()}},
         "notes": list(report.notes),
     }
 
@@ -198,10 +202,9 @@ def spend_payload(report: SpendReport) -> dict[str, Any]:
 def budget(status: BudgetStatus) -> dict[str, Any]:
     """Where a budget stands, money rounded to the cent: spent this month, committed by running launches, the
     `estimate` of the request being decided (0 in a spend report), what is left, and the line every face shows."""
-    cents = lambda amount: round_money(amount, 2)  # noqa: E731
-    return {"name": status.name, "amount": cents(status.amount), "currency": status.currency,
-            "month_to_date": cents(status.month_to_date), "committed": cents(status.committed),
-            "estimate": cents(status.estimate), "remaining": cents(status.remaining), "over": status.over,
+    return {"name": status.name, "amount": _cents(status.amount), "currency": status.currency,
+            "month_to_date": _cents(status.month_to_date), "committed": _cents(status.committed),
+            "estimate": _cents(status.estimate), "remaining": _cents(status.remaining), "over": status.over,
             "line": budget_line(status)}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from .. import facts
@@ -162,8 +163,7 @@ def render_tco(result: TcoResult, **_options: Any) -> str:
     i = result.inputs
     c = i.currency
 
-    def money(amount):
-        return format_money(amount, c)
+    money = partial(format_money, currency=c)
 
     rows = [
         ["hardware", f"{i.gpus} × {money(i.hardware_per_gpu)}", money(i.hardware_per_gpu * i.gpus)],
@@ -213,7 +213,7 @@ def recommendation_payload(result: Recommendation) -> dict[str, Any]:
 
 @json.payload.register(TcoResult)
 def tco_payload(result: TcoResult) -> dict[str, Any]:
-    item = plain(asdict(result))
+    item: dict[str, Any] = plain(asdict(result))
     item["break_even_utilisation"] = round_money(result.break_even_utilisation, 4)
     item["cheaper"] = result.cheaper
     return item

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import textwrap
 from decimal import Decimal
+from functools import partial
 
+from ..budgets import BudgetStatus
+from ..interruptions import Interruption
 from ..plural import plural
+from ..spending import SpendReport
+from ..standing import TeamStanding
+from ..watch import Digest, IdleAlert
 from .money import format_hours, format_money, format_percent
 from .sharing import sharing_line
 from .tables import table
@@ -19,9 +25,9 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
     return table(headers, rows, right)
 
 
-def budget_line(status) -> str:
+def budget_line(status: BudgetStatus) -> str:
     """`budget llm: $1,200.00 spent + $300.00 committed + $400.00 this request of $2,000.00: $100.00 left`."""
-    money = lambda amount: format_money(amount, status.currency)  # noqa: E731
+    money = partial(format_money, currency=status.currency)
     parts = [f"{money(status.month_to_date)} spent", f"{money(status.committed)} committed"]
     if status.estimate:
         parts.append(f"{money(status.estimate)} this request")
@@ -30,10 +36,10 @@ def budget_line(status) -> str:
     return f"budget {name} {money(status.amount)}/month: " + " + ".join(parts) + f"; {left}"
 
 
-def team_line(team) -> str:
+def team_line(team: TeamStanding) -> str:
     """`Team this month: $1,200.00 spent + $300.00 committed to TTLs · 2 launches running at $65.87/h`: the
     team's month beside every decision, also where the policy sets no budget."""
-    money = lambda amount: format_money(amount, team.currency)  # noqa: E731
+    money = partial(format_money, currency=team.currency)
     line = (f"Team this month: {money(team.total_month_to_date)} spent + {money(team.total_committed)} committed "
             f"to TTLs · {plural(len(team.running), 'launch', 'launches')} running")
     if team.running:
@@ -45,8 +51,8 @@ def _wrapped(line: str, indent: str = "  ") -> list[str]:
     return textwrap.wrap(line, 100, initial_indent=indent, subsequent_indent=indent + "  ")
 
 
-def render_spend(report) -> str:
-    money = lambda amount: format_money(amount, report.currency)  # noqa: E731
+def render_spend(report: SpendReport) -> str:
+    money = partial(format_money, currency=report.currency)
     lines = [f"gpu-assist spend, {report.period.label}: {money(report.total)} "
              f"({plural(len(report.launches), 'launch', 'launches')})",
              f"running launches have {money(report.committed)} more committed to their TTL"]
@@ -66,8 +72,9 @@ def render_spend(report) -> str:
     return "\n".join(lines)
 
 
-def _actual(report) -> str:
-    actual = report.actual
+def _actual(report: SpendReport) -> str:
+    """Cost Explorer's cost beside ours (`spend … source=aws`): the report has one then."""
+    actual = report.actual or {}
     if actual.get("note"):
         return f"Cost Explorer: {actual['note']}"
     ours = {launch.request_id: launch.cost for launch in report.launches}
@@ -78,7 +85,7 @@ def _actual(report) -> str:
         _table([actual["tag"], "gpu-assist", "Cost Explorer"], rows, {1, 2})
 
 
-def idle_alert(alert) -> str:
+def idle_alert(alert: IdleAlert) -> str:
     """The message an idle instance gets in its request's thread."""
     use = "no" if alert.utilization_pct is None else f"{alert.utilization_pct:.1f}%"
     return (f"{alert.instance_id} ({alert.instance_type}, {alert.request_id} by {alert.requester}) has been idle: "
@@ -88,7 +95,7 @@ def idle_alert(alert) -> str:
                                                        if alert.sharing else ""))
 
 
-def interruption_line(event) -> str:
+def interruption_line(event: Interruption) -> str:
     """The post in a launch's thread when EC2 took one of its spot instances back."""
     what = "the launch has stopped" if event.all_gone else "the launch's other instances still run"
     return (f"{event.instance_id} ({event.instance_type} spot in {event.zone or 'its zone'}, {event.request_id} by "
@@ -97,14 +104,14 @@ def interruption_line(event) -> str:
             f"for the same instance type again.")
 
 
-def crossing_line(status, threshold: int) -> str:
+def crossing_line(status: BudgetStatus, threshold: int) -> str:
     name = "the team budget" if status.name == "*" else f"budget {status.name}"
     return (f"{name} has reached {threshold}% this month: {format_money(status.month_to_date, status.currency)} of "
             f"{format_money(status.amount, status.currency)} ({format_percent(status.used_fraction)})")
 
 
-def render_digest(digest) -> str:
-    money = lambda amount: format_money(amount, digest.currency)  # noqa: E731
+def render_digest(digest: Digest) -> str:
+    money = partial(format_money, currency=digest.currency)
     lines = [f"gpu-assist daily digest, {digest.day:%Y-%m-%d}",
              f"spend yesterday {money(digest.yesterday)}; month to date {money(digest.month_to_date)}"]
     for status in digest.budgets:

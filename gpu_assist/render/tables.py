@@ -49,7 +49,7 @@ def table(headers: list[str], rows: list[list[str]], right: frozenset[int] | set
     """Columns padded to their widest cell; columns in `right` aligned right."""
     widths = [max(display_width(str(cell)) for cell in column) for column in zip(headers, *rows)]
 
-    def line(cells):
+    def line(cells: Sequence[str]) -> str:
         return "  ".join(_pad(str(c), w, i in right) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
@@ -116,7 +116,8 @@ def _pieces(cell: str, width: int, folds: bool) -> list[str]:
     return pieces
 
 
-def _widths(headers, body, whole, clip, narrow, fold) -> list[int]:
+def _widths(headers: Sequence[str], body: Sequence[Sequence[str]], whole: Collection[int], clip: Mapping[int, int],
+            narrow: Sequence[tuple[int, int]], fold: Collection[int]) -> list[int]:
     """Each column's width: its widest cell (clipped columns at most their limit, never below the header),
     narrowed by the `narrow` steps while the table is wider than 100 columns."""
     widths = [display_width(h) for h in headers]
@@ -137,7 +138,8 @@ def _widths(headers, body, whole, clip, narrow, fold) -> list[int]:
     return widths
 
 
-def _lines(headers, body, widths, right, color, highlight, fold) -> list[str]:
+def _lines(headers: Sequence[str], body: Sequence[Sequence[str]], widths: Sequence[int], right: Collection[int],
+           color: bool, highlight: str, fold: Collection[int]) -> list[str]:
     lines = []
     for number, row in enumerate([headers, *body]):
         cells = [_pieces(cell, width, i in fold) for i, (cell, width) in enumerate(zip(row, widths))]

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
+from ..pricing import Quote
 from .money import format_hours, format_money, format_percent
 from .notes import words
+
+if TYPE_CHECKING:  # the planner's type: a quote's CSV or Markdown does not load the planner
+    from ..recommendation import Recommendation
 
 
 def _money(amount: Decimal | None, currency: str, plain: bool, places: int = 2) -> str:
@@ -15,7 +20,7 @@ def _money(amount: Decimal | None, currency: str, plain: bool, places: int = 2) 
     return f"{amount:.{places}f}" if plain else format_money(amount, currency, places=places)
 
 
-def quote_table(result, *, plain: bool = False):
+def quote_table(result: Quote, *, plain: bool = False) -> tuple[list[str], list[list[Any]]]:
     headers = ["provider", "region", "zone", "instance_type", "instances", "pricing_model", "hourly", "total",
                "per_gpu_hour", "savings_vs_on_demand", "currency", "verified", "notes"]
     currency = result.currency
@@ -35,7 +40,7 @@ def quote_table(result, *, plain: bool = False):
     return headers, rows
 
 
-def plan_table(result, *, plain: bool = False):
+def plan_table(result: Recommendation, *, plain: bool = False) -> tuple[list[str], list[list[Any]]]:
     """One row per plan; `hourly` (all the plan's instances, per hour) and `total` (the whole job, blank when its
     length is unknown) in columns of their own, so a spreadsheet never mixes the two."""
     headers = ["gpus", "provider", "region", "instance_type", "instances", "strategy", "hours" if plain else "time",

@@ -16,7 +16,7 @@ from ..commands.objects import HelpCommand
 from ..compare import Comparison
 from ..plural import plural
 from ..pricing import Quote
-from .comparison import BEST, UNITS, format_total, job, layout, scale_of, unit_legend, wrap
+from .comparison import BEST, UNITS, Layout, format_total, job, layout, scale_of, unit_legend, wrap
 from .money import format_money, format_percent, format_rate
 from .notes import words
 from .tables import fitting_table
@@ -79,7 +79,8 @@ def render_comparison(result: Comparison, *, color: bool = False, explain: bool 
     unit (`$130,734k`), said in the legend."""
     views = {"": layout(result)}
 
-    def laid_out(unit: str, widths: tuple[tuple[int, int], int, int] | None, or_wider: bool):
+    def laid_out(unit: str, widths: tuple[tuple[int, int], int, int] | None,
+                 or_wider: bool) -> tuple[Layout, str | None]:
         if unit not in views:
             views[unit] = layout(result, unit=unit)
         view = views[unit]
@@ -147,7 +148,8 @@ def render_quote(result: Quote, *, color: bool = False, explain: bool = False, *
     headers = ["#", "provider", "region/zone", "instance", "n", "pricing", "hourly", "total", "per GPU-h", "saves",
                "notes"]
 
-    def laid_out(unit: str | None, widths: tuple[tuple[int, int], int, int] | None, or_wider: bool):
+    def laid_out(unit: str | None, widths: tuple[tuple[int, int], int, int] | None,
+                 or_wider: bool) -> tuple[str | None, str | None]:
         rows = [[str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances), o.pricing_model,
                  format_rate(o.hourly, o.currency),
                  format_money(o.whole, o.currency) if unit is None else format_total(o.whole, o.currency, unit),

@@ -5,7 +5,7 @@ CLI start does, costs neither pandas nor the planner."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -85,7 +85,9 @@ def _draw_coverage(advice: CommitmentAdvice) -> None:
         from IPython.display import HTML, display  # IPython is there in a notebook, not in every script
     except ImportError:
         return
+    show: Callable[[object], None] = display  # IPython's functions are untyped
+    page: Callable[[str], object] = HTML
     for group in advice.groups:
         picked = [i for i, c in enumerate(group.candidates) if c.recommended]
         if group.candidates:
-            display(HTML(coverage_chart(group, advice.currency, picked[0] if picked else 0)))  # type: ignore[no-untyped-call]
+            show(page(coverage_chart(group, advice.currency, picked[0] if picked else 0)))

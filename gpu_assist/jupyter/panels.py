@@ -103,7 +103,7 @@ class QuotePanel(_Panel):
         self.region = widgets.Text(value="", placeholder="us-east-1, eu, cn…", description="region")
         self.currency = widgets.Dropdown(options=["USD", "CNY"], value=context.currency, description="currency")
         self.top = widgets.BoundedIntText(value=10, min=1, max=1000, description="top")
-        self.table = None
+        self.table: Any = None  # the DataFrame last shown
         self.chart = ""
         super().__init__(context, [widgets.HBox([self.gpu, self.count, self.duration]), self.pricing,
                                    widgets.HBox([self.providers, widgets.VBox([self.region, self.currency,

@@ -73,3 +73,59 @@ def test_the_layers_are_named_for_modules_that_exist():
     modules = _modules()
     ours = [prefix for prefix in (*FACES, *ADAPTERS) if prefix.startswith(("gpu_assist", "slackbot"))]
     assert [prefix for prefix in ours if not any(_within(name, (prefix,)) for name in modules)] == []
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module → the modules of ours it imports, at the top, in functions and under `TYPE_CHECKING`."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                graph[name] |= {target for target in _imported(name, path, node, modules)
+                                if target in modules and target != name}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan): each is a set of modules that import
+    one another in a loop. A package importing its own submodules (`render/__init__` → `render.money`) is no
+    loop unless the submodule imports the package back."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_modules_import_each_other_in_a_loop():
+    """0 import circles, lazy and type-checking imports counted: a loop closed through a function-level import is
+    still one (#30)."""
+    assert _circles(_graph()) == []
+

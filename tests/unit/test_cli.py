@@ -94,7 +94,7 @@ def test_flags_build_the_command_their_words_would(catalog):
 def test_util_takes_the_grammars_words_as_help_and_slack_say_them(catalog, capsys):
     """`util fleet region=us-east-1 window=30m threshold=10`, the example `help` prints, exited 2 with
     "unrecognized arguments": the CLI's util took only flags."""
-    from gpu_assist.cli.answers import command_of
+    from gpu_assist.cli.util import command_of
     from gpu_assist.cli.parser import build_parser, parse_args
 
     def built(*argv):

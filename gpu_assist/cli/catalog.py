@@ -7,7 +7,7 @@ import csv
 import datetime as dt
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -126,7 +126,7 @@ def _refresh_tencent(args: argparse.Namespace, directory: Path) -> int:
     published list and article rows stay, and nothing changes on failure."""
 
     tencent_api.credential()  # no keys: one line naming the variables, before any progress bar
-    regions = [r for r in (args.regions or ",".join(tencent_api.DEFAULT_REGIONS)).split(",") if r]
+    regions = _names(args.regions, tencent_api.DEFAULT_REGIONS)
     with (directory / "tencent.csv").open(newline="", encoding="utf-8") as handle:
         documented = tencent_api.documented_families(csv.DictReader(handle))
     return _refresh_with_progress("Tencent Cloud CVM prices", regions, directory,
@@ -138,7 +138,7 @@ def _refresh_aliyun(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh aliyun`: the account's ECS API (pay-as-you-go and monthly per region); the articles' rows
     stay, and nothing changes on failure."""
     aliyun_api.credential()  # no keys: one line naming the variables, before any progress bar
-    regions = [r for r in (args.regions or ",".join(aliyun_api.DEFAULT_REGIONS)).split(",") if r]
+    regions = _names(args.regions, aliyun_api.DEFAULT_REGIONS)
     gpus = load_gpus(directory / "gpus.csv")
     return _refresh_with_progress("Alibaba Cloud ECS prices", regions, directory,
                                   lambda progress: aliyun_api.AliyunPriceSource(
@@ -149,7 +149,7 @@ def _refresh_huawei(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh huawei`: the account's ECS flavors and BSS ratings (pay-per-use and monthly per region),
     GPUs from the documentation in `sources/cn_gpu_specs.csv`; the articles' rows stay, nothing changes on failure."""
     huawei_api.credential()  # no keys: one line naming the variables, before any progress bar
-    regions = [r for r in (args.regions or ",".join(huawei_api.DEFAULT_REGIONS)).split(",") if r]
+    regions = _names(args.regions, huawei_api.DEFAULT_REGIONS)
     specs = directory / "sources" / china.SPECS_FILE
     documented = china.read_specs(specs)["huawei"] if specs.exists() else []
     gpus = load_gpus(directory / "gpus.csv")
@@ -177,8 +177,8 @@ def _refresh_with_progress(label: str, regions: list[str], directory: Path,
 
 def _refresh_aws(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh aws`: the account's Price List and EC2 APIs."""
-    regions = [r for r in (args.regions or default_region()).split(",") if r]
-    families = tuple(f for f in (args.families or ",".join(aws_api.DEFAULT_FAMILIES)).split(",") if f)
+    regions = _names(args.regions, [default_region()])
+    families = tuple(_names(args.families, aws_api.DEFAULT_FAMILIES))
     aws = aws_api.AwsPriceSource(regions, load_gpus(directory / "gpus.csv"), families=families, today=dt.date.today())
     try:
         print(refresh(aws, directory).summary())
@@ -260,7 +260,7 @@ def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
         raise GpuAssistError("refresh skypilot needs --commit with a full 40-digit commit hash",
                              hint="example: gpu-assist catalog refresh skypilot --commit "
                                   "00148f2af3672e2229b4f7bf8157d5a3f36e3c35 --providers aws")
-    providers = [p for p in (args.providers or ",".join(public.SKYPILOT_PATHS)).split(",") if p]
+    providers = _names(args.providers, public.SKYPILOT_PATHS)
     unknown = [p for p in providers if p not in public.SKYPILOT_PATHS]
     if unknown:
         raise GpuAssistError(f"unknown SkyPilot cloud '{unknown[0]}'",
@@ -277,7 +277,7 @@ def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.dat
     if stray:
         raise GpuAssistError(f"refresh aws-public takes --regions, not {stray}",
                              hint="example: gpu-assist catalog refresh aws-public --regions us-east-1,us-west-2")
-    regions = [r.strip() for r in (args.regions or default_region()).split(",") if r.strip()]
+    regions = _names(args.regions, [default_region()])
     source = aws_public.AwsPublicPriceSource(directory, regions)
     report = refresh(source, directory)
     print(report.summary())
@@ -289,6 +289,11 @@ def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.dat
         f"| {today.isoformat()} | `{aws_public.SOURCE_KEY}` | {url} | streamed | {report.rows_written} aws rows |"
         for url in source.urls])
     return 0
+
+
+def _names(flag: str | None, default: Iterable[str]) -> list[str]:
+    """A comma-separated flag's names (`--regions us-east-1,us-west-2`), else the default ones."""
+    return [name.strip() for name in flag.split(",") if name.strip()] if flag else list(default)
 
 
 def _require_directory(path: Path, what: str, example: str) -> None:

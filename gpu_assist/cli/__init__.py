@@ -17,6 +17,7 @@ import textwrap
 from collections.abc import Callable
 
 from ..errors import GpuAssistError, shorten_echoes
+from ..render.tables import fits
 from .parser import build_parser, parse_args
 
 EXIT_USER_ERROR = 2
@@ -54,9 +55,6 @@ def _error_text(error: Exception) -> str:
     """`error: …` on one line when it fits 100 columns; else what was wrong, the hint and the example each start
     a line of their own, folded between words, continuation lines indented. A word is never broken (an echo of
     the user's words is cut to 80 characters, a path is copied whole)."""
-    # the text renderer's measure of width, only when there is an error to print: a JSON quote does not load it
-    from ..render.tables import fits
-
     line = f"error: {error}"
     if fits(line):
         return line

@@ -124,7 +124,6 @@ def _import_china(args: argparse.Namespace, directory: Path) -> int:
 def _refresh_tencent(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh tencent`: the account's CVM API (on-demand, spot and monthly per zone); the catalog's
     published list and article rows stay, and nothing changes on failure."""
-
     tencent_api.credential()  # no keys: one line naming the variables, before any progress bar
     regions = _names(args.regions, tencent_api.DEFAULT_REGIONS)
     with (directory / "tencent.csv").open(newline="", encoding="utf-8") as handle:
@@ -234,7 +233,6 @@ _GPU_HEADERS = {"gpu": "gpu", "memory_gib": "GiB", "architecture": "architecture
 
 def _gpu_table(frame: pd.DataFrame) -> str:
     """The GPUs within 100 columns: numbers whole, the providers folded after a comma."""
-
     columns = list(_GPU_HEADERS)
     rows = [[str(value) for value in row] for row in frame[columns].itertuples(index=False)]
     price = columns.index("min_verified_on_demand_per_gpu_hour_usd")
@@ -249,7 +247,6 @@ def _gpu_table(frame: pd.DataFrame) -> str:
 
 def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh azure|skypilot`: public price lists, no account; the catalog is unchanged on failure."""
-
     today = dt.date.today()
     if args.provider == "aws-public":
         return _refresh_aws_public(args, directory, today)

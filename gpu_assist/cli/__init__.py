@@ -1,51 +1,42 @@
 """`gpu-assist …`: the command-line face. Errors exit 2 with one line, never a traceback.
 
-`parser.py` is the argparse tree; `answers.py` turns a grammar verb's arguments into a command object, runs it and
-prints the answer; `catalog.py` and `operations.py` are the maintainer's and the operator's verbs. Nothing heavy
-is imported before a verb needs it.
+`parser.py` is the argparse tree. Each verb is answered by the module `ANSWERED_BY` names, imported only when that
+verb is chosen, so nothing heavy is imported before a verb needs it: `answers.py` (quote, help, and the printing
+every grammar verb shares), `plans.py` (recommend, tco), `team.py` (requests, spend, commit), `submit.py`
+(launch, stop, extend), `util.py`; the operator's `operations.py` (the request lifecycle), `db.py`, `slack.py`,
+`metrics.py`, `spot.py`; the catalog maintainer's `catalog.py`.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+import textwrap
+from collections.abc import Callable
 
-from ..errors import GpuAssistError
+from ..errors import GpuAssistError, shorten_echoes
+from ..render.tables import fits
+from .parser import build_parser, parse_args
 
 EXIT_USER_ERROR = 2
 # Killed by SIGPIPE (signal 13), as a shell reports it for `yes | head -1`; a number, as importing `signal` for
 # it would cost every start more than the rest of this module.
 EXIT_BROKEN_PIPE = 128 + 13
 
+# The module under `gpu_assist.cli` whose `answer(args)` answers each verb. It is imported only when its verb is
+# chosen, so a quote loads neither the request store, nor the catalog importers, nor Slack.
+ANSWERED_BY = {
+    "quote": "answers", "help": "answers", "recommend": "plans", "tco": "plans", "util": "util",
+    "launch": "submit", "stop": "submit", "extend": "submit", "spend": "team", "commit": "team", "requests": "team",
+    "approve": "operations", "reject": "operations", "reconcile": "operations", "reap": "operations",
+    "expire": "operations", "db": "db", "slack": "slack", "metrics": "metrics", "spot": "spot", "catalog": "catalog"}
+
 
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command == "catalog":
-        from .catalog import catalog
-
-        return catalog(args)
-    if args.command in ("approve", "reject", "reconcile", "reap", "expire"):
-        from .operations import lifecycle
-
-        return lifecycle(args)
-    if args.command == "db":
-        from .operations import db
-
-        return db(args)
-    if args.command == "slack":
-        from .operations import slack
-
-        return slack(args)
-    if args.command == "metrics":
-        from .operations import metrics
-
-        return metrics(args)
-    if args.command == "spot":
-        from .operations import spot
-
-        return spot(args)
-    from .answers import answer
-
+    answer: Callable[[argparse.Namespace], int] = importlib.import_module(
+        f".{ANSWERED_BY[args.command]}", __name__).answer
     return answer(args)
 
 
@@ -64,15 +55,9 @@ def _error_text(error: Exception) -> str:
     """`error: …` on one line when it fits 100 columns; else what was wrong, the hint and the example each start
     a line of their own, folded between words, continuation lines indented. A word is never broken (an echo of
     the user's words is cut to 80 characters, a path is copied whole)."""
-    from ..render.tables import fits
-
     line = f"error: {error}"
     if fits(line):
         return line
-    import textwrap
-
-    from ..errors import shorten_echoes
-
     parts = [error.message, error.hint, error.example and f"example: {error.example}"] \
         if isinstance(error, GpuAssistError) else [str(error)]
     lines: list[str] = []
@@ -83,8 +68,6 @@ def _error_text(error: Exception) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .parser import build_parser, parse_args
-
     words = sys.argv[1:] if argv is None else argv
     try:
         status = _dispatch(parse_args(build_parser(words[0] if words else None), words))

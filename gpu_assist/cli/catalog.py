@@ -3,17 +3,41 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime as dt
 import json
+import re
+from collections.abc import Callable, Iterable
+from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ..aws import explain
+from ..catalog import default_catalog_dir, load_catalog, source_disagreements, validate_directory
+from ..catalog_files import corrected_rows, dropped_rows
+from ..catalog_report import CAUGHT_COLUMNS, billing_footnote, caught_table, gpu_summary, provider_status
+from ..data_prices import FILE_NAME, replace_rows
 from ..errors import CatalogError, GpuAssistError, ParseError
+from ..gpus import load_gpus
+from ..importers import aliyun_api, aws_api, aws_public, china, huawei_api, public, sanity, skypilot, tencent_api
+from ..importers.committed import WithCommittedPrices
+from ..importers.ecb import write_fx
 from ..plural import plural
+from ..regions import default_region
+from ..render.comparison import wrap
+from ..render.money import format_rate, restate_money
+from ..render.notes import words
+from ..render.tables import table, text_table
+from ..sources import PriceSource, refresh
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# What a refresh under a progress bar calls after each region: (region, regions done, regions in all).
+Advance = Callable[[str, int, int], None]
 
 
-def catalog(args: argparse.Namespace) -> int:
-    from ..catalog import default_catalog_dir
-
+def answer(args: argparse.Namespace) -> int:
     directory = getattr(args, "catalog_dir", None) or getattr(args, "directory", None) or default_catalog_dir()
     if args.catalog_command == "validate":
         return _validate(directory)
@@ -32,16 +56,12 @@ def catalog(args: argparse.Namespace) -> int:
     if args.catalog_command == "refresh":
         return _refresh_aws(args, directory)
     if args.catalog_command == "import-fx":
-        from ..importers.ecb import write_fx
-
         print(write_fx(directory / "fx.csv"))
         return 0
     return _report(args, directory)
 
 
 def _validate(directory: Path) -> int:
-    from ..catalog import source_disagreements, validate_directory
-
     _require_directory(directory, "catalog directory", "gpu-assist catalog validate catalogs")
     defects = validate_directory(directory)
     for defect in defects:
@@ -51,9 +71,6 @@ def _validate(directory: Path) -> int:
         return 1
     disagreements = source_disagreements(directory)
     if disagreements:
-        from ..render.comparison import wrap
-        from ..render.money import restate_money
-
         print(f"{plural(len(disagreements), 'offer')} where two sources disagree (kept, labelled in quotes):")
         # the committed-use datasets' figures are dollars (importers/committed.py), shown as quotes show them
         print("\n".join(folded for line in disagreements
@@ -64,11 +81,6 @@ def _validate(directory: Path) -> int:
 
 def _print_corrected_and_dropped(directory: Path) -> None:
     """The rows the import corrected (and on what source), and the rows no quote ranks (and why)."""
-    from ..catalog_files import corrected_rows, dropped_rows
-    from ..render.comparison import wrap
-    from ..render.money import restate_money
-    from ..render.notes import words
-
     for heading, rows in (("corrected (kept, with the correction labelled in quotes)", corrected_rows(directory)),
                           ("dropped (every price has a known defect; include-flagged shows them)",
                            dropped_rows(directory))):
@@ -81,98 +93,77 @@ def _print_corrected_and_dropped(directory: Path) -> None:
 
 
 def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
-    from ..gpus import load_gpus
-    from ..importers import sanity
-    from ..importers.committed import WithCommittedPrices
-    from ..importers.public import FixedRows
-    from ..importers.skypilot import EXTRACTS, SkyPilotSource
-    from ..sources import refresh
-
     _check_as_of(args.as_of)
     example = "gpu-assist catalog import-skypilot catalogs/sources --as-of 2026-12-02"
     _require_directory(args.path, "SkyPilot extract folder", example)
-    for extract in EXTRACTS.values():
+    for extract in skypilot.EXTRACTS.values():
         _require_file(args.path / extract.file, f"the extract {extract.file}", example)
     gpus = load_gpus(directory / "gpus.csv")
-    sources = [WithCommittedPrices(SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
-               for provider in EXTRACTS]
+    sources = [WithCommittedPrices(skypilot.SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
+               for provider in skypilot.EXTRACTS]
     rows = {source.provider: list(source.rows()) for source in sources}
     sanity.check(rows)  # the rules that compare providers and zones see every row before any is written
     for source in sources:
-        print(refresh(FixedRows(source, rows[source.provider]), directory).summary())
+        print(refresh(public.FixedRows(source, rows[source.provider]), directory).summary())
     return 0
 
 
 def _import_china(args: argparse.Namespace, directory: Path) -> int:
     """`catalog import-china`: aliyun.csv, tencent.csv, huawei.csv from the providers' documented specs, Tencent's
     published list prices and the articles' claims (rerunnable: the same sources give the same files)."""
-    from ..gpus import load_gpus
-    from ..importers.china import PRICES_FILE, PROVIDERS, SPECS_FILE, ChinaSource
-    from ..sources import refresh
-
     example = "gpu-assist catalog import-china catalogs/sources"
     _require_directory(args.path, "sources folder", example)
-    for name in (SPECS_FILE, PRICES_FILE):
+    for name in (china.SPECS_FILE, china.PRICES_FILE):
         _require_file(args.path / name, f"the extract {name}", example)
     gpus = load_gpus(directory / "gpus.csv")
-    for provider in PROVIDERS:
-        print(refresh(ChinaSource(provider, args.path, gpus), directory).summary())
+    for provider in china.PROVIDERS:
+        print(refresh(china.ChinaSource(provider, args.path, gpus), directory).summary())
     return 0
 
 
 def _refresh_tencent(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh tencent`: the account's CVM API (on-demand, spot and monthly per zone); the catalog's
     published list and article rows stay, and nothing changes on failure."""
-    import csv
-
-    from ..importers.tencent_api import DEFAULT_REGIONS, TencentPriceSource, credential, documented_families
-
-    credential()  # no keys: one line naming the variables, before any progress bar
-    regions = [r for r in (args.regions or ",".join(DEFAULT_REGIONS)).split(",") if r]
+    tencent_api.credential()  # no keys: one line naming the variables, before any progress bar
+    regions = _names(args.regions, tencent_api.DEFAULT_REGIONS)
     with (directory / "tencent.csv").open(newline="", encoding="utf-8") as handle:
-        documented = documented_families(csv.DictReader(handle))
-    return _refresh_with_progress("Tencent Cloud CVM prices", regions, directory, lambda progress: TencentPriceSource(
-        regions, documented, today=dt.date.today(), progress=progress))
+        documented = tencent_api.documented_families(csv.DictReader(handle))
+    return _refresh_with_progress("Tencent Cloud CVM prices", regions, directory,
+                                  lambda progress: tencent_api.TencentPriceSource(
+                                      regions, documented, today=dt.date.today(), progress=progress))
 
 
 def _refresh_aliyun(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh aliyun`: the account's ECS API (pay-as-you-go and monthly per region); the articles' rows
     stay, and nothing changes on failure."""
-    from ..gpus import load_gpus
-    from ..importers.aliyun_api import DEFAULT_REGIONS, AliyunPriceSource, credential
-
-    credential()  # no keys: one line naming the variables, before any progress bar
-    regions = [r for r in (args.regions or ",".join(DEFAULT_REGIONS)).split(",") if r]
+    aliyun_api.credential()  # no keys: one line naming the variables, before any progress bar
+    regions = _names(args.regions, aliyun_api.DEFAULT_REGIONS)
     gpus = load_gpus(directory / "gpus.csv")
-    return _refresh_with_progress("Alibaba Cloud ECS prices", regions, directory, lambda progress: AliyunPriceSource(
-        regions, gpus, today=dt.date.today(), progress=progress))
+    return _refresh_with_progress("Alibaba Cloud ECS prices", regions, directory,
+                                  lambda progress: aliyun_api.AliyunPriceSource(
+                                      regions, gpus, today=dt.date.today(), progress=progress))
 
 
 def _refresh_huawei(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh huawei`: the account's ECS flavors and BSS ratings (pay-per-use and monthly per region),
     GPUs from the documentation in `sources/cn_gpu_specs.csv`; the articles' rows stay, nothing changes on failure."""
-    from ..gpus import load_gpus
-    from ..importers.china import SPECS_FILE, read_specs
-    from ..importers.huawei_api import DEFAULT_REGIONS, HuaweiPriceSource, credential
-
-    credential()  # no keys: one line naming the variables, before any progress bar
-    regions = [r for r in (args.regions or ",".join(DEFAULT_REGIONS)).split(",") if r]
-    specs = directory / "sources" / SPECS_FILE
-    documented = read_specs(specs)["huawei"] if specs.exists() else []
+    huawei_api.credential()  # no keys: one line naming the variables, before any progress bar
+    regions = _names(args.regions, huawei_api.DEFAULT_REGIONS)
+    specs = directory / "sources" / china.SPECS_FILE
+    documented = china.read_specs(specs)["huawei"] if specs.exists() else []
     gpus = load_gpus(directory / "gpus.csv")
-    return _refresh_with_progress("Huawei Cloud ECS prices", regions, directory, lambda progress: HuaweiPriceSource(
-        regions, documented, gpus, today=dt.date.today(), progress=progress))
+    return _refresh_with_progress("Huawei Cloud ECS prices", regions, directory,
+                                  lambda progress: huawei_api.HuaweiPriceSource(
+                                      regions, documented, gpus, today=dt.date.today(), progress=progress))
 
 
 _CHINA_REFRESH = {"tencent": _refresh_tencent, "aliyun": _refresh_aliyun, "huawei": _refresh_huawei}
 
 
-def _refresh_with_progress(label: str, regions: list[str], directory: Path, make_source) -> int:
+def _refresh_with_progress(label: str, regions: list[str], directory: Path,
+                            make_source: Callable[[Advance], PriceSource]) -> int:
     """Refresh a provider region by region under a progress bar on stderr, then say what was written."""
-    from ..importers.public import _progress
-    from ..sources import refresh
-
-    progress, task = _progress(f"{label}: regions", total=len(regions))
+    progress, task = public._progress(f"{label}: regions", total=len(regions))
 
     def advance(region: str, done: int, _total: int) -> None:
         progress.update(task, completed=done, description=f"{label}: {region or 'done'}")
@@ -185,46 +176,31 @@ def _refresh_with_progress(label: str, regions: list[str], directory: Path, make
 
 def _refresh_aws(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh aws`: the account's Price List and EC2 APIs."""
-    from ..regions import default_region
-    from ..gpus import load_gpus
-    from ..importers.aws_api import DEFAULT_FAMILIES, AwsPriceSource
-    from ..sources import refresh
-
-    regions = [r for r in (args.regions or default_region()).split(",") if r]
-    families = tuple(f for f in (args.families or ",".join(DEFAULT_FAMILIES)).split(",") if f)
-    aws = AwsPriceSource(regions, load_gpus(directory / "gpus.csv"), families=families, today=dt.date.today())
+    regions = _names(args.regions, [default_region()])
+    families = tuple(_names(args.families, aws_api.DEFAULT_FAMILIES))
+    aws = aws_api.AwsPriceSource(regions, load_gpus(directory / "gpus.csv"), families=families, today=dt.date.today())
     try:
         print(refresh(aws, directory).summary())
     except GpuAssistError:
         raise
     except Exception as error:  # noqa: BLE001 - botocore's failures, as one line; the old file stays
-        from ..aws import explain
-
         raise explain(error, "refreshing AWS prices (the previous catalog is unchanged)") from None
     return 0
 
 
 def _report(args: argparse.Namespace, directory: Path) -> int:
     """`catalog list-gpus` and `catalog status`: a table, or JSON records."""
-    from ..catalog import load_catalog
-    from ..catalog_report import CAUGHT_COLUMNS, billing_footnote, gpu_summary, provider_status
-
     catalog = load_catalog(directory)
     if args.catalog_command == "list-gpus":
         frame = gpu_summary(catalog)
     else:
-        from ..importers.skypilot import EXTRACTS
-
-        documented = [provider for provider, extract in EXTRACTS.items() if not extract.billing_assumed]
+        documented = [provider for provider, extract in skypilot.EXTRACTS.items() if not extract.billing_assumed]
         frame = provider_status(catalog, dt.date.today(), billing_documented=documented)
     if args.format == "json":
         print(json.dumps(frame.to_dict(orient="records"), ensure_ascii=False, indent=2, default=str))
     elif args.catalog_command == "list-gpus":
         print(_gpu_table(frame))
     else:
-        from ..render.comparison import wrap
-        from ..render.tables import text_table
-
         shown = frame.drop(columns=["billing", *CAUGHT_COLUMNS], errors="ignore")
         sources = list(shown.columns).index("sources")  # a provider with several sources folds them after commas
         print(text_table(list(shown.columns), [[str(v) for v in row] for row in shown.itertuples(index=False)],
@@ -242,12 +218,8 @@ CAUGHT_LEGEND = ("defects caught at import (rows): corrected = a value corrected
                  "resale = resold upstream offer with a defect")
 
 
-def _print_caught(frame) -> None:
+def _print_caught(frame: pd.DataFrame) -> None:
     """Under `catalog status`: per provider, the rows each price sanity rule caught at import (issue #31)."""
-    from ..catalog_report import CAUGHT_COLUMNS, caught_table
-    from ..render.comparison import wrap
-    from ..render.tables import table
-
     print()
     print("\n".join(wrap(CAUGHT_LEGEND)))
     print(table(["provider", *CAUGHT_COLUMNS], caught_table(frame)))
@@ -259,13 +231,8 @@ _GPU_HEADERS = {"gpu": "gpu", "memory_gib": "GiB", "architecture": "architecture
                 "min_verified_on_demand_per_gpu_hour_usd": "from/GPU-h"}
 
 
-def _gpu_table(frame) -> str:
+def _gpu_table(frame: pd.DataFrame) -> str:
     """The GPUs within 100 columns: numbers whole, the providers folded after a comma."""
-    from decimal import Decimal
-
-    from ..render.money import format_rate
-    from ..render.tables import text_table
-
     columns = list(_GPU_HEADERS)
     rows = [[str(value) for value in row] for row in frame[columns].itertuples(index=False)]
     price = columns.index("min_verified_on_demand_per_gpu_hour_usd")
@@ -280,11 +247,6 @@ def _gpu_table(frame) -> str:
 
 def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh azure|skypilot`: public price lists, no account; the catalog is unchanged on failure."""
-    import re
-
-    from ..importers import public
-    from ..sources import refresh
-
     today = dt.date.today()
     if args.provider == "aws-public":
         return _refresh_aws_public(args, directory, today)
@@ -295,7 +257,7 @@ def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
         raise GpuAssistError("refresh skypilot needs --commit with a full 40-digit commit hash",
                              hint="example: gpu-assist catalog refresh skypilot --commit "
                                   "00148f2af3672e2229b4f7bf8157d5a3f36e3c35 --providers aws")
-    providers = [p for p in (args.providers or ",".join(public.SKYPILOT_PATHS)).split(",") if p]
+    providers = _names(args.providers, public.SKYPILOT_PATHS)
     unknown = [p for p in providers if p not in public.SKYPILOT_PATHS]
     if unknown:
         raise GpuAssistError(f"unknown SkyPilot cloud '{unknown[0]}'",
@@ -307,22 +269,16 @@ def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
 
 def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.date) -> int:
     """`catalog refresh aws-public`: the public EC2 and Savings Plans price list files of some regions."""
-    from ..regions import default_region
-    from ..importers import aws_public, public
-    from ..sources import refresh
-
     stray = next((flag for flag, value in (("--commit", args.commit), ("--providers", args.providers),
                                            ("--families", args.families)) if value), None)
     if stray:
         raise GpuAssistError(f"refresh aws-public takes --regions, not {stray}",
                              hint="example: gpu-assist catalog refresh aws-public --regions us-east-1,us-west-2")
-    regions = [r.strip() for r in (args.regions or default_region()).split(",") if r.strip()]
+    regions = _names(args.regions, [default_region()])
     source = aws_public.AwsPublicPriceSource(directory, regions)
     report = refresh(source, directory)
     print(report.summary())
     if source.gp3:  # the whole bill (#33): EBS gp3 storage from the same files
-        from ..data_prices import FILE_NAME, replace_rows
-
         written = replace_rows(directory / FILE_NAME, aws_public.data_price_rows(source.gp3))
         print(f"{FILE_NAME}: {written} EBS gp3 rows")
     print("read: " + ", ".join(f"{k} {v}" for k, v in sorted(source.counts.items())))
@@ -330,6 +286,11 @@ def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.dat
         f"| {today.isoformat()} | `{aws_public.SOURCE_KEY}` | {url} | streamed | {report.rows_written} aws rows |"
         for url in source.urls])
     return 0
+
+
+def _names(flag: str | None, default: Iterable[str]) -> list[str]:
+    """A comma-separated flag's names (`--regions us-east-1,us-west-2`), else the default ones."""
+    return [name.strip() for name in flag.split(",") if name.strip()] if flag else list(default)
 
 
 def _require_directory(path: Path, what: str, example: str) -> None:

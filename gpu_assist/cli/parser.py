@@ -4,12 +4,17 @@ and the operator's and the catalog maintainer's verbs. Building it imports nothi
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
+import shutil
+import textwrap
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn, TypeAlias
 
 from ..errors import GpuAssistError
 
+# What `add_subparsers` returns: a verb's (or a subcommand's) parsers are added to it.
+Subcommands: TypeAlias = "argparse._SubParsersAction[_Parser]"
 # A word argparse would take for an option although it is a (negative) duration or count: `-5h`, `-8xA100`.
 _NEGATIVE_WORD_RE = re.compile(r"^-\d")
 FORMATS = ("text", "json", "csv", "markdown")
@@ -20,8 +25,6 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
     written (they are laid out already)."""
 
     def __init__(self, prog: str, **kwargs: Any):
-        import shutil
-
         super().__init__(prog, width=min(shutil.get_terminal_size().columns - 2, 100), **kwargs)
 
 
@@ -61,6 +64,7 @@ class _Version(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, _namespace: argparse.Namespace, _values: Any,
                  _option_string: str | None = None) -> None:
+        # importlib.metadata (with email and zipfile, some 15 ms) only when the version is asked for
         from importlib.metadata import PackageNotFoundError, version
 
         try:
@@ -134,7 +138,7 @@ EXAMPLES = {
 }
 
 
-def _add_parser(commands: Any, verb: str, **kwargs: Any) -> argparse.ArgumentParser:
+def _add_parser(commands: Subcommands, verb: str, **kwargs: Any) -> argparse.ArgumentParser:
     """A verb's subparser, its `--help` saying what it does. `gpu-assist --help` lists the verbs itself
     (`_verbs_help`): argparse lists one group of subcommands, and operators' verbs belong apart."""
     return commands.add_parser(verb, description=ABOUT[verb], **kwargs)
@@ -142,8 +146,6 @@ def _add_parser(commands: Any, verb: str, **kwargs: Any) -> argparse.ArgumentPar
 
 def _verbs_help() -> str:
     """The verbs in two groups, a user's and an operator's, each with what it does, within 100 columns."""
-    import textwrap
-
     width = max(map(len, ABOUT)) + 2
     lines: list[str] = []
     for title, verbs in (("commands:", [v for v in ABOUT if v not in OPERATOR_VERBS]),
@@ -155,7 +157,7 @@ def _verbs_help() -> str:
     return "\n".join([*lines, "", "gpu-assist COMMAND --help: its options; gpu-assist help: examples"])
 
 
-def _add_quote(commands: Any, verb: str) -> None:
+def _add_quote(commands: Subcommands, verb: str) -> None:
     q = _add_parser(commands, verb)
     q.add_argument("words", nargs="+", help="the request, e.g. 8xA100 72h spot region=us-east-1")
     q.add_argument("--top", help="show the N cheapest offers, or all (default 15; JSON: all)")
@@ -176,7 +178,7 @@ def _add_quote(commands: Any, verb: str) -> None:
     q.add_argument("--format", choices=FORMATS, default="text")
 
 
-def _add_recommend(commands: Any, verb: str) -> None:
+def _add_recommend(commands: Subcommands, verb: str) -> None:
     r = _add_parser(commands, verb)
     r.add_argument("words", nargs="+", help="the workload, e.g. finetune 70B lora budget=2000")
     r.add_argument("--top", help="show the N cheapest feasible plans, or all (default 10)")
@@ -184,13 +186,13 @@ def _add_recommend(commands: Any, verb: str) -> None:
     r.add_argument("--format", choices=FORMATS, default="text")
 
 
-def _add_tco(commands: Any, verb: str) -> None:
+def _add_tco(commands: Subcommands, verb: str) -> None:
     t = _add_parser(commands, verb, epilog=_tco_keys)  # called by format_help, only when help is shown
     t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=100k")
     t.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_util(commands: Any, verb: str) -> None:
+def _add_util(commands: Subcommands, verb: str) -> None:
     u = _add_parser(commands, verb)
     u.add_argument("words", nargs="*", help="the grammar's words, e.g. fleet region=us-east-1 window=30m "
                    "threshold=10 i-…")
@@ -204,7 +206,7 @@ def _add_util(commands: Any, verb: str) -> None:
     u.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_submit(commands: Any, verb: str) -> None:
+def _add_submit(commands: Subcommands, verb: str) -> None:
     """launch, stop, extend: requests an approver decides."""
     p = _add_parser(commands, verb)
     p.add_argument("words", nargs="+")
@@ -213,20 +215,20 @@ def _add_submit(commands: Any, verb: str) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_spend(commands: Any, verb: str) -> None:
+def _add_spend(commands: Subcommands, verb: str) -> None:
     s = _add_parser(commands, verb)
     s.add_argument("words", nargs="*", help="a period (mtd, 2026-11, 7d, yesterday), by=requester|project|"
                    "instance-type|pricing, source=aws")
     s.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_commit(commands: Any, verb: str) -> None:
+def _add_commit(commands: Subcommands, verb: str) -> None:
     c = _add_parser(commands, verb)
     c.add_argument("words", nargs="*", help="months=N: whole months of recorded launches to plan from (default 3)")
     c.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_decision(commands: Any, verb: str) -> None:
+def _add_decision(commands: Subcommands, verb: str) -> None:
     """approve, reject: the operator's break-glass override."""
     p = _add_parser(commands, verb)
     p.add_argument("request_id")
@@ -236,13 +238,13 @@ def _add_decision(commands: Any, verb: str) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_requests(commands: Any, verb: str) -> None:
+def _add_requests(commands: Subcommands, verb: str) -> None:
     q = _add_parser(commands, verb)
     q.add_argument("words", nargs="*", help="list | show ID")
     q.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _add_db(commands: Any, verb: str) -> None:
+def _add_db(commands: Subcommands, verb: str) -> None:
     db = _add_parser(commands, verb)
     db_commands = db.add_subparsers(dest="db_command", required=True, parser_class=_Parser)
     db_commands.add_parser("upgrade", help="create or upgrade the schema to the newest migration (idempotent)")
@@ -250,12 +252,12 @@ def _add_db(commands: Any, verb: str) -> None:
     _name_choices(db_commands)
 
 
-def _add_plain(commands: Any, verb: str) -> None:
+def _add_plain(commands: Subcommands, verb: str) -> None:
     """reconcile, reap, expire, help: a verb without arguments."""
     _add_parser(commands, verb)
 
 
-def _add_slack(commands: Any, verb: str) -> None:
+def _add_slack(commands: Subcommands, verb: str) -> None:
     sl = _add_parser(commands, verb)
     slack = sl.add_subparsers(dest="slack_command", required=True, parser_class=_Parser)
     sv = slack.add_parser("serve", help="HTTP server for Slack's events (waitress; gunicorn with --workers N)")
@@ -269,7 +271,7 @@ def _add_slack(commands: Any, verb: str) -> None:
     _name_choices(slack)
 
 
-def _add_metrics(commands: Any, verb: str) -> None:
+def _add_metrics(commands: Subcommands, verb: str) -> None:
     m = _add_parser(commands, verb)
     metrics = m.add_subparsers(dest="metrics_command", required=True, parser_class=_Parser)
     sv = metrics.add_parser("serve", help="GET /metrics in the Prometheus text format: this machine's GPUs, and the "
@@ -282,7 +284,7 @@ def _add_metrics(commands: Any, verb: str) -> None:
     _name_choices(metrics)
 
 
-def _add_spot(commands: Any, verb: str) -> None:
+def _add_spot(commands: Subcommands, verb: str) -> None:
     s = _add_parser(commands, verb)
     spot = s.add_subparsers(dest="spot_command", required=True, parser_class=_Parser)
     w = spot.add_parser("watch", help="run a job; at EC2's 2-minute spot warning run --on-warning, send the job "
@@ -293,7 +295,7 @@ def _add_spot(commands: Any, verb: str) -> None:
     _name_choices(spot)
 
 
-def _add_catalog(commands: Any, verb: str) -> None:
+def _add_catalog(commands: Subcommands, verb: str) -> None:
     c = _add_parser(commands, verb)
     cat = c.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
     v = cat.add_parser("validate", help="report every defect with file and line")
@@ -327,14 +329,14 @@ def _add_catalog(commands: Any, verb: str) -> None:
     _name_choices(cat)
 
 
-def _name_choices(subcommands: Any) -> None:
+def _name_choices(subcommands: Subcommands) -> None:
     """A missing subcommand's error lists the choices (`{validate,list-gpus,…}`), as the usage line does, not the
     attribute it is stored in (`catalog_command`)."""
     subcommands.metavar = "{" + ",".join(subcommands.choices) + "}"
 
 
 # Every verb's subparser, in the order `gpu-assist --help` lists them.
-_VERBS: dict[str, Callable[[Any, str], None]] = {
+_VERBS: dict[str, Callable[[Subcommands, str], None]] = {
     "quote": _add_quote, "recommend": _add_recommend, "tco": _add_tco, "util": _add_util,
     "launch": _add_submit, "stop": _add_submit, "extend": _add_submit, "spend": _add_spend, "commit": _add_commit,
     "approve": _add_decision, "reject": _add_decision, "requests": _add_requests,
@@ -343,8 +345,6 @@ _VERBS: dict[str, Callable[[Any, str], None]] = {
 
 
 def _unknown_verb(word: str) -> NoReturn:
-    import difflib
-
     near = difflib.get_close_matches(word.lower(), _VERBS, n=1)
     users = ", ".join(verb for verb in _VERBS if verb not in OPERATOR_VERBS)
     raise GpuAssistError(f"unknown command '{word}'" + (f" — did you mean {near[0]}?" if near else ""),
@@ -354,8 +354,7 @@ def _unknown_verb(word: str) -> NoReturn:
 
 def _tco_keys() -> str:
     """The keys `tco` reads, for `tco --help`, within 100 columns."""
-    import textwrap
-
+    # tco imports the planning core (recommendation, sizing): only for `tco --help`, never on a quote's path
     from ..tco import EXAMPLE, OPTIONS
 
     width = max(len(key) for key in OPTIONS) + 1

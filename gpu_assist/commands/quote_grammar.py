@@ -35,6 +35,12 @@ def words_of(text: str) -> list[str]:
     return normalise(text).split()
 
 
+def words_from(args: list[str]) -> list[str]:
+    """The grammar's words from words a shell already split (the CLI's arguments): each normalised as `words_of`
+    does, and split again where normalising made a space (`8卡` → `8 x`)."""
+    return [word for arg in args for word in normalise(arg).split()]
+
+
 def parse_quote(words: list[str], gpus: GpuTable, *, top: int | None = None) -> QuoteCommand:
     """`quote`'s words; `top` is the face's default when the words name none (`top=all` names None). The job's
     data words (`disk=2TB`, `checkpoints=140GB every 30m`, …) are taken first: `30m` is not the job's length."""

@@ -94,7 +94,7 @@ def test_flags_build_the_command_their_words_would(catalog):
 def test_util_takes_the_grammars_words_as_help_and_slack_say_them(catalog, capsys):
     """`util fleet region=us-east-1 window=30m threshold=10`, the example `help` prints, exited 2 with
     "unrecognized arguments": the CLI's util took only flags."""
-    from gpu_assist.cli.answers import command_of
+    from gpu_assist.cli.util import command_of
     from gpu_assist.cli.parser import build_parser, parse_args
 
     def built(*argv):
@@ -317,3 +317,30 @@ def test_every_usage_error_ends_with_an_example_that_works_for_its_verb(capsys, 
     if words[0] == "gpu-assist" and words[1] in ("quote", "tco", "recommend"):  # the example itself works
         assert main([*words[1:], "--format", "json"]) == 0
         capsys.readouterr()
+
+
+def test_every_verb_is_answered_by_a_module_of_the_cli():
+    """`gpu-assist VERB` imports the one module `ANSWERED_BY` names for it: there is one for every verb the parser
+    builds, and each has `answer(args)`."""
+    import importlib
+
+    from gpu_assist.cli import ANSWERED_BY
+    from gpu_assist.cli.parser import build_parser
+
+    verbs = build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001 - the verbs argparse knows
+    assert set(ANSWERED_BY) == set(verbs)
+    for module in set(ANSWERED_BY.values()):
+        assert callable(importlib.import_module(f"gpu_assist.cli.{module}").answer)
+
+
+def test_the_shells_words_reach_the_grammar_as_words(catalog):
+    """argparse's words go to the grammar as the list they are, each normalised (full-width letters, Chinese
+    units and counts), never joined into text to be split again: the same command as the plain words."""
+    from gpu_assist.cli.answers import command_of
+    from gpu_assist.cli.parser import build_parser, parse_args
+
+    def built(*argv):
+        return command_of(parse_args(build_parser("quote"), ["quote", *argv]), catalog.gpus)
+
+    plain = built("8xA100", "72h", "spot")
+    assert built("8卡A100", "72小时", "ｓｐｏｔ") == plain == built("8", "x", "A100", "72h", "spot")

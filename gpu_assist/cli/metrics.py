@@ -1,0 +1,16 @@
+"""`gpu-assist metrics serve`: the Prometheus exposition on --host:--port until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import GpuAssistError
+from ..metrics import serve
+
+
+def answer(args: argparse.Namespace) -> int:
+    if not 0 < args.port < 65536 or args.interval <= 0 or args.window < args.interval:
+        raise GpuAssistError("--port must be 1-65535, --interval above 0 and --window at least --interval",
+                             example="gpu-assist metrics serve --port 9400 --interval 5 --window 600")
+    serve(args.host, args.port, interval_s=args.interval, window_s=args.window)
+    return 0

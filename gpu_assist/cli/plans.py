@@ -1,0 +1,26 @@
+"""`gpu-assist recommend …` and `tco …`: a workload's plans, and buying against renting."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from ..commands import Command, Context, grammar, quote_grammar
+from ..gpus import GpuTable
+from ..render import plans  # noqa: F401 - registers the renderers of plans and tco results
+from .answers import show
+
+
+def answer(args: argparse.Namespace) -> int:
+    context = Context()
+    return show(command_of(args, context.catalog.gpus), context, args)
+
+
+def command_of(args: argparse.Namespace, gpus: GpuTable) -> Command:
+    """`recommend`'s words and its `--top` and `--explain`; `tco`'s words."""
+    words = quote_grammar.words_from(args.words)
+    if args.command == "tco":
+        return grammar.parse_verb("tco", words, gpus)
+    top = None if args.top is None else quote_grammar.parse_top(args.top)  # a bad flag is named before the words
+    command = grammar.parse_recommend(words, gpus)
+    return replace(command, explain=command.explain or args.explain, top=command.top if args.top is None else top)

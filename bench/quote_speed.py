@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 from gpu_assist.catalog import OFFER_COLUMNS, Catalog, load_catalog
-from gpu_assist.commands import QuoteCommand, quote_view
+from gpu_assist.commands import QuoteCommand
+from gpu_assist.commands.quoting import quote_view
 from gpu_assist.pricing import quote
 from gpu_assist.render import text as render_text
 from gpu_assist.request import parse_request

@@ -10,7 +10,8 @@ from typing import Any, Callable
 import pandas as pd
 
 from .catalog import load_catalog
-from .commands import CommitCommand, Context, SpendCommand, run, spend_of
+from .commands import CommitCommand, Context, SpendCommand
+from .commands.execute import run, spend_of
 from .commitments import CommitmentAdvice
 from .frames import records_frame
 from .nvml import NvmlSampler

@@ -48,7 +48,7 @@ OLD_LAUNCH = {
 
 def submit_launch(approvals, requester: str, words: str):
     """`launch <words>` as the grammar parses it (what every face hands the lifecycle), submitted by `requester`."""
-    from gpu_assist.commands import parse_command
+    from gpu_assist.commands.grammar import parse_command
 
     return approvals.submit_launch(requester, parse_command(f"launch {words}", approvals.catalog.gpus))
 

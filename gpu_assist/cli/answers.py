@@ -12,7 +12,8 @@ import sys
 from dataclasses import replace
 from typing import Any, Callable
 
-from ..commands import Command, Context, HelpCommand, QuoteCommand, RecommendCommand, Result, quote_grammar, run
+from ..commands import Command, Context, HelpCommand, QuoteCommand, RecommendCommand, Result, quote_grammar
+from ..commands.quoting import quote_view
 from ..gpus import GpuTable
 from ..render import notes
 from ..request import parse_currency, parse_pricing_models, parse_providers, parse_regions
@@ -21,9 +22,12 @@ DEFAULT_TOP = 15  # a terminal's worth of comparison rows; JSON gives every opti
 
 
 def answer(args: argparse.Namespace) -> int:
-    """`quote …` or `help`: run it and print its answer."""
+    """`quote …` or `help`: answer it (`quoting.quote_view`, as `run` answers a quote in every face) and print it."""
     context = Context()
-    return show(command_of(args, context.catalog.gpus), context, args)
+    command = command_of(args, context.catalog.gpus)
+    result: Result = command if isinstance(command, HelpCommand) else \
+        quote_view(command, context.catalog, today=context.today(), currency=context.currency)
+    return show(command, result, args)
 
 
 def command_of(args: argparse.Namespace, gpus: GpuTable) -> QuoteCommand | HelpCommand:
@@ -54,10 +58,9 @@ def _quote(args: argparse.Namespace, gpus: GpuTable) -> QuoteCommand:
                    explain=command.explain or args.explain, **options)
 
 
-def show(command: Command, context: Context, args: argparse.Namespace, *, actor: str | None = None) -> int:
-    """Run the command (for `actor`, where the verb takes `--as`) and print its answer in the `--format` named."""
+def show(command: Command, result: Result, args: argparse.Namespace) -> int:
+    """Print a command's answer in the `--format` named."""
     output = getattr(args, "format", "text")  # `help` has no --format
-    result = run(command, context, actor=actor)
     explain = isinstance(command, (RecommendCommand, QuoteCommand)) and command.explain
     print(renderer(output)(result, explain=explain, **terminal(output)))
     _say_why_empty(result, output)

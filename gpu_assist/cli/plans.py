@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 
 from ..commands import Command, Context, grammar, quote_grammar
+from ..commands.execute import run
 from ..gpus import GpuTable
 from ..render import plans  # noqa: F401 - registers the renderers of plans and tco results
 from .answers import show
@@ -13,7 +14,8 @@ from .answers import show
 
 def answer(args: argparse.Namespace) -> int:
     context = Context()
-    return show(command_of(args, context.catalog.gpus), context, args)
+    command = command_of(args, context.catalog.gpus)
+    return show(command, run(command, context), args)
 
 
 def command_of(args: argparse.Namespace, gpus: GpuTable) -> Command:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..commands import Context, grammar, quote_grammar
+from ..commands.execute import run
 from ..identity import chosen_name
 from ..render import operations  # noqa: F401 - registers the renderers of a submitted request
 from .answers import show
@@ -15,4 +16,4 @@ def answer(args: argparse.Namespace) -> int:
     unauthenticated and is never an approver's."""
     context = Context()
     command = grammar.parse_verb(args.command, quote_grammar.words_from(args.words), context.catalog.gpus)
-    return show(command, context, args, actor=chosen_name(args.actor))
+    return show(command, run(command, context, actor=chosen_name(args.actor)), args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..commands import Command, Context, grammar, quote_grammar
+from ..commands.execute import run
 from ..gpus import GpuTable
 from ..render import operations  # noqa: F401 - registers the renderers of requests, spend and commitments
 from .answers import show
@@ -12,7 +13,8 @@ from .answers import show
 
 def answer(args: argparse.Namespace) -> int:
     context = Context()
-    return show(command_of(args, context.catalog.gpus), context, args)
+    command = command_of(args, context.catalog.gpus)
+    return show(command, run(command, context), args)
 
 
 def command_of(args: argparse.Namespace, gpus: GpuTable) -> Command:

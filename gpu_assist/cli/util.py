@@ -9,7 +9,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from ..commands import Context, Result, UtilCommand, grammar, quote_grammar, run
+from ..commands import Context, Result, UtilCommand, grammar, quote_grammar
+from ..commands.execute import run
 from ..gpus import GpuTable
 from ..nvml import Snapshot
 from ..render import operations, text  # noqa: F401 - operations registers the renderers of snapshots and fleets
@@ -22,7 +23,7 @@ def answer(args: argparse.Namespace) -> int:
     context = Context()
     command = command_of(args, context.catalog.gpus)
     if not args.watch:
-        return show(command, context, args)
+        return show(command, run(command, context), args)
     render = renderer(args.format)
     while True:
         result = run(command, context)

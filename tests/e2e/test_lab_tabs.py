@@ -27,7 +27,9 @@ import boto3
 import pytest
 
 from gpu_assist.aws import REQUEST_TAG
-from gpu_assist.commands import Context, parse_command, run
+from gpu_assist.commands import Context
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.fleet import NAMESPACE, UTILIZATION
 from gpu_assist.render import csv as render_csv
 from jupyter_users import TOKENS

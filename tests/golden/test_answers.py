@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_assist.commands import Context, parse_command, run
+from gpu_assist.commands import Context
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.render import blocks, json as render_json, text as render_text
 from support import TODAY
 

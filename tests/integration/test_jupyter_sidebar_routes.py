@@ -14,7 +14,9 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from gpu_assist.aws import REQUEST_TAG, client
-from gpu_assist.commands import Context, parse_command, run
+from gpu_assist.commands import Context
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.fleet import NAMESPACE, UTILIZATION
 from gpu_assist.render import csv as render_csv
 from jupyter_context import pin_context

@@ -13,7 +13,9 @@ import pytest
 
 from gpu_assist.approvals import Approvals
 from gpu_assist.budgets import Budgets
-from gpu_assist.commands import Context, SpendCommand, parse_command, run
+from gpu_assist.commands import Context, SpendCommand
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.periods import parse_period
 from gpu_assist.policy import Policy

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gpu_assist.catalog import OFFER_COLUMNS, OPTIONAL_COLUMNS, load_catalog, validate_directory
-from gpu_assist.commands import Command, Context, QuoteCommand, RecommendCommand, TcoCommand, parse_command, run
+from gpu_assist.commands import Command, Context, QuoteCommand, RecommendCommand, TcoCommand
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import CatalogError, GpuAssistError
 from gpu_assist.pricing import Quote
 from gpu_assist.sources import rows_to_csv

@@ -11,7 +11,9 @@ import pytest
 
 from support import TODAY
 from gpu_assist.cli import main
-from gpu_assist.commands import Context, parse_command, run
+from gpu_assist.commands import Context
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.commands.grammar import parse_quote, words_of
 from gpu_assist.compare import job_hourly
 from gpu_assist.render.blocks import comparison_blocks

@@ -17,7 +17,9 @@ from support import CATALOGS, SOURCES, TODAY
 from gpu_assist.catalog import validate_directory
 from gpu_assist.catalog_report import provider_status
 from gpu_assist.cli import main
-from gpu_assist.commands import Context, parse_command, run
+from gpu_assist.commands import Context
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.facts import ContradictedBy, Flag, OtherSize, PricedFrom, PricingModel, Stale
 from gpu_assist.pricing import quote
 from gpu_assist.recommendation import recommend

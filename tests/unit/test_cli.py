@@ -11,7 +11,9 @@ import pytest
 
 from support import TODAY
 from gpu_assist.cli import main
-from gpu_assist.commands import HELP, Context, HelpCommand, QuoteCommand, parse_command, run
+from gpu_assist.commands import HELP, Context, HelpCommand, QuoteCommand
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError
 from gpu_assist.pricing import quote
 from gpu_assist.request import parse_request

@@ -12,7 +12,8 @@ from decimal import Decimal
 import pytest
 
 from gpu_assist import facts as f
-from gpu_assist.commands import CommitCommand, parse_command
+from gpu_assist.commands import CommitCommand
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.commitments import HOURS_PER_MONTH, plan_commitments
 from gpu_assist.errors import ParseError
 from gpu_assist.facts import PricingModel

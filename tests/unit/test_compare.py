@@ -10,7 +10,9 @@ import pytest
 
 from support import TODAY, offer
 from gpu_assist.cli import main
-from gpu_assist.commands import Context, QuoteCommand, parse_command, run
+from gpu_assist.commands import Context, QuoteCommand
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.compare import Comparison, compare, job_hourly, refine
 from gpu_assist.errors import ParseError
 from gpu_assist.facts import AlsoAs, Derived, Labelled, MemoryFilter, MultiHost, PriceCap, Stale

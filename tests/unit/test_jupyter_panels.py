@@ -7,7 +7,8 @@ import time
 import pytest
 
 from fake_nvml import FakeNvml, eight_gpus
-from gpu_assist.commands import Context, parse_command
+from gpu_assist.commands import Context
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.compare import compare, refine
 from gpu_assist.facts import NoPrices
 from gpu_assist.jupyter import QuotePanel, RecommendPanel, UtilizationPanel

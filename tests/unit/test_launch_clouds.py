@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from gpu_assist.commands import parse_command
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.policy import Policy, load_policy
 from gpu_assist.provision import Clouds, cloud_of

@@ -11,7 +11,9 @@ import pytest
 
 from support import TODAY, offer
 from gpu_assist.cli import main
-from gpu_assist.commands import Context, RecommendCommand, parse_command, run
+from gpu_assist.commands import Context, RecommendCommand
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError
 from gpu_assist.facts import (Derived, Fabric, Fastest, FleetSpotRisk, Labelled, MultiHost, OverBudget, OverDeadline,
                               Stale, TooManyToHold, Unverified)

@@ -23,7 +23,9 @@ from slack_sdk.signature import SignatureVerifier
 
 from gpu_assist import states
 from gpu_assist.approvals import Approvals
-from gpu_assist.commands import Context, parse_command, run
+from gpu_assist.commands import Context
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
 from gpu_assist.render import blocks

@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rich.cells import cell_len
 
 from support import TODAY
-from gpu_assist.commands import Context, parse_command, run
+from gpu_assist.commands import Context
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.compare import COLUMNS, Comparison
 from gpu_assist.render import csv as render_csv, json as render_json, text as render_text
 from gpu_assist.render import operations as _operations, plans as _plans  # noqa: F401 - they register

@@ -11,7 +11,8 @@ import pytest
 from support import CATALOGS, TODAY, offer
 from gpu_assist.catalog import load_catalog
 from gpu_assist.cli import main
-from gpu_assist.commands import QuoteCommand, parse_command
+from gpu_assist.commands import QuoteCommand
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.commands.execute import quote_view
 from gpu_assist.errors import ParseError
 from gpu_assist.facts import JobItem, NoCharge, PartsUnknown

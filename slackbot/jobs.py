@@ -15,11 +15,14 @@ never a second round k. Takeover therefore happens within one interval.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import threading
 import time
 import uuid
+
+from sqlalchemy import text
 
 from .workers import prune_deliveries
 
@@ -35,8 +38,6 @@ class PostgresLease:
         self._engine, self._connection = engine, None
 
     def held(self) -> bool:
-        from sqlalchemy import text
-
         try:
             if self._connection is not None:
                 self._connection.execute(text("SELECT 1")).scalar()  # the lock lives as long as this session
@@ -70,8 +71,6 @@ class FileLease:
         self._fd: int | None = None
 
     def held(self) -> bool:
-        import fcntl
-
         if self._fd is not None:
             return True
         fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)

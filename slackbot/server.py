@@ -19,13 +19,26 @@ import logging
 import re
 import sys
 import time
+from urllib.parse import parse_qs
+
+import waitress
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_sdk import WebClient
+from slack_sdk.signature import SignatureVerifier
 
 from gpu_assist.commands import Context
+from gpu_assist.errors import GpuAssistError
+from gpu_assist.metrics import GpuAssistCollector, registry, wsgi_metrics
 from gpu_assist.render.blocks import BUSY
 
+from . import prefork
 from .app import SlackSettings, create_app, new_inbox, work_pool
 from .inbox import Inbox
+from .interruptions import interruption_round
 from .jobs import start_jobs
+from .outcomes import announce_pending
+from .spend_watch import watch_round
 
 log = logging.getLogger("gpu_assist.slack")
 MAX_BODY_BYTES = 1 << 20  # Slack's payloads are a few KiB
@@ -55,8 +68,6 @@ def _reply(start_response, status: str, payload: dict, headers: tuple = ()) -> l
 def _form(body: bytes) -> dict[str, list[str]] | None:
     """The form of a body Bolt can parse (UTF-8, and a `payload` field, when present, holding a JSON object),
     or None."""
-    from urllib.parse import parse_qs
-
     try:
         form = parse_qs(body.decode("utf-8"), errors="strict")
         return form if "payload" not in form or isinstance(json.loads(form["payload"][0]), dict) else None
@@ -116,9 +127,6 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
     """Health checks, then Slack's events. Method, type, size and signature are checked here before anything
     parses the body: a forged request is 401, a wrong method 405, a large body 413, another content type 415,
     a signed but malformed one 400 — each a one-line JSON error, never a server error."""
-    from slack_bolt.adapter.wsgi import SlackRequestHandler
-    from slack_sdk.signature import SignatureVerifier
-
     pool = work_pool()
     bolt = SlackRequestHandler(create_app(settings, context, pool, inbox), path=SLACK_PATH)
     verifier = SignatureVerifier(settings.signing_secret)
@@ -159,8 +167,6 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
 def team_metrics_app(context: Context):
     """`GET /metrics`: the Prometheus exposition `gpu-assist metrics serve` gives, the team's series from this
     server's store and the GPUs of the machine it runs on (one sample per scrape; none on a machine without)."""
-    from gpu_assist.metrics import GpuAssistCollector, registry, wsgi_metrics
-
     collector = GpuAssistCollector(lambda: [context.sampler.sample()], lambda: context.approvals.team_standing())
     return wsgi_metrics(registry(collector))
 
@@ -198,12 +204,6 @@ def leader_round(settings, context, inbox: Inbox):
     """The jobs leader's Slack round: the clicks a dead replica acknowledged but never ran (`inbox.recover`), the
     outcomes nobody announced yet (the reconciler finished them, or their decider died first:
     `outcomes.announce_pending`), then the money side when there is an approval channel to post it to."""
-    from slack_sdk import WebClient
-
-    from .interruptions import interruption_round
-    from .outcomes import announce_pending
-    from .spend_watch import watch_round
-
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
 
     def round_() -> None:
@@ -220,14 +220,10 @@ def leader_round(settings, context, inbox: Inbox):
 def serve(host: str = "0.0.0.0", port: int = 3000, *, threads: int = 16, jobs: bool = True, workers: int = 1) -> None:
     """One process on waitress, or `workers` processes under gunicorn's pre-fork master (see prefork.py)."""
     if workers > 1:
-        from . import prefork
-
         SlackSettings.from_env()  # missing credentials: one clear error from the master, not N worker crashes
         prefork.serve(lambda: build_application(jobs=jobs), host, port, workers=workers, threads=threads,
                       max_body_bytes=SERVER_BODY_LIMIT_BYTES)
         return
-    import waitress
-
     application = build_application(jobs=jobs)
     log.info("gpu-assist Slack app on http://%s:%d/slack/events", host, port)
     waitress.serve(application, host=host, port=port, threads=threads, ident="gpu-assist",
@@ -235,12 +231,8 @@ def serve(host: str = "0.0.0.0", port: int = 3000, *, threads: int = 16, jobs: b
 
 
 def socket_mode() -> None:
-    from slack_bolt.adapter.socket_mode import SocketModeHandler
-
     settings = SlackSettings.from_env()
     if not settings.app_token:
-        from gpu_assist.errors import GpuAssistError
-
         raise GpuAssistError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write)")
     context = prepared_context()
     inbox = new_inbox(context)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from gpu_assist.budgets import crossings, standing
+from gpu_assist.fleet import fleet_usage
 from gpu_assist.records import describe
 from gpu_assist.render.blocks import idle_alert_blocks
 from gpu_assist.render.spend import crossing_line, idle_alert, render_digest
@@ -27,8 +28,6 @@ def thread_of(record, fallback_channel: str) -> dict:
 
 
 def _fleet(context, records, now):
-    from gpu_assist.fleet import fleet_usage
-
     policy = context.approvals.policy
     # AWS's launches only: CloudWatch has no Tencent or Alibaba instance, so theirs are never called idle (#35)
     regions = sorted({r.spec.where for r in records if r.state == "running" and isinstance(r.spec, LaunchSpec)

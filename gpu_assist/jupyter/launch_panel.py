@@ -85,8 +85,8 @@ class LaunchPanel(widgets.VBox):
 
         rows = []
         if self.server is None:
-            for record in self.context.approvals.store.list(states=("pending",)):
-                rows.append(widgets.HBox([widgets.Label(describe(record))]))
+            for waiting in self.context.approvals.store.list(states=("pending",)):
+                rows.append(widgets.HBox([widgets.Label(describe(waiting))]))
         else:
             try:
                 pending = [r for r in self.server.requests() if r["state"] == "pending"]

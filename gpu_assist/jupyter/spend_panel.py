@@ -4,20 +4,26 @@ every face shows."""
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 from dataclasses import replace
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
 from ..commands import Context, SpendCommand, words_of
 from ..commands.grammar import parse_spend
 from ..render.money import format_money
+from ..render.text import render
 from ..spending import GROUPS
-from .panels import _Panel
+from .panels import _Panel, show_html
+
+if TYPE_CHECKING:
+    from ..spending import SpendReport
 
 
-def daily_spend_chart(daily: list[tuple], currency: str, budget: Decimal | None) -> str:
+def daily_spend_chart(daily: list[tuple[dt.date, Decimal]], currency: str, budget: Decimal | None) -> str:
     """One bar per day of spend so far that day, a running total beside it, and a red line where the running
     total meets `budget` (the monthly budget the period is watched against)."""
     if not daily:
@@ -55,12 +61,8 @@ class SpendPanel(_Panel):
         command = parse_spend(words_of(self.period.value))
         return command if self.by.value == "all" else replace(command, by=self.by.value)
 
-    def show(self, result) -> None:
-        from IPython.display import HTML, display
-
-        from ..render.text import render
-
+    def show(self, result: SpendReport) -> None:
         team = next((b.amount for b in result.budgets if b.name == "*"), None)
         budget = team if team is not None else (result.budgets[0].amount if result.budgets else None)
-        display(HTML(daily_spend_chart(list(result.daily), result.currency, budget)))
-        display(HTML(f"<pre>{html.escape(render(result))}</pre>"))
+        show_html(daily_spend_chart(list(result.daily), result.currency, budget))
+        show_html(f"<pre>{html.escape(render(result))}</pre>")

@@ -19,6 +19,7 @@ import logging
 import re
 import sys
 import time
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import parse_qs
 
 import waitress
@@ -33,12 +34,18 @@ from gpu_assist.metrics import GpuAssistCollector, registry, wsgi_metrics
 from gpu_assist.render.blocks import BUSY
 
 from . import prefork
-from .app import SlackSettings, create_app, new_inbox, work_pool
+from .app import create_app, new_inbox, work_pool
 from .inbox import Inbox
 from .interruptions import interruption_round
 from .jobs import start_jobs
 from .outcomes import announce_pending
+from .settings import SlackSettings
 from .spend_watch import watch_round
+
+if TYPE_CHECKING:
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+Headers = tuple[tuple[str, str], ...]
 
 log = logging.getLogger("gpu_assist.slack")
 MAX_BODY_BYTES = 1 << 20  # Slack's payloads are a few KiB
@@ -54,12 +61,13 @@ _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
 class Refusal(Exception):
     """A request refused before Bolt sees it: an HTTP status and a one-line reason, sent as JSON."""
 
-    def __init__(self, status: str, error: str, headers: tuple = ()):
+    def __init__(self, status: str, error: str, headers: Headers = ()):
         super().__init__(error)
         self.status, self.error, self.headers = status, error, headers
 
 
-def _reply(start_response, status: str, payload: dict, headers: tuple = ()) -> list[bytes]:
+def _reply(start_response: StartResponse, status: str, payload: dict[str, Any], headers: Headers = ()) \
+        -> list[bytes]:
     body = json.dumps(payload).encode()
     start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *headers])
     return [body]
@@ -75,9 +83,9 @@ def _form(body: bytes) -> dict[str, list[str]] | None:
         return None
 
 
-def _slack_header(environ, name: str) -> str:
+def _slack_header(environ: WSGIEnvironment, name: str) -> str:
     """One Slack header, present once and non-empty (a WSGI server joins repeated headers with a comma)."""
-    value = environ.get("HTTP_" + name.upper().replace("-", "_"), "").strip()
+    value: str = environ.get("HTTP_" + name.upper().replace("-", "_"), "").strip()
     if not value:
         raise Refusal("401 Unauthorized", f"missing {name} header")
     if "," in value:
@@ -85,7 +93,7 @@ def _slack_header(environ, name: str) -> str:
     return value
 
 
-def read_slack_body(environ, max_bytes: int = MAX_BODY_BYTES) -> bytes:
+def read_slack_body(environ: WSGIEnvironment, max_bytes: int = MAX_BODY_BYTES) -> bytes:
     """The body of a POST to the events path, refused on method, content type or size before it is read."""
     if environ.get("REQUEST_METHOD") != "POST":
         raise Refusal("405 Method Not Allowed", f"{environ.get('REQUEST_METHOD')} is not allowed here; Slack POSTs",
@@ -106,7 +114,7 @@ def read_slack_body(environ, max_bytes: int = MAX_BODY_BYTES) -> bytes:
     return body
 
 
-def verify_slack_signature(verifier, environ, body: bytes, now: float) -> None:
+def verify_slack_signature(verifier: SignatureVerifier, environ: WSGIEnvironment, body: bytes, now: float) -> None:
     """Slack's v0 signature over `v0:timestamp:body`, with the timestamp within five minutes of `now`.
 
     Every header is checked for shape first, so no malformed value reaches the verifier (which raises on a
@@ -123,7 +131,7 @@ def verify_slack_signature(verifier, environ, body: bytes, now: float) -> None:
         raise Refusal("401 Unauthorized", "invalid request signature")
 
 
-def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | None = None):
+def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | None = None) -> WSGIApplication:
     """Health checks, then Slack's events. Method, type, size and signature are checked here before anything
     parses the body: a forged request is 401, a wrong method 405, a large body 413, another content type 415,
     a signed but malformed one 400 — each a one-line JSON error, never a server error."""
@@ -132,7 +140,7 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
     verifier = SignatureVerifier(settings.signing_secret)
     metrics = team_metrics_app(context)
 
-    def application(environ, start_response):
+    def application(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path, method = environ.get("PATH_INFO"), environ.get("REQUEST_METHOD")
         if path in ("/healthz", "/readyz"):
             if method not in ("GET", "HEAD"):
@@ -164,7 +172,7 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
     return application
 
 
-def team_metrics_app(context: Context):
+def team_metrics_app(context: Context) -> WSGIApplication:
     """`GET /metrics`: the Prometheus exposition `gpu-assist metrics serve` gives, the team's series from this
     server's store and the GPUs of the machine it runs on (one sample per scrape; none on a machine without)."""
     collector = GpuAssistCollector(lambda: [context.sampler.sample()], lambda: context.approvals.team_standing())
@@ -188,7 +196,7 @@ def _log_to_stderr() -> None:
         logger.propagate = False  # a library's root handler would print each line twice
 
 
-def build_application(*, jobs: bool):
+def build_application(*, jobs: bool) -> WSGIApplication:
     """One process's app: settings, context (the catalog loaded now), the WSGI app, and its jobs thread."""
     _log_to_stderr()
     settings = SlackSettings.from_env()
@@ -200,7 +208,7 @@ def build_application(*, jobs: bool):
     return application
 
 
-def leader_round(settings, context, inbox: Inbox):
+def leader_round(settings: SlackSettings, context: Context, inbox: Inbox) -> Callable[[], None]:
     """The jobs leader's Slack round: the clicks a dead replica acknowledged but never ran (`inbox.recover`), the
     outcomes nobody announced yet (the reconciler finished them, or their decider died first:
     `outcomes.announce_pending`), then the money side when there is an approval channel to post it to."""
@@ -237,4 +245,5 @@ def socket_mode() -> None:
     context = prepared_context()
     inbox = new_inbox(context)
     start_jobs(context, on_round=leader_round(settings, context, inbox))
-    SocketModeHandler(create_app(settings, context, inbox=inbox), settings.app_token).start()
+    handler = SocketModeHandler(create_app(settings, context, inbox=inbox), settings.app_token)
+    handler.start()  # type: ignore[no-untyped-call, unused-ignore]  # Bolt leaves it unannotated; it blocks

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import ipywidgets as widgets
 from IPython.display import HTML, display
 
-from ..commands import Command, Context, QuoteCommand, Result, parse_recommend, run, words_of
+from ..amounts import parse_count
+from ..commands import Command, Context, QuoteCommand, RecommendCommand, Result, run, words_of
 from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..identity import chosen_name
@@ -29,8 +30,9 @@ from ..render.frames import comparison_frame, quote_frame
 from ..render.money import format_money
 from ..render.notes import said, words
 from ..render.text import render
-from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, PROVIDERS, Request, accepted_gpus, parse_currency,
-                       parse_duration, parse_pricing_models, parse_providers, parse_regions)
+from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, PROVIDERS, Request, accepted_gpus, normalise,
+                       parse_currency, parse_duration, parse_pricing_models, parse_providers, parse_regions)
+from ..workload import EXAMPLE, METHODS, PRECISIONS, workload_of
 
 if TYPE_CHECKING:
     from ..recommendation import Recommendation
@@ -189,21 +191,22 @@ class RecommendPanel(_Panel):
     def __init__(self, context: Context | None = None):
         self.kind = widgets.ToggleButtons(options=["train", "finetune", "serve"], value="train", description="kind")
         self.size = widgets.Text(value="7B", description="model")
-        self.precision = widgets.Dropdown(options=["bf16", "fp16", "fp8", "fp32", "int8", "int4"], value="bf16",
-                                          description="precision")
-        self.method = widgets.Dropdown(options=["full", "lora", "qlora"], value="full", description="method")
+        self.precision = widgets.Dropdown(options=list(PRECISIONS), value="bf16", description="precision")
+        self.method = widgets.Dropdown(options=list(METHODS), value="full", description="method")
         self.options = widgets.Text(value="tokens=20B deadline=72h", description="options",
                                     placeholder="tokens=20B deadline=72h budget=5000 users=50 region=cn")
-        super().__init__(context, [self.kind, widgets.HBox([self.size, self.precision, self.method]), self.options],
-                         "Recommend")
+        self.top = widgets.BoundedIntText(value=10, min=1, max=1000, description="top")
+        super().__init__(context, [self.kind, widgets.HBox([self.size, self.precision, self.method]),
+                                   widgets.HBox([self.options, self.top])], "Recommend")
 
-    def command(self) -> Command:
-        """The chosen kind, size, precision and method and the typed options, read by the grammar as `recommend`'s
-        words."""
-        method = self.method.value if self.kind.value == "finetune" and self.method.value != "full" else ""
-        text = " ".join(filter(None, [self.kind.value, self.size.value.strip(), self.precision.value, method,
-                                      self.options.value.strip()]))
-        return parse_recommend(words_of(text), self.context.catalog.gpus)
+    def command(self) -> RecommendCommand:
+        """The chosen kind, precision and method as they are, the size read as a count (`7B`), and the options'
+        words read by the workload's grammar (a method applies to fine-tuning alone, so another kind drops it)."""
+        method = self.method.value if self.kind.value == "finetune" else "full"
+        workload = workload_of(self.kind.value, parse_count(normalise(self.size.value), "model size", EXAMPLE),
+                               self.context.catalog.gpus, precision=self.precision.value, method=method,
+                               words=words_of(self.options.value))
+        return RecommendCommand(workload=workload, top=self.top.value)
 
     def show(self, result: Recommendation) -> None:
         plans = result.plans

@@ -8,7 +8,6 @@ import datetime as dt
 import html
 from dataclasses import replace
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
@@ -16,11 +15,8 @@ from ..commands import Context, SpendCommand, words_of
 from ..commands.grammar import parse_spend
 from ..render.money import format_money
 from ..render.text import render
-from ..spending import GROUPS
+from ..spending import GROUPS, SpendReport
 from .panels import _Panel, show_html
-
-if TYPE_CHECKING:
-    from ..spending import SpendReport
 
 
 def daily_spend_chart(daily: list[tuple[dt.date, Decimal]], currency: str, budget: Decimal | None) -> str:

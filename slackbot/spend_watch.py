@@ -27,14 +27,8 @@ if TYPE_CHECKING:
     from gpu_assist.fleet import FleetReport
     from gpu_assist.records import RequestRecord
 
-class Channel(TypedDict):
-    channel: str
-
-
-class Thread(Channel, total=False):
-    """Where a message goes, as `chat_postMessage`'s arguments: a channel, and a thread in it."""
-
-    thread_ts: str
+# Where a message goes, as `chat_postMessage`'s arguments: a channel, and a thread in it (None: the channel itself).
+Thread = TypedDict("Thread", {"channel": str, "thread_ts": str | None})
 
 
 def thread_of(record: RequestRecord | None, fallback_channel: str) -> Thread:
@@ -42,7 +36,7 @@ def thread_of(record: RequestRecord | None, fallback_channel: str) -> Thread:
     request, or one made from the CLI or Jupyter) the fallback channel itself."""
     if record is not None and record.card_channel and record.card_ts:
         return {"channel": record.card_channel, "thread_ts": record.card_ts}
-    return {"channel": fallback_channel}
+    return {"channel": fallback_channel, "thread_ts": None}
 
 
 def _fleet(context: Context, records: list[RequestRecord], now: dt.datetime) -> list[FleetReport]:

@@ -8,7 +8,7 @@ import os
 import threading
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 from ..catalog import Catalog, load_catalog
 from ..errors import ConfigError
@@ -22,10 +22,8 @@ ANSWERS_KEPT = 256
 T = TypeVar("T")
 
 
-class AwsClients(Protocol):
-    """A boto3 client for a service in a region (None: the configured default); boto3's clients are untyped."""
-
-    def __call__(self, service: str, region: str | None, /) -> Any: ...
+# A boto3 client for a service in a region (None: the configured default); boto3's clients are untyped.
+AwsClients = Callable[[str, str | None], Any]
 
 
 def _utc_now() -> dt.datetime:

@@ -133,6 +133,30 @@ def parse_workload(text: str, gpus: GpuTable) -> Workload:
                          example=EXAMPLE)
     values: dict[str, Any] = {}
     overrides: dict[str, Any] = {}
+    _read_words(words, values, overrides, gpus)
+    return _workload(values, overrides, gpus)
+
+
+def workload_of(kind: str, params: float, gpus: GpuTable, *, precision: str = "bf16", method: str = "full",
+                words: list[str] | None = None) -> Workload:
+    """A workload from values a form already holds (a notebook panel's kind, size, precision and method), its
+    other options (`tokens=20B deadline=72h`) read from `words` as `parse_workload` reads them; ParseError
+    (only) naming what it could not read or what does not go together."""
+    if kind not in _KIND_WORDS.values():
+        raise ParseError(f"unknown kind '{kind}'", hint="train, finetune or serve", example=EXAMPLE)
+    if precision not in PRECISIONS:
+        raise ParseError(f"unknown precision '{precision}'", hint="known: " + ", ".join(PRECISIONS), example=EXAMPLE)
+    if method not in METHODS:
+        raise ParseError(f"unknown method '{method}'", hint="known: " + ", ".join(METHODS),
+                         example="recommend finetune 70B lora")
+    values: dict[str, Any] = {"kind": kind, "params": params, "precision": precision, "method": method}
+    overrides: dict[str, Any] = {}
+    _read_words(words or [], values, overrides, gpus)
+    return _workload(values, overrides, gpus)
+
+
+def _read_words(words: list[str], values: dict[str, Any], overrides: dict[str, Any], gpus: GpuTable) -> None:
+    """Each word into `values` (the workload's fields) or `overrides` (its assumptions)."""
     for original in words:
         word = original.lower()
         if "=" in word:
@@ -152,6 +176,10 @@ def parse_workload(text: str, gpus: GpuTable) -> Workload:
             raise ParseError(f"didn't understand '{original}'",
                              hint="a workload is a kind (train, finetune, serve), a size (7B) and key=value options",
                              example=EXAMPLE)
+
+
+def _workload(values: dict[str, Any], overrides: dict[str, Any], gpus: GpuTable) -> Workload:
+    """The workload the values read say, checked whole: a kind and a size, in range, that go together."""
     if "kind" not in values:
         raise ParseError("say what to do: train, finetune or serve", example=EXAMPLE)
     if "params" not in values:

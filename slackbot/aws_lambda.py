@@ -6,19 +6,25 @@ handler."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from slack_bolt.adapter.aws_lambda import SlackRequestHandler
 
 from gpu_assist.commands import Context
 
-from .app import SlackSettings, create_app, new_inbox
+from .app import create_app, new_inbox
+from .settings import SlackSettings
 
-_handler = None
+_handler: SlackRequestHandler | None = None
 
 
-def handler(event, context):
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """The Lambda entry point: one Slack request (`context` is Lambda's, not gpu-assist's)."""
     global _handler
     if _handler is None:  # once per cold start: schema upgraded, catalog and Bolt app built, before the event
-        context = Context().prepare()
-        _handler = SlackRequestHandler(create_app(SlackSettings.from_env(), context,
-                                                  inbox=new_inbox(context, inline=True)))
-    return _handler.handle(event, context)
+        prepared = Context().prepare()
+        _handler = SlackRequestHandler(create_app(SlackSettings.from_env(), prepared,
+                                                  inbox=new_inbox(prepared, inline=True)))
+    # Bolt leaves `handle` unannotated; it answers API Gateway's response object.
+    response: dict[str, Any] = _handler.handle(event, context)  # type: ignore[no-untyped-call, unused-ignore]
+    return response

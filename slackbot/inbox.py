@@ -25,7 +25,7 @@ from gpu_assist.records import REQUEST_ID
 from gpu_assist.render import blocks
 
 if TYPE_CHECKING:
-    from slack_bolt import App
+    from slack_bolt import Ack, App
 
     from gpu_assist.commands import Context
     from gpu_assist.store import Store
@@ -34,12 +34,14 @@ if TYPE_CHECKING:
     from .workers import WorkPool
 
 log = logging.getLogger("gpu_assist.slack")
-Handler = Callable[[dict, dict, Any], None]  # (payload, action, respond)
+Payload = dict[str, Any]  # a Slack JSON object: an interaction's body, or one of its actions
+Respond = Callable[..., object]  # Bolt's `respond`, or a response_url poster's (`ResponsePoster.responder`)
+Handler = Callable[[Payload, Payload, Respond], None]  # (payload, action, respond)
 CLICK_LEASE = dt.timedelta(minutes=5)  # a click not done by then, by a live owner, is run again (decisions are once)
 CLICKS_KEPT = dt.timedelta(days=1)  # Slack retries within minutes; a done click older than this can be forgotten
 
 
-def click_key(payload: dict, action: dict) -> str:
+def click_key(payload: Payload, action: Payload) -> str:
     """The same for every delivery of one click (a retry repeats the payload), another for any other click: the
     trigger, user, button, click time and response_url, hashed."""
     parts = (payload.get("trigger_id") or "", payload["user"]["id"], action["action_id"],
@@ -69,12 +71,12 @@ class Inbox:
         """`handler` runs the clicks of the buttons `matcher` matches, from the store."""
         self.handlers[name] = handler
 
-        def listener(ack, body: dict, action: dict) -> None:
+        def listener(ack: Ack, body: Payload, action: Payload) -> None:
             self.receive(name, body, action, ack)
 
         app.action(matcher)(listener)
 
-    def receive(self, name: str, payload: dict, action: dict, ack: Callable[[], None]) -> None:
+    def receive(self, name: str, payload: Payload, action: Payload, ack: Callable[[], object]) -> None:
         """Reserve, record, ack, start: the click is durable before Slack hears 200; busy or a store that cannot
         record it is answered to the clicker."""
         clicker, value = actor(SLACK, payload["user"]["id"]), str(action.get("value") or "")
@@ -111,7 +113,7 @@ class Inbox:
         ack()
         reservation.start(lambda: self.run(key, name, kept, action))
 
-    def run(self, key: str, name: str, payload: dict, action: dict) -> None:
+    def run(self, key: str, name: str, payload: Payload, action: Payload) -> None:
         """Run one recorded click's handler, then mark it done; a failure is told to the clicker, not retried."""
         respond = self.poster.responder(payload["response_url"])
         try:
@@ -141,12 +143,12 @@ class Inbox:
             taken += 1
         return taken
 
-    def _tell(self, payload: dict, text: str) -> None:
+    def _tell(self, payload: Payload, text: str) -> None:
         if payload.get("response_url"):
             self.poster.responder(payload["response_url"])(response_type="ephemeral", replace_original=False,
                                                            text=text)
 
-    def _audit_busy(self, clicker: str, request_id: str | None, action: dict) -> None:
+    def _audit_busy(self, clicker: str, request_id: str | None, action: Payload) -> None:
         try:
             self.store.audit(request_id, clicker, "click", "busy", now=self.clock(),
                              detail=f"{action['action_id']} {action.get('value') or ''}: answered busy")

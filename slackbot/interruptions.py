@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from typing import TYPE_CHECKING
 
 from gpu_assist import states
 from gpu_assist.facts import PricingModel
@@ -23,12 +24,17 @@ from gpu_assist.specs import LaunchSpec, OptionId
 
 from .spend_watch import thread_of
 
+if TYPE_CHECKING:
+    from slack_sdk import WebClient
+
+    from gpu_assist.commands import Context
+
 log = logging.getLogger("gpu_assist.slack")
 POSTING = dt.timedelta(minutes=2)  # a claim's lease: time enough to post; then another replica may take it
 KIND = "interrupted"
 
 
-def interruption_round(context, client, channel: str) -> list[str]:
+def interruption_round(context: Context, client: WebClient, channel: str) -> list[str]:
     """One round: the instance ids whose interruption this call posted."""
     approvals = context.approvals
     store, now = approvals.store, approvals.clock()
@@ -36,9 +42,10 @@ def interruption_round(context, client, channel: str) -> list[str]:
                if isinstance(r.spec, LaunchSpec) and r.spec.provider == "aws" and r.spec.pricing_model == "spot"
                and r.instance_ids]
     by_id = {record.id: record for record in running}
+    region_of = {r.id: r.spec.launched_region or r.spec.region for r in running if isinstance(r.spec, LaunchSpec)}
     posted: list[str] = []
-    for region in sorted({r.spec.launched_region or r.spec.region for r in running}):
-        ids = [i for r in running if (r.spec.launched_region or r.spec.region) == region for i in r.instance_ids]
+    for region in sorted(set(region_of.values())):
+        ids = [i for r in running if region_of[r.id] == region for i in r.instance_ids]
         try:
             instances = find_instances(context.aws_client("ec2", region), ids)
         except Exception:  # noqa: BLE001 - AWS away: the next round looks again

@@ -15,13 +15,24 @@ never a second round k. Takeover therefore happens within one interval.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import threading
 import time
 import uuid
+from typing import TYPE_CHECKING, Callable, Protocol
+
+from sqlalchemy import text
 
 from .workers import prune_deliveries
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Engine
+
+    from gpu_assist.approvals import Approvals
+    from gpu_assist.commands import Context
+    from gpu_assist.store import Store
 
 log = logging.getLogger("gpu_assist.slack")
 JOB_INTERVAL_S = float(os.environ.get("GPU_ASSIST_JOB_INTERVAL_S", "60"))
@@ -31,12 +42,11 @@ _LEADER_KEY = int(uuid.uuid5(uuid.NAMESPACE_URL, "gpu-assist:job-leader").int % 
 class PostgresLease:
     """A session advisory lock on a connection of its own, checked alive before each round."""
 
-    def __init__(self, engine):
-        self._engine, self._connection = engine, None
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._connection: Connection | None = None
 
     def held(self) -> bool:
-        from sqlalchemy import text
-
         try:
             if self._connection is not None:
                 self._connection.execute(text("SELECT 1")).scalar()  # the lock lives as long as this session
@@ -70,8 +80,6 @@ class FileLease:
         self._fd: int | None = None
 
     def held(self) -> bool:
-        import fcntl
-
         if self._fd is not None:
             return True
         fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -97,7 +105,15 @@ class AlwaysLease:
         pass
 
 
-def lease_for(store):
+class Lease(Protocol):
+    """Leadership of the periodic jobs: `held()` takes it when free, `release()` gives it back."""
+
+    def held(self) -> bool: ...
+
+    def release(self) -> None: ...
+
+
+def lease_for(store: Store) -> Lease:
     """The lease that fits the store's database."""
     if store.dialect == "postgresql":
         return PostgresLease(store.engine)
@@ -107,7 +123,7 @@ def lease_for(store):
     return AlwaysLease()
 
 
-def run_round(approvals, number: int) -> None:
+def run_round(approvals: Approvals, number: int) -> None:
     jobs = approvals.orchestration
     expired, reaped, reconciled = jobs.expire_due(), jobs.reap(), jobs.reconcile()
     pruned = prune_deliveries(approvals.store, approvals.clock())
@@ -115,9 +131,11 @@ def run_round(approvals, number: int) -> None:
              os.getpid(), len(expired), len(reaped), len(reconciled), pruned)
 
 
-def run_jobs_forever(context, stop: threading.Event, interval_s: float = JOB_INTERVAL_S, on_round=None) -> None:
+def run_jobs_forever(context: Context, stop: threading.Event, interval_s: float = JOB_INTERVAL_S,
+                     on_round: Callable[[], None] | None = None) -> None:
     """At every tick of the wall clock, the leader runs a round; a failed round is logged, never fatal."""
-    lease, last = None, 0
+    lease: Lease | None = None
+    last = 0
     try:
         while True:
             tick = max(last + 1, int(time.time() // interval_s) + 1)
@@ -138,7 +156,8 @@ def run_jobs_forever(context, stop: threading.Event, interval_s: float = JOB_INT
             lease.release()
 
 
-def start_jobs(context, interval_s: float = JOB_INTERVAL_S, on_round=None) -> threading.Event:
+def start_jobs(context: Context, interval_s: float = JOB_INTERVAL_S, on_round: Callable[[], None] | None = None) \
+        -> threading.Event:
     stop = threading.Event()
     threading.Thread(target=run_jobs_forever, args=(context, stop, interval_s, on_round), name="gpu-assist-jobs",
                      daemon=True).start()

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpu_assist.render import blocks
 from gpu_assist.specs import ExtendSpec
 
-from .spend_watch import thread_of
+from .spend_watch import Thread, thread_of
 
 if TYPE_CHECKING:
     from slack_sdk import WebClient
@@ -51,7 +51,7 @@ def announce(approvals: Approvals, client: WebClient, record: RequestRecord, *, 
     line = blocks.decision_line(record, record.approver, approved=record.state != "rejected")
     text, updated = blocks.decided_card(record, line, approvals.budget_standing(record))
     client.chat_update(channel=channel, ts=ts, text=text, blocks=updated)
-    where: dict[str, Any] = {"channel": channel, "thread_ts": ts}
+    where: Thread = {"channel": channel, "thread_ts": ts}
     if isinstance(record.spec, ExtendSpec):  # its outcome belongs with the launch it extends
         where = thread_of(store.get(record.spec.launch_request), fallback_channel or channel)
     client.chat_postMessage(**where, text=blocks.decision_notice(record, line))

@@ -7,17 +7,23 @@ database connections before it accepts a request, so `/healthz` never answers fr
 and a worker that dies is replaced by the master with a fresh one.
 """
 
+# mypy: disallow-subclassing-any=False
+# (gunicorn has no type information: the server subclasses its BaseApplication all the same)
+
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from gunicorn.app.base import BaseApplication
+
+if TYPE_CHECKING:
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 
 class PreforkServer(BaseApplication):
     """gunicorn configured in code: `build()` runs in each worker and returns its WSGI application."""
 
-    def __init__(self, build: Callable[[], object], options: dict):
+    def __init__(self, build: Callable[[], WSGIApplication], options: dict[str, Any]):
         self._build, self._options = build, options
         super().__init__()
 
@@ -25,14 +31,14 @@ class PreforkServer(BaseApplication):
         for key, value in self._options.items():
             self.cfg.set(key, value)
 
-    def load(self):
+    def load(self) -> WSGIApplication:
         return self._build()
 
 
-def limit_body(application, max_bytes: int):
+def limit_body(application: WSGIApplication, max_bytes: int) -> WSGIApplication:
     """Refuse a body over `max_bytes` (413) before anything reads it; waitress does this itself."""
 
-    def limited(environ, start_response):
+    def limited(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -46,7 +52,7 @@ def limit_body(application, max_bytes: int):
     return limited
 
 
-def serve(build: Callable[[], object], host: str, port: int, *, workers: int, threads: int,
+def serve(build: Callable[[], WSGIApplication], host: str, port: int, *, workers: int, threads: int,
           max_body_bytes: int) -> None:
     PreforkServer(lambda: limit_body(build(), max_body_bytes), {
         "bind": f"{host}:{port}", "workers": workers, "worker_class": "gthread", "threads": threads,

@@ -21,7 +21,7 @@ log = logging.getLogger("gpu_assist.slack")
 _HEADERS = {"Content-Type": "application/json;charset=utf-8"}
 
 
-def message(text: str = "", blocks: list[dict] | None = None, **flags: Any) -> bytes:
+def message(text: str = "", blocks: list[dict[str, Any]] | None = None, **flags: Any) -> bytes:
     """A response message as JSON: what Bolt's `respond(text=…, blocks=…, response_type=…, …)` would send."""
     body: dict[str, Any] = {"text": text}
     if blocks:
@@ -46,7 +46,7 @@ class ResponsePoster:
             log.warning("response_url answered %d: %s", reply.status, reply.data[:200].decode(errors="replace"))
         return reply.status
 
-    def responder(self, response_url: str):
+    def responder(self, response_url: str) -> Callable[..., int]:
         """A `respond(text=…, blocks=…, response_type=…, replace_original=…)` bound to one command."""
         return lambda text="", blocks=None, **flags: self.post(response_url, message(text, blocks, **flags))
 
@@ -57,11 +57,11 @@ class EncodedAnswers:
 
     def __init__(self, kept: int = 256):
         self._kept = kept
-        self._messages: collections.OrderedDict[tuple, tuple[object, bytes]] = collections.OrderedDict()
+        self._messages: collections.OrderedDict[tuple[int, str, bool], tuple[object, bytes]] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     def message(self, result: object, text: str, replace: bool,
-                render: Callable[[], tuple[str, list[dict]]]) -> bytes:
+                render: Callable[[], tuple[str, list[dict[str, Any]]]]) -> bytes:
         """The ephemeral message for `result`, rendering it (`render()` → fallback text, blocks) when new."""
         key = (id(result), text, replace)
         with self._lock:

@@ -19,13 +19,33 @@ import logging
 import re
 import sys
 import time
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+from urllib.parse import parse_qs
+
+import waitress
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_sdk import WebClient
+from slack_sdk.signature import SignatureVerifier
 
 from gpu_assist.commands import Context
+from gpu_assist.errors import GpuAssistError
+from gpu_assist.metrics import GpuAssistCollector, registry, wsgi_metrics
 from gpu_assist.render.blocks import BUSY
 
-from .app import SlackSettings, create_app, new_inbox, work_pool
+from . import prefork
+from .app import create_app, new_inbox, work_pool
 from .inbox import Inbox
+from .interruptions import interruption_round
 from .jobs import start_jobs
+from .outcomes import announce_pending
+from .settings import SlackSettings
+from .spend_watch import watch_round
+
+if TYPE_CHECKING:
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+Headers = tuple[tuple[str, str], ...]
 
 log = logging.getLogger("gpu_assist.slack")
 MAX_BODY_BYTES = 1 << 20  # Slack's payloads are a few KiB
@@ -41,12 +61,13 @@ _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
 class Refusal(Exception):
     """A request refused before Bolt sees it: an HTTP status and a one-line reason, sent as JSON."""
 
-    def __init__(self, status: str, error: str, headers: tuple = ()):
+    def __init__(self, status: str, error: str, headers: Headers = ()):
         super().__init__(error)
         self.status, self.error, self.headers = status, error, headers
 
 
-def _reply(start_response, status: str, payload: dict, headers: tuple = ()) -> list[bytes]:
+def _reply(start_response: StartResponse, status: str, payload: dict[str, Any], headers: Headers = ()) \
+        -> list[bytes]:
     body = json.dumps(payload).encode()
     start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *headers])
     return [body]
@@ -55,8 +76,6 @@ def _reply(start_response, status: str, payload: dict, headers: tuple = ()) -> l
 def _form(body: bytes) -> dict[str, list[str]] | None:
     """The form of a body Bolt can parse (UTF-8, and a `payload` field, when present, holding a JSON object),
     or None."""
-    from urllib.parse import parse_qs
-
     try:
         form = parse_qs(body.decode("utf-8"), errors="strict")
         return form if "payload" not in form or isinstance(json.loads(form["payload"][0]), dict) else None
@@ -64,9 +83,9 @@ def _form(body: bytes) -> dict[str, list[str]] | None:
         return None
 
 
-def _slack_header(environ, name: str) -> str:
+def _slack_header(environ: WSGIEnvironment, name: str) -> str:
     """One Slack header, present once and non-empty (a WSGI server joins repeated headers with a comma)."""
-    value = environ.get("HTTP_" + name.upper().replace("-", "_"), "").strip()
+    value: str = environ.get("HTTP_" + name.upper().replace("-", "_"), "").strip()
     if not value:
         raise Refusal("401 Unauthorized", f"missing {name} header")
     if "," in value:
@@ -74,7 +93,7 @@ def _slack_header(environ, name: str) -> str:
     return value
 
 
-def read_slack_body(environ, max_bytes: int = MAX_BODY_BYTES) -> bytes:
+def read_slack_body(environ: WSGIEnvironment, max_bytes: int = MAX_BODY_BYTES) -> bytes:
     """The body of a POST to the events path, refused on method, content type or size before it is read."""
     if environ.get("REQUEST_METHOD") != "POST":
         raise Refusal("405 Method Not Allowed", f"{environ.get('REQUEST_METHOD')} is not allowed here; Slack POSTs",
@@ -95,7 +114,7 @@ def read_slack_body(environ, max_bytes: int = MAX_BODY_BYTES) -> bytes:
     return body
 
 
-def verify_slack_signature(verifier, environ, body: bytes, now: float) -> None:
+def verify_slack_signature(verifier: SignatureVerifier, environ: WSGIEnvironment, body: bytes, now: float) -> None:
     """Slack's v0 signature over `v0:timestamp:body`, with the timestamp within five minutes of `now`.
 
     Every header is checked for shape first, so no malformed value reaches the verifier (which raises on a
@@ -112,19 +131,16 @@ def verify_slack_signature(verifier, environ, body: bytes, now: float) -> None:
         raise Refusal("401 Unauthorized", "invalid request signature")
 
 
-def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | None = None):
+def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | None = None) -> WSGIApplication:
     """Health checks, then Slack's events. Method, type, size and signature are checked here before anything
     parses the body: a forged request is 401, a wrong method 405, a large body 413, another content type 415,
     a signed but malformed one 400 — each a one-line JSON error, never a server error."""
-    from slack_bolt.adapter.wsgi import SlackRequestHandler
-    from slack_sdk.signature import SignatureVerifier
-
     pool = work_pool()
     bolt = SlackRequestHandler(create_app(settings, context, pool, inbox), path=SLACK_PATH)
     verifier = SignatureVerifier(settings.signing_secret)
     metrics = team_metrics_app(context)
 
-    def application(environ, start_response):
+    def application(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path, method = environ.get("PATH_INFO"), environ.get("REQUEST_METHOD")
         if path in ("/healthz", "/readyz"):
             if method not in ("GET", "HEAD"):
@@ -156,11 +172,9 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
     return application
 
 
-def team_metrics_app(context: Context):
+def team_metrics_app(context: Context) -> WSGIApplication:
     """`GET /metrics`: the Prometheus exposition `gpu-assist metrics serve` gives, the team's series from this
     server's store and the GPUs of the machine it runs on (one sample per scrape; none on a machine without)."""
-    from gpu_assist.metrics import GpuAssistCollector, registry, wsgi_metrics
-
     collector = GpuAssistCollector(lambda: [context.sampler.sample()], lambda: context.approvals.team_standing())
     return wsgi_metrics(registry(collector))
 
@@ -182,7 +196,7 @@ def _log_to_stderr() -> None:
         logger.propagate = False  # a library's root handler would print each line twice
 
 
-def build_application(*, jobs: bool):
+def build_application(*, jobs: bool) -> WSGIApplication:
     """One process's app: settings, context (the catalog loaded now), the WSGI app, and its jobs thread."""
     _log_to_stderr()
     settings = SlackSettings.from_env()
@@ -194,16 +208,10 @@ def build_application(*, jobs: bool):
     return application
 
 
-def leader_round(settings, context, inbox: Inbox):
+def leader_round(settings: SlackSettings, context: Context, inbox: Inbox) -> Callable[[], None]:
     """The jobs leader's Slack round: the clicks a dead replica acknowledged but never ran (`inbox.recover`), the
     outcomes nobody announced yet (the reconciler finished them, or their decider died first:
     `outcomes.announce_pending`), then the money side when there is an approval channel to post it to."""
-    from slack_sdk import WebClient
-
-    from .interruptions import interruption_round
-    from .outcomes import announce_pending
-    from .spend_watch import watch_round
-
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
 
     def round_() -> None:
@@ -220,14 +228,10 @@ def leader_round(settings, context, inbox: Inbox):
 def serve(host: str = "0.0.0.0", port: int = 3000, *, threads: int = 16, jobs: bool = True, workers: int = 1) -> None:
     """One process on waitress, or `workers` processes under gunicorn's pre-fork master (see prefork.py)."""
     if workers > 1:
-        from . import prefork
-
         SlackSettings.from_env()  # missing credentials: one clear error from the master, not N worker crashes
         prefork.serve(lambda: build_application(jobs=jobs), host, port, workers=workers, threads=threads,
                       max_body_bytes=SERVER_BODY_LIMIT_BYTES)
         return
-    import waitress
-
     application = build_application(jobs=jobs)
     log.info("gpu-assist Slack app on http://%s:%d/slack/events", host, port)
     waitress.serve(application, host=host, port=port, threads=threads, ident="gpu-assist",
@@ -235,14 +239,11 @@ def serve(host: str = "0.0.0.0", port: int = 3000, *, threads: int = 16, jobs: b
 
 
 def socket_mode() -> None:
-    from slack_bolt.adapter.socket_mode import SocketModeHandler
-
     settings = SlackSettings.from_env()
     if not settings.app_token:
-        from gpu_assist.errors import GpuAssistError
-
         raise GpuAssistError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write)")
     context = prepared_context()
     inbox = new_inbox(context)
     start_jobs(context, on_round=leader_round(settings, context, inbox))
-    SocketModeHandler(create_app(settings, context, inbox=inbox), settings.app_token).start()
+    handler = SocketModeHandler(create_app(settings, context, inbox=inbox), settings.app_token)
+    handler.start()  # type: ignore[no-untyped-call, unused-ignore]  # Bolt leaves it unannotated; it blocks

@@ -4,6 +4,7 @@ importing the app that registers them."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpu_assist.errors import GpuAssistError
@@ -21,7 +22,7 @@ class SlackSettings:
         return f"SlackSettings(api_url={self.api_url!r}, approval_channel={self.approval_channel!r})"
 
     @classmethod
-    def from_env(cls, environ=os.environ) -> "SlackSettings":
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> SlackSettings:
         missing = [name for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET") if not environ.get(name)]
         if missing:
             raise GpuAssistError(f"missing {', '.join(missing)}",

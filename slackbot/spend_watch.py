@@ -9,8 +9,10 @@ alert's buttons (Stop, Keep 4 h, Extend TTL) are answered by `listeners/idle_ale
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING, TypedDict
 
 from gpu_assist.budgets import crossings, standing
+from gpu_assist.fleet import fleet_usage
 from gpu_assist.records import describe
 from gpu_assist.render.blocks import idle_alert_blocks
 from gpu_assist.render.spend import crossing_line, idle_alert, render_digest
@@ -18,17 +20,26 @@ from gpu_assist.specs import LaunchSpec
 from gpu_assist.spending import month_start
 from gpu_assist.watch import build_digest, digest_due, idle_alerts
 
-def thread_of(record, fallback_channel: str) -> dict:
+if TYPE_CHECKING:
+    from slack_sdk import WebClient
+
+    from gpu_assist.commands import Context
+    from gpu_assist.fleet import FleetReport
+    from gpu_assist.records import RequestRecord
+
+# Where a message goes, as `chat_postMessage`'s arguments: a channel, and a thread in it (None: the channel itself).
+Thread = TypedDict("Thread", {"channel": str, "thread_ts": str | None})
+
+
+def thread_of(record: RequestRecord | None, fallback_channel: str) -> Thread:
     """Where a message about a request goes: the thread of its approval card, else (no card stored: an older
     request, or one made from the CLI or Jupyter) the fallback channel itself."""
     if record is not None and record.card_channel and record.card_ts:
         return {"channel": record.card_channel, "thread_ts": record.card_ts}
-    return {"channel": fallback_channel}
+    return {"channel": fallback_channel, "thread_ts": None}
 
 
-def _fleet(context, records, now):
-    from gpu_assist.fleet import fleet_usage
-
+def _fleet(context: Context, records: list[RequestRecord], now: dt.datetime) -> list[FleetReport]:
     policy = context.approvals.policy
     # AWS's launches only: CloudWatch has no Tencent or Alibaba instance, so theirs are never called idle (#35)
     regions = sorted({r.spec.where for r in records if r.state == "running" and isinstance(r.spec, LaunchSpec)
@@ -38,7 +49,7 @@ def _fleet(context, records, now):
                         threshold_pct=policy.idle_threshold_pct, currency=policy.currency) for region in regions]
 
 
-def watch_round(context, client, channel: str) -> dict:
+def watch_round(context: Context, client: WebClient, channel: str) -> dict[str, list[str]]:
     """One round: what it posted, by kind."""
     approvals = context.approvals
     store, policy, now = approvals.store, approvals.policy, approvals.clock()

@@ -21,7 +21,10 @@ import hashlib
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
+
+if TYPE_CHECKING:
+    from gpu_assist.store import Store
 
 log = logging.getLogger("gpu_assist.slack")
 DELIVERY = "slack-delivery"
@@ -126,7 +129,7 @@ class Deliveries:
             return True
 
 
-def claim_delivery(store, key: str | None, now: dt.datetime) -> bool:
+def claim_delivery(store: Store, key: str | None, now: dt.datetime) -> bool:
     """True for exactly one delivery of `key` among every process and replica sharing `store`'s database.
 
     A row in the store's `notices` table (a primary-key insert, `Store.post_once`) under a hash of the key,
@@ -139,7 +142,7 @@ def claim_delivery(store, key: str | None, now: dt.datetime) -> bool:
     return store.post_once(f"{DELIVERY}:{digest}", DELIVERY, now=now)
 
 
-def prune_deliveries(store, now: dt.datetime) -> int:
+def prune_deliveries(store: Store, now: dt.datetime) -> int:
     """Forget delivery claims older than `DELIVERY_KEPT`, so the table does not grow with every command ever
     given; how many went. Slack retries within minutes and the server refuses a request signed more than five
     minutes ago (`server.MAX_SKEW_S`), so no delivery that old can arrive again."""

@@ -6,14 +6,24 @@ import collections
 import datetime as dt
 import os
 import threading
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 from ..catalog import Catalog, load_catalog
 from ..errors import ConfigError
 from ..request import CURRENCIES
 
+if TYPE_CHECKING:
+    from ..approvals import Approvals
+    from ..nvml import NvmlSampler
+
 ANSWERS_KEPT = 256
+T = TypeVar("T")
+
+
+# A boto3 client for a service in a region (None: the configured default); boto3's clients are untyped.
+AwsClients = Callable[[str, str | None], Any]
 
 
 def _utc_now() -> dt.datetime:
@@ -31,47 +41,22 @@ def currency_setting() -> str:
     return value.strip().upper()
 
 
-def _nvml_sampler() -> Any:
-    from ..nvml import NvmlSampler
+def _nvml_sampler() -> NvmlSampler:
+    from ..nvml import NvmlSampler  # `util` alone reads the GPUs: a quote does not load the NVML sampler
 
     return NvmlSampler()
 
 
 def _aws_client(service: str, region: str | None) -> Any:
-    from ..aws import client
+    from ..aws import client  # boto3, for fleet and spend alone: a quote does not load it
 
     return client(service, region)
 
 
-def clouds(policy: Any) -> Any:
-    """Every cloud's provisioner (each resolves its SDK's credentials on its first call), launching only on the
-    clouds the policy allows (`allowed_providers`, default AWS alone); any may stop what gpu-assist launched."""
-    from ..policy import LAUNCH_PROVIDERS
-    from ..provision import Clouds
-    from ..provision.aws import AwsProvisioner
+def _configured_approvals(context: Context) -> Approvals:
+    from .lifecycle import configured_approvals  # SQLAlchemy, the policy and the clouds' provisioners: not a quote's
 
-    by_provider: dict[str, Any] = {}
-    for provider in LAUNCH_PROVIDERS:
-        if provider == "tencent":
-            from ..provision.tencent import TencentProvisioner
-
-            by_provider[provider] = TencentProvisioner(policy)
-        elif provider == "aliyun":
-            from ..provision.alibaba import AlibabaProvisioner
-
-            by_provider[provider] = AlibabaProvisioner(policy)
-        else:
-            by_provider[provider] = AwsProvisioner(policy)
-    return Clouds(by_provider, launches=policy.allowed_providers)
-
-
-def _default_approvals(context: "Context") -> Any:
-    from ..approvals import Approvals
-    from ..policy import load_policy
-    from ..store import Store
-
-    policy = load_policy()
-    return Approvals(Store(), policy, clouds(policy), context.catalog)
+    return configured_approvals(context.catalog)
 
 
 @dataclass
@@ -86,24 +71,24 @@ class Context:
     catalog_loader: Callable[[], Catalog] = load_catalog
     today: Callable[[], dt.date] = dt.date.today
     now: Callable[[], dt.datetime] = _utc_now
-    sampler_factory: Callable[[], Any] = _nvml_sampler
-    aws_client: Callable[[str, str | None], Any] = _aws_client
-    approvals_factory: Callable[["Context"], Any] | None = None
+    sampler_factory: Callable[[], NvmlSampler] = _nvml_sampler
+    aws_client: AwsClients = _aws_client
+    approvals_factory: Callable[[Context], Approvals] | None = None
     currency: str = field(default_factory=currency_setting)
     _catalog: Catalog | None = None
-    _sampler: Any = None
-    _approvals: Any = None
-    _answers: collections.OrderedDict[Any, Any] = field(default_factory=collections.OrderedDict)
+    _sampler: NvmlSampler | None = None
+    _approvals: Approvals | None = None
+    _answers: collections.OrderedDict[Hashable, object] = field(default_factory=collections.OrderedDict)
     _answers_lock: threading.Lock = field(default_factory=threading.Lock)
     _build_lock: threading.RLock = field(default_factory=threading.RLock)  # re-entrant: approvals needs the catalog
 
-    def remember(self, key: Any, compute: Callable[[], Any]) -> Any:
+    def remember(self, key: Hashable, compute: Callable[[], T]) -> T:
         """Quotes, plans and TCO are pure functions of (command, catalog, date, currency): the last 256 answers
         are kept, so a team asking the same question again gets it without recomputing."""
         with self._answers_lock:
             if key in self._answers:
                 self._answers.move_to_end(key)
-                return self._answers[key]
+                return cast(T, self._answers[key])  # the key names the command, so the answer is its type
         value = compute()
         with self._answers_lock:
             self._answers[key] = value
@@ -111,14 +96,14 @@ class Context:
                 self._answers.popitem(last=False)
         return value
 
-    def prepare(self) -> "Context":
+    def prepare(self) -> Context:
         """Build the catalog and the request lifecycle now, upgrading the store's schema: what a server does
         once before it serves (a bad policy or an unreachable database fails here, not on a user's click)."""
         self.catalog  # noqa: B018 - built for its side effect
         self.approvals  # noqa: B018
         return self
 
-    def _built(self, name: str, build: Callable[[], Any]) -> Any:
+    def _built(self, name: str, build: Callable[[], T]) -> T:
         value = getattr(self, name)
         if value is None:
             with self._build_lock:
@@ -126,15 +111,16 @@ class Context:
                 if value is None:
                     value = build()
                     setattr(self, name, value)
-        return value
+        return cast(T, value)
 
     @property
-    def approvals(self) -> Any:
-        """The request lifecycle over the configured store (schema upgraded), policy and AWS."""
-        return self._built("_approvals", lambda: (self.approvals_factory or _default_approvals)(self))
+    def approvals(self) -> Approvals:
+        """The request lifecycle over the configured store (schema upgraded), policy and clouds."""
+        return self._built("_approvals", lambda: (self.approvals_factory or _configured_approvals)(self))
 
     @property
-    def sampler(self) -> Any:
+    def sampler(self) -> NvmlSampler:
+        """This machine's GPUs, read through NVML (`sampler_factory`)."""
         return self._built("_sampler", self.sampler_factory)
 
     @property

@@ -3,38 +3,41 @@
     from gpu_assist.jupyter import assistant; assistant()        # all panels as tabs
     QuotePanel(), RecommendPanel(), UtilizationPanel(), LaunchPanel()
 
-Importing this module imports neither ipywidgets nor jupyter_server: each is loaded where it is used.
+Importing this module imports neither ipywidgets nor jupyter_server: a kernel loads the panels' module when it
+names a panel, the server its routes when it loads the extension.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ..commands import Context
+from ..errors import GpuAssistError
 
 _PANELS = {"QuotePanel": "panels", "RecommendPanel": "panels", "assistant": "assistant", "SpendPanel": "spend_panel",
            "UtilizationPanel": "utilization_panel", "LaunchPanel": "launch_panel"}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _PANELS:
-        import importlib
-
         return getattr(importlib.import_module(f"{__name__}.{_PANELS[name]}"), name)
     raise AttributeError(name)
 
 
-def _jupyter_server_extension_points():
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "gpu_assist.jupyter"}]
 
 
-def _jupyter_labextension_paths():
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
     return [{"src": "labextension", "dest": "gpu-assist"}]
 
 
-def _load_jupyter_server_extension(server_app):
+def _load_jupyter_server_extension(server_app: Any) -> None:
     """Routes, and the store's schema upgraded before they serve. A store that cannot be opened, or a bad
     `GPU_ASSIST_JUPYTER_TIMEOUT_S`, is logged, not fatal: the notebook server keeps serving, the routes retry the
     store on use and wait their own limits."""
-    from ..commands import Context
-    from ..errors import GpuAssistError
-    from .routes import setup_handlers, timeout_setting
+    from .routes import setup_handlers, timeout_setting  # jupyter_server: a kernel that imports the panels has none
 
     context = Context()
     try:

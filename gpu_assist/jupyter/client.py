@@ -12,6 +12,7 @@ import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from typing import Any, Mapping, cast
 
 from ..errors import GpuAssistError, PolicyError
 
@@ -25,12 +26,13 @@ class JupyterServer:
     timeout_s: float = 600.0  # an approval waits for the launch it starts
 
     @classmethod
-    def from_env(cls, environ=os.environ) -> "JupyterServer | None":
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> JupyterServer | None:
         """`GPU_ASSIST_JUPYTER_URL` and `GPU_ASSIST_JUPYTER_TOKEN`, when both are set; else None."""
         url, token = environ.get("GPU_ASSIST_JUPYTER_URL"), environ.get("GPU_ASSIST_JUPYTER_TOKEN")
         return cls(url, token) if url and token else None
 
-    def _call(self, path: str, payload: dict | None = None):
+    def _call(self, path: str, payload: dict[str, str] | None = None) -> Any:
+        """The route's JSON answer (an object, or a list for `requests`)."""
         request = urllib.request.Request(
             self.url.rstrip("/") + "/gpu-assist/api/" + path, method="POST" if payload is not None else "GET",
             data=json.dumps(payload).encode() if payload is not None else None,
@@ -49,11 +51,12 @@ class JupyterServer:
             reason = getattr(error, "reason", error)
             raise GpuAssistError(f"cannot reach the Jupyter server at {self.url}: {reason}") from None
 
-    def launch(self, text: str) -> dict:
-        return self._call("launch", {"q": text})
+    def launch(self, text: str) -> dict[str, Any]:
+        return cast("dict[str, Any]", self._call("launch", {"q": text}))
 
-    def requests(self) -> list[dict]:
-        return self._call("requests")
+    def requests(self) -> list[dict[str, Any]]:
+        return cast("list[dict[str, Any]]", self._call("requests"))
 
-    def decide(self, request_id: str, approve: bool, reason: str = "") -> dict:
-        return self._call(f"requests/{request_id}/{'approve' if approve else 'reject'}", {"reason": reason})
+    def decide(self, request_id: str, approve: bool, reason: str = "") -> dict[str, Any]:
+        decision = "approve" if approve else "reject"
+        return cast("dict[str, Any]", self._call(f"requests/{request_id}/{decision}", {"reason": reason}))

@@ -1,16 +1,20 @@
 """The notebook's launch panel: ask for a launch, see pending requests, decide through the Jupyter server."""
 
+# mypy: disallow-subclassing-any=False
+# (ipywidgets has no type information: the panel subclasses its VBox all the same)
+
 from __future__ import annotations
 
 import html
-from typing import cast
+from typing import Any, cast
 
 import ipywidgets as widgets
 
 from ..commands import Context, parse_verb, run, words_of
 from ..errors import GpuAssistError
 from ..identity import chosen_name
-from ..records import RequestRecord
+from ..records import RequestRecord, describe
+from ..specs import to_json
 from .client import JupyterServer
 from .panels import _error_line, _show_error
 
@@ -40,18 +44,15 @@ class LaunchPanel(widgets.VBox):
                                    self.pending])
         self.refresh()
 
-    def request(self):
+    def request(self) -> dict[str, Any] | RequestRecord | None:
         """Submit; returns the request as the server's JSON (with a link) or the local record (without)."""
         _show_error(self.error, "")
-        record: dict | RequestRecord
+        record: dict[str, Any] | RequestRecord
         try:
             if self.server:
                 record = self.server.launch(self.text.value)
                 line, checks = _describe_json(record), record["spec"]["checks"]
             else:
-                from ..records import describe
-                from ..specs import to_json
-
                 # A launch command's result is the request it recorded.
                 command = parse_verb("launch", words_of(self.text.value), self.context.catalog.gpus)
                 launched = cast(RequestRecord, run(command, self.context, actor=chosen_name()))
@@ -65,7 +66,7 @@ class LaunchPanel(widgets.VBox):
         self.refresh()
         return record
 
-    def decide(self, request_id: str, approve: bool):
+    def decide(self, request_id: str, approve: bool) -> dict[str, Any] | None:
         """Approve or reject through the server's route; without a server link there is nothing to decide with."""
         _show_error(self.error, "")
         if self.server is None:
@@ -81,12 +82,10 @@ class LaunchPanel(widgets.VBox):
         return record
 
     def refresh(self) -> None:
-        from ..records import describe
-
         rows = []
         if self.server is None:
-            for record in self.context.approvals.store.list(states=("pending",)):
-                rows.append(widgets.HBox([widgets.Label(describe(record))]))
+            for waiting in self.context.approvals.store.list(states=("pending",)):
+                rows.append(widgets.HBox([widgets.Label(describe(waiting))]))
         else:
             try:
                 pending = [r for r in self.server.requests() if r["state"] == "pending"]
@@ -102,7 +101,7 @@ class LaunchPanel(widgets.VBox):
         self.pending.children = rows
 
 
-def _describe_json(record: dict) -> str:
+def _describe_json(record: dict[str, Any]) -> str:
     """A request as the server's JSON gives it, in one line like `records.describe`."""
     spec = record.get("spec", {})
     if record.get("kind") == "launch":

@@ -8,15 +8,20 @@ dependency, and it renders wherever the notebook's HTML does (JupyterLab, VS Cod
 visible error line, never a traceback.
 """
 
+# mypy: disallow-subclassing-any=False
+# (ipywidgets has no type information: the panels subclass its widgets all the same)
+
 from __future__ import annotations
 
 import html
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import ipywidgets as widgets
+from IPython.display import HTML, display
 
-from ..commands import Command, Context, QuoteCommand, Result, parse_recommend, run, words_of
+from ..amounts import parse_count
+from ..commands import Command, Context, QuoteCommand, RecommendCommand, Result, run, words_of
 from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..identity import chosen_name
@@ -25,8 +30,22 @@ from ..render.frames import comparison_frame, quote_frame
 from ..render import operations as _operations, plans as _plans  # noqa: F401 - register their texts
 from ..render.money import format_money
 from ..render.notes import said, words
-from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, PROVIDERS, Request, accepted_gpus, parse_currency,
-                       parse_duration, parse_pricing_models, parse_providers, parse_regions)
+from ..render.text import render
+from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, PROVIDERS, Request, accepted_gpus, normalise,
+                       parse_currency, parse_duration, parse_pricing_models, parse_providers, parse_regions)
+from ..workload import EXAMPLE, METHODS, PRECISIONS, workload_of
+
+if TYPE_CHECKING:
+    from ..recommendation import Recommendation
+
+# IPython's display functions carry no annotations: their types as the panels call them.
+show_object: Callable[[object], None] = display
+_html_object: Callable[[str], object] = HTML
+
+
+def show_html(markup: str) -> None:
+    """Show `markup` in the cell's output (the output area the caller has entered)."""
+    show_object(_html_object(markup))
 
 
 def _error_line() -> widgets.HTML:
@@ -56,7 +75,7 @@ def cost_bars(labels: list[str], totals: list[float], currency: str, unit: str =
 class _Panel(widgets.VBox):
     """A form, a Run button, an error line and an output area; subclasses say which command to build."""
 
-    def __init__(self, context: Context | None, children: list, button: str):
+    def __init__(self, context: Context | None, children: list[Any], button: str):
         self.context = context or Context()
         self.error = _error_line()
         self.button = widgets.Button(description=button, button_style="primary")
@@ -84,11 +103,7 @@ class _Panel(widgets.VBox):
         return self.result
 
     def show(self, result: Any) -> None:
-        from IPython.display import HTML, display
-
-        from ..render.text import render
-
-        display(HTML(f"<pre>{html.escape(render(result))}</pre>"))
+        show_html(f"<pre>{html.escape(render(result))}</pre>")
 
 
 class QuotePanel(_Panel):
@@ -126,15 +141,13 @@ class QuotePanel(_Panel):
         return QuoteCommand(request=request, top=self.top.value)
 
     def show(self, result: Quote | Comparison) -> None:
-        from IPython.display import HTML, display
-
         if isinstance(result, Comparison):
             self.show_comparison(result)
             return
         frame = quote_frame(result)
         if frame.empty:
-            display(HTML(f"<i>No option matches:</i> {html.escape(frame.attrs['empty_reason'] or 'try fewer filters')}"
-                         + "".join(f"<br>{html.escape(n)}" for n in frame.attrs["notices"])))
+            show_html(f"<i>No option matches:</i> {html.escape(frame.attrs['empty_reason'] or 'try fewer filters')}"
+                      + "".join(f"<br>{html.escape(n)}" for n in frame.attrs["notices"]))
             return
         shown = frame[["provider", "region", "zone", "instance_type", "instances", "pricing_model", "hourly",
                        "total", "per_gpu_hour", "verified"]].copy()
@@ -142,71 +155,65 @@ class QuotePanel(_Panel):
             shown[column] = shown[column].astype(float).round(4)
         self.table = shown
         labels = [f"{o.provider} {o.instance_type} {o.pricing_model}" for o in result.options]
-        display(HTML(cost_bars(labels, [float(o.total) for o in result.options], result.currency)))
-        display(shown.style.format({"hourly": "{:,.4f}", "total": "{:,.2f}", "per_gpu_hour": "{:,.4f}"})
+        show_html(cost_bars(labels, [float(o.total) for o in result.options], result.currency))
+        show_object(shown.style.format({"hourly": "{:,.4f}", "total": "{:,.2f}", "per_gpu_hour": "{:,.4f}"})
                 .set_table_attributes('class="gpu-assist-quote"'))
         if result.notices:
-            display(HTML("<br>".join(html.escape(n) for n in said(result.notices))))
-
+            show_html("<br>".join(html.escape(n) for n in said(result.notices)))
 
     def show_comparison(self, result: Comparison) -> None:
         """The comparison's columns as a styled DataFrame (each row's cheapest model highlighted) and a bar
         chart of the cheapest ranked total per provider."""
-        from IPython.display import HTML, display
-
         frame = comparison_frame(result)
         self.table = frame
         if frame.empty:
             reason = words(result.quote.empty_reason) if result.quote.empty_reason else "try fewer filters"
-            display(HTML(f"<i>No option matches:</i> {html.escape(reason)}"
-                         + "".join(f"<br>{html.escape(n)}" for n in said(result.notices))))
+            show_html(f"<i>No option matches:</i> {html.escape(reason)}"
+                      + "".join(f"<br>{html.escape(n)}" for n in said(result.notices)))
             return
         ranked = frame[frame.ranked]
         best = ranked.assign(best_total=ranked[list(COLUMNS)].min(axis=1)).groupby("provider", sort=False)[
             "best_total"].min()
         self.chart = cost_bars(list(best.index), [float(v) for v in best], result.currency)
-        display(HTML(self.chart))
+        show_html(self.chart)
         models = [m for m in COLUMNS if frame[m].notna().any()]
         shown = frame[["provider", "instance_type", "instances", "where", *models, "verified", "notes"]]
         money = {m: (lambda v: "" if v != v else format_money(Decimal(str(v)), result.currency)) for m in models}
-        display(shown.style.format(money).highlight_min(subset=models, axis=1, props="font-weight:bold;"
+        show_object(shown.style.format(money).highlight_min(subset=models, axis=1, props="font-weight:bold;"
                                                          "background-color:#c8e6c9")
                 .set_table_attributes('class="gpu-assist-quote"'))
         if len(frame) > len(ranked):
-            display(HTML("<i>Rows with verified=False (unverified, stale or derived prices) are not ranked.</i>"))
+            show_html("<i>Rows with verified=False (unverified, stale or derived prices) are not ranked.</i>")
         if result.notices:
-            display(HTML("<br>".join(html.escape(n) for n in said(result.notices))))
+            show_html("<br>".join(html.escape(n) for n in said(result.notices)))
 
 
 class RecommendPanel(_Panel):
     def __init__(self, context: Context | None = None):
         self.kind = widgets.ToggleButtons(options=["train", "finetune", "serve"], value="train", description="kind")
         self.size = widgets.Text(value="7B", description="model")
-        self.precision = widgets.Dropdown(options=["bf16", "fp16", "fp8", "fp32", "int8", "int4"], value="bf16",
-                                          description="precision")
-        self.method = widgets.Dropdown(options=["full", "lora", "qlora"], value="full", description="method")
+        self.precision = widgets.Dropdown(options=list(PRECISIONS), value="bf16", description="precision")
+        self.method = widgets.Dropdown(options=list(METHODS), value="full", description="method")
         self.options = widgets.Text(value="tokens=20B deadline=72h", description="options",
                                     placeholder="tokens=20B deadline=72h budget=5000 users=50 region=cn")
-        super().__init__(context, [self.kind, widgets.HBox([self.size, self.precision, self.method]), self.options],
-                         "Recommend")
+        self.top = widgets.BoundedIntText(value=10, min=1, max=1000, description="top")
+        super().__init__(context, [self.kind, widgets.HBox([self.size, self.precision, self.method]),
+                                   widgets.HBox([self.options, self.top])], "Recommend")
 
-    def command(self) -> Command:
-        """The chosen kind, size, precision and method and the typed options, read by the grammar as `recommend`'s
-        words."""
-        method = self.method.value if self.kind.value == "finetune" and self.method.value != "full" else ""
-        text = " ".join(filter(None, [self.kind.value, self.size.value.strip(), self.precision.value, method,
-                                      self.options.value.strip()]))
-        return parse_recommend(words_of(text), self.context.catalog.gpus)
+    def command(self) -> RecommendCommand:
+        """The chosen kind, precision and method as they are, the size read as a count (`7B`), and the options'
+        words read by the workload's grammar (a method applies to fine-tuning alone, so another kind drops it)."""
+        method = self.method.value if self.kind.value == "finetune" else "full"
+        workload = workload_of(self.kind.value, parse_count(normalise(self.size.value), "model size", EXAMPLE),
+                               self.context.catalog.gpus, precision=self.precision.value, method=method,
+                               words=words_of(self.options.value))
+        return RecommendCommand(workload=workload, top=self.top.value)
 
-    def show(self, result) -> None:
-        from IPython.display import HTML, display
-
-        from ..render.text import render
-
+    def show(self, result: Recommendation) -> None:
         plans = result.plans
         labels = [f"{p.gpu_count}x{p.gpu} {p.provider} {p.strategy}" for p in plans]
         # Totals for the job when every plan has one; hourly rates when the job's length is unknown.
         timed = all(p.total is not None for p in plans)
         figures = [float(p.total if timed and p.total is not None else p.hourly) for p in plans]
-        display(HTML(cost_bars(labels, figures, result.currency, "" if timed else "/h")))
-        display(HTML(f"<pre>{html.escape(render(result))}</pre>"))
+        show_html(cost_bars(labels, figures, result.currency, "" if timed else "/h"))
+        show_html(f"<pre>{html.escape(render(result))}</pre>")

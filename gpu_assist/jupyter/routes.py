@@ -32,6 +32,7 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
+from .. import states
 from ..commands import Command, Context, RequestDetail, UtilCommand, parse_quote, parse_verb, run, words_of
 from ..commands.grammar import parse_threshold, parse_window
 from ..compare import Comparison
@@ -159,11 +160,11 @@ class _CommandHandler(APIHandler):
         return actor(JUPYTER, getattr(user, "username", None) or str(user))
 
     @tornado.web.authenticated
-    async def get(self):
+    async def get(self) -> None:
         await self._answer()
 
     @tornado.web.authenticated
-    async def post(self):
+    async def post(self) -> None:
         await self._answer()
 
 
@@ -258,8 +259,6 @@ def _for_asker(approvals: Any, record: RequestRecord, asker: str) -> dict[str, A
     (`Policy.decider_kind`; nothing is recorded, as nothing was attempted), why not when not, and a waiting
     launch's or extension's budgets with it included (`Approvals.budget_standing`). The server decides again on
     the click: this only spares a user a button that would be refused."""
-    from .. import states
-
     if record.state != "pending" or record.expires_at <= approvals.clock():
         why_not = f"it is {record.state}" if record.state != "pending" else "it has expired"
         return {"may_decide": False, "why_not": why_not, "budgets": []}
@@ -285,7 +284,7 @@ class LaunchHandler(_CommandHandler):
     late = "the request may still be recorded once AWS has answered its checks: `requests` lists it"
 
     @tornado.web.authenticated
-    def get(self):
+    def get(self) -> None:
         raise tornado.web.HTTPError(405)
 
 
@@ -314,11 +313,11 @@ class DecideHandler(_CommandHandler):
     late = "the decision may still be carried out: `requests` shows the request's state"
 
     @tornado.web.authenticated
-    def get(self, request_id: str, decision: str):
+    def get(self, request_id: str, decision: str) -> None:
         raise tornado.web.HTTPError(405)
 
     @tornado.web.authenticated
-    async def post(self, request_id: str, decision: str):
+    async def post(self, request_id: str, decision: str) -> None:
         try:
             body = json.loads(self.request.body or b"{}")
             reason = str(body.get("reason", "")) if isinstance(body, dict) else ""
@@ -335,7 +334,7 @@ class DecideHandler(_CommandHandler):
         await self.off_loop(decide)
 
 
-def setup_handlers(web_app, context: Context | None = None, *, timeout_cap_s: float | None = None) -> None:
+def setup_handlers(web_app: Any, context: Context | None = None, *, timeout_cap_s: float | None = None) -> None:
     """Register the routes, with the context they share, their two thread pools and the cap on their waits."""
     web_app.settings["gpu_assist_context"] = context or Context()
     web_app.settings["gpu_assist_timeout_cap_s"] = timeout_cap_s

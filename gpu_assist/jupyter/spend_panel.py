@@ -4,6 +4,7 @@ every face shows."""
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 from dataclasses import replace
 from decimal import Decimal
@@ -14,11 +15,12 @@ from ..commands import Context, SpendCommand, words_of
 from ..commands.grammar import parse_spend
 from ..render import operations as _operations, plans as _plans  # noqa: F401 - register their texts
 from ..render.money import format_money
-from ..spending import GROUPS
-from .panels import _Panel
+from ..render.text import render
+from ..spending import GROUPS, SpendReport
+from .panels import _Panel, show_html
 
 
-def daily_spend_chart(daily: list[tuple], currency: str, budget: Decimal | None) -> str:
+def daily_spend_chart(daily: list[tuple[dt.date, Decimal]], currency: str, budget: Decimal | None) -> str:
     """One bar per day of spend so far that day, a running total beside it, and a red line where the running
     total meets `budget` (the monthly budget the period is watched against)."""
     if not daily:
@@ -56,12 +58,8 @@ class SpendPanel(_Panel):
         command = parse_spend(words_of(self.period.value))
         return command if self.by.value == "all" else replace(command, by=self.by.value)
 
-    def show(self, result) -> None:
-        from IPython.display import HTML, display
-
-        from ..render.text import render
-
+    def show(self, result: SpendReport) -> None:
         team = next((b.amount for b in result.budgets if b.name == "*"), None)
         budget = team if team is not None else (result.budgets[0].amount if result.budgets else None)
-        display(HTML(daily_spend_chart(list(result.daily), result.currency, budget)))
-        display(HTML(f"<pre>{html.escape(render(result))}</pre>"))
+        show_html(daily_spend_chart(list(result.daily), result.currency, budget))
+        show_html(f"<pre>{html.escape(render(result))}</pre>")

@@ -1,5 +1,8 @@
 """The notebook's live utilisation panel: per-GPU bars and sparklines from the NVML poller."""
 
+# mypy: disallow-subclassing-any=False
+# (ipywidgets has no type information: the panel subclasses its VBox all the same)
+
 from __future__ import annotations
 
 import html
@@ -8,15 +11,14 @@ import threading
 import ipywidgets as widgets
 
 from ..plural import plural
-from ..nvml import IDLE_BELOW_PCT, idle_gpus
+from ..nvml import IDLE_BELOW_PCT, NvmlSampler, Poller, idle_gpus
 
 
 class UtilizationPanel(widgets.VBox):
     """Live per-GPU bars from the NVML poller; says so plainly when there is no GPU. Call `stop()` to end it."""
 
-    def __init__(self, sampler=None, *, interval_s: float = 1.0, history_s: float = 600.0, start: bool = True):
-        from ..nvml import NvmlSampler, Poller
-
+    def __init__(self, sampler: NvmlSampler | None = None, *, interval_s: float = 1.0, history_s: float = 600.0,
+                 start: bool = True):
         self.poller = Poller(sampler or NvmlSampler(), interval_s=interval_s, history_s=history_s)
         self.status = widgets.HTML()
         self.bars = widgets.VBox()

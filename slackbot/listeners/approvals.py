@@ -21,6 +21,8 @@ from ..outcomes import announce
 if TYPE_CHECKING:
     from slack_bolt import App
 
+    from ..inbox import Payload, Respond
+
     from .deps import Deps
 
 
@@ -30,13 +32,13 @@ class Decisions:
     def __init__(self, deps: Deps):
         self.deps = deps
 
-    def approve(self, body, action, _respond) -> None:
+    def approve(self, body: Payload, action: Payload, _respond: Respond) -> None:
         self.decide(body, action, approve=True)
 
-    def reject(self, body, action, _respond) -> None:
+    def reject(self, body: Payload, action: Payload, _respond: Respond) -> None:
         self.decide(body, action, approve=False)
 
-    def decide(self, body, action, *, approve: bool) -> None:
+    def decide(self, body: Payload, action: Payload, *, approve: bool) -> None:
         user = body["user"]["id"]
         decider = actor(SLACK, user)  # the signed user id; the display name (body["user"]["username"]) is not used
         channel, ts = body["container"]["channel_id"], body["container"]["message_ts"]

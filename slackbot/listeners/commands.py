@@ -24,7 +24,11 @@ from ..response_url import EncodedAnswers
 from ..workers import Deliveries, claim_delivery
 
 if TYPE_CHECKING:
-    from slack_bolt import App
+    from slack_bolt import Ack, App, BoltRequest
+
+    from gpu_assist.commands import Command
+
+    from ..inbox import Payload, Respond
 
     from .deps import Deps
 
@@ -48,7 +52,7 @@ class SlashCommand:
         self.deliveries = Deliveries()
         self.encoded = EncodedAnswers()
 
-    def acknowledge(self, ack, command, request, respond) -> None:
+    def acknowledge(self, ack: Ack, command: Payload, request: BoltRequest, respond: Respond) -> None:
         """Parse, answer what is wrong at once, else reserve a place in the pool, ack, and start the work."""
         text = command.get("text", "").strip()
         try:
@@ -80,14 +84,14 @@ class SlashCommand:
         reply = self.deps.poster.responder(command["response_url"]) if command.get("response_url") else respond
         place.start(lambda: self.answer(parsed, text, command, reply, replace=not quick))
 
-    def _first_delivery(self, parsed, command, request) -> bool:
+    def _first_delivery(self, parsed: Command, command: Payload, request: BoltRequest) -> bool:
         """False for a Slack retry of a command already taken (see `_READS`)."""
         key = command.get("response_url") or command.get("trigger_id")
         if isinstance(parsed, _READS):
-            return self.deliveries.first(key, (request.headers.get("x-slack-retry-num") or [None])[0])
+            return self.deliveries.first(key, next(iter(request.headers.get("x-slack-retry-num") or ()), None))
         return claim_delivery(self.deps.context.approvals.store, key, self.deps.context.now())
 
-    def answer(self, parsed, text: str, command, respond, *, replace: bool) -> None:
+    def answer(self, parsed: Command, text: str, command: Payload, respond: Respond, *, replace: bool) -> None:
         """Run the command and answer it: a request's card to the approvers and its requester told where, else the
         result's message (a pure one encoded once and posted over a kept-alive connection)."""
         deps = self.deps

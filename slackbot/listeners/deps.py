@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING
 
 from gpu_assist.render import blocks
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from gpu_assist.records import RequestRecord
 
     from ..settings import SlackSettings
-    from ..inbox import Inbox
+    from ..inbox import Handler, Inbox, Payload, Respond
     from ..response_url import ResponsePoster
     from ..workers import WorkPool
 
@@ -48,7 +48,7 @@ class Deps:
         approvals.store.set_card(record.id, posted["channel"], posted["ts"])
 
 
-def click_key(body: dict, action: dict) -> str | None:
+def click_key(body: Payload, action: Payload) -> str | None:
     """What identifies one click, the same in every delivery of it: Slack's retry repeats the body, while another
     click (even of the same button by the same person) has a new `trigger_id` and `action_ts`. None for a payload
     with neither (Slack always sends both): nothing tells its clicks apart, so none is refused as a repeat."""
@@ -58,11 +58,11 @@ def click_key(body: dict, action: dict) -> str | None:
     return "|".join(("click", trigger, body["user"]["id"], action["action_id"], stamp))
 
 
-def once_per_click(deps: Deps, handle: Callable[[dict, dict, Any], None]) -> Callable[[dict, dict, Any], None]:
+def once_per_click(deps: Deps, handle: Handler) -> Handler:
     """`handle(body, action, respond)` for the first delivery of a click among every process and replica on the
     database (`workers.claim_delivery`): for a button that makes a request, so a retried click makes one."""
 
-    def claimed(body: dict, action: dict, respond) -> None:
+    def claimed(body: Payload, action: Payload, respond: Respond) -> None:
         try:
             first = claim_delivery(deps.context.approvals.store, click_key(body, action), deps.context.now())
         except Exception:  # noqa: BLE001 - the database is away: nothing can be requested, say so
@@ -77,6 +77,7 @@ def once_per_click(deps: Deps, handle: Callable[[dict, dict, Any], None]) -> Cal
     return claimed
 
 
-def channel_of(body: dict) -> str:
+def channel_of(body: Payload) -> str:
     """The channel a button was clicked in."""
-    return body.get("channel", {}).get("id") or body["container"].get("channel_id")
+    channel: str = body.get("channel", {}).get("id") or body["container"].get("channel_id")
+    return channel

@@ -24,10 +24,16 @@ from .deps import channel_of, once_per_click
 if TYPE_CHECKING:
     from slack_bolt import App
 
+    from gpu_assist.approvals import Approvals
+    from gpu_assist.commands import Context
+
+    from ..inbox import Handler, Payload, Respond
+
     from .deps import Deps
 
 
-def _require_launcher_or_approver(approvals, clicker: str, launch, what: str, action: str) -> None:
+def _require_launcher_or_approver(approvals: Approvals, clicker: str, launch: RequestRecord | None, what: str,
+                                  action: str) -> None:
     """An alert sits in a shared channel: only the launch's requester or an approver acts on it (refusals
     audited)."""
     if approvals.policy.is_approver(clicker) or (launch and same_person(clicker, launch.requester)):
@@ -38,7 +44,7 @@ def _require_launcher_or_approver(approvals, clicker: str, launch, what: str, ac
     raise PolicyError(message)
 
 
-def on_idle_stop(context, user_id: str, instance_id: str):
+def on_idle_stop(context: Context, user_id: str, instance_id: str) -> RequestRecord:
     """Stop through the approval path, asked only by the instance's requester or an approver; the clicker's own
     idle instance passes alone only if the policy says so."""
     approvals = context.approvals
@@ -54,7 +60,7 @@ def on_idle_stop(context, user_id: str, instance_id: str):
     return stop
 
 
-def on_idle_extend(context, user_id: str, request_id: str):
+def on_idle_extend(context: Context, user_id: str, request_id: str) -> RequestRecord:
     """An extension request of `EXTENSION_S`, asked only by the launch's requester or an approver; another
     approver decides it, as any request."""
     approvals = context.approvals
@@ -64,11 +70,11 @@ def on_idle_extend(context, user_id: str, request_id: str):
     return approvals.submit_extend(clicker, request_id, EXTENSION_S)
 
 
-def on_idle_keep(context, user_id: str, instance_id: str) -> bool:
+def on_idle_keep(context: Context, user_id: str, instance_id: str) -> bool:
     """The alert snoozed for `SNOOZE` (audited); False when it was not (no alert of that instance stands)."""
     approvals = context.approvals
     now = approvals.clock()
-    kept = approvals.store.snooze(idle_key(instance_id), now + SNOOZE)
+    kept: bool = approvals.store.snooze(idle_key(instance_id), now + SNOOZE)
     request_id = (approvals.store.notice(idle_key(instance_id)) or {}).get("request_id")
     approvals.store.audit(request_id, actor(SLACK, user_id), "keep idle 4h", "ok" if kept else "refused", now=now,
                           detail=instance_id)
@@ -81,11 +87,11 @@ class AlertButtons:
     def __init__(self, deps: Deps):
         self.deps = deps
 
-    def submitting(self, submit: Callable[..., RequestRecord]) -> Callable:
+    def submitting(self, submit: Callable[[Context, str, str], RequestRecord]) -> Handler:
         """A button that submits a request: its card goes to the approvers (unless the policy decided it at once),
         and the clicker hears where it stands, or why not."""
 
-        def submitted(body, action, respond) -> None:
+        def submitted(body: Payload, action: Payload, respond: Respond) -> None:
             try:
                 record = submit(self.deps.context, body["user"]["id"], action["value"])
             except GpuAssistError as error:
@@ -97,7 +103,7 @@ class AlertButtons:
 
         return submitted
 
-    def keep(self, body, action, respond) -> None:
+    def keep(self, body: Payload, action: Payload, respond: Respond) -> None:
         on_idle_keep(self.deps.context, body["user"]["id"], action["value"])
         respond(response_type="ephemeral", replace_original=False, text=blocks.KEPT)
 

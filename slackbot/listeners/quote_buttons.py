@@ -23,6 +23,8 @@ from .deps import channel_of, once_per_click
 if TYPE_CHECKING:
     from slack_bolt import App
 
+    from ..inbox import Payload, Respond
+
     from .deps import Deps
 
 _REQUEST_BUTTON = re.compile(rf"^({blocks.REQUEST_LAUNCH}|{blocks.REQUEST_STOP})_\d+$")
@@ -34,7 +36,7 @@ class CardButtons:
     def __init__(self, deps: Deps):
         self.deps = deps
 
-    def request(self, body, action, respond) -> None:
+    def request(self, body: Payload, action: Payload, respond: Respond) -> None:
         """A launch of the row's option for the quote's duration, or a stop of the idle instance."""
         requester, approvals = actor(SLACK, body["user"]["id"]), self.deps.context.approvals
         try:
@@ -49,7 +51,7 @@ class CardButtons:
         self.deps.post_card(record, channel_of(body))
         respond(response_type="ephemeral", replace_original=False, text=blocks.waiting_line(record))
 
-    def more(self, body, action, respond) -> None:
+    def more(self, body: Payload, action: Payload, respond: Respond) -> None:
         """The comparison the button's command asks for, from the row after the last one shown."""
         try:
             command, start = blocks.read_more(action["value"])

@@ -13,7 +13,7 @@ import pytest
 
 from cvm_fake import SECRET_ID, SECRET_KEY, FakeCvm
 from gpu_assist.approvals import Approvals
-from gpu_assist.commands.context import clouds
+from gpu_assist.commands.lifecycle import clouds
 from gpu_assist.errors import PolicyError
 from gpu_assist.importers.tencent_api import cvm_client
 from gpu_assist.policy import Policy

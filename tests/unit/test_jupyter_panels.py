@@ -131,6 +131,24 @@ def test_recommend_panel(context):
     assert panel.error.value == "" and panel.result.plans and all(p.total is None for p in panel.result.plans)
 
 
+def test_recommend_panel_builds_the_workload_the_widgets_say(context):
+    """The widgets' values go into the command as they are (no text joined and read again): the same command the
+    grammar gives for the same words, a method only for fine-tuning, and a bad value named on the error line."""
+    panel = RecommendPanel(context)
+    panel.kind.value, panel.size.value, panel.precision.value = "finetune", "70B", "fp16"
+    panel.method.value, panel.options.value, panel.top.value = "lora", "deadline=72h region=cn", 3
+    said = parse_command("recommend finetune 70B fp16 lora deadline=72h region=cn top=3", context.catalog.gpus)
+    assert panel.command() == said
+    panel.kind.value = "train"  # the method stays on the form, but applies to fine-tuning alone
+    assert panel.command().workload.method == "full"
+    panel.size.value, panel.options.value = "7B", "tokens=lots"
+    panel.button.click()
+    assert "tokens" in panel.error.value and panel.result is None
+    panel.size.value, panel.options.value = "10K", ""
+    panel.button.click()
+    assert "out of range" in panel.error.value
+
+
 def test_utilization_panel_shows_live_gpus_and_stops():
     panel = UtilizationPanel(NvmlSampler(FakeNvml(eight_gpus())), interval_s=0.02)
     deadline = time.monotonic() + 5

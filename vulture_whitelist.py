@@ -9,6 +9,8 @@ _._jupyter_labextension_paths
 _._load_jupyter_server_extension
 _.__getattr__  # PEP 562: `from gpu_assist.jupyter import QuotePanel` loads the panel module on first use
 _.assistant  # the notebook API docs/jupyter.md documents: `from gpu_assist.jupyter import assistant; assistant()`
+_.__dir__  # PEP 562: a notebook's completion lists `gpu_assist.quote` and the rest before they are loaded
+_.spend  # the notebook API `gpu_assist.spend(…)` (notebook.py), reached through the package's __getattr__
 _.post  # tornado calls a handler's post() for POST (gpu_assist/jupyter/routes.py)
 
 # Alembic reads a migration's revision identifiers and calls its upgrade()/downgrade() (gpu_assist/migrations/)

@@ -22,21 +22,19 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import facts
 from .catalog import Catalog, days_old
 from .facts import TERM_YEARS, Fact, PricingModel
 from .fx import FxRates
+from .job_costs import JobParts, job_parts
+from .job_data import JobData
 from .offers import Offer
 from .price_table import (HOURS_PER_YEAR, PricedOffer, billed_seconds, billed_units, cheapest_per_gpu_hour,
                           cheapest_per_offer, job_total, price_table, select_offers, term_hours, whole_instances)
 from .regions import CHINA_PROVIDERS, check_selectors
 from .request import HOUR_S, HOURS_PER_MONTH, PRICING_MODELS, Request
-
-if TYPE_CHECKING:
-    from .job_costs import JobParts
-    from .job_data import JobData
 
 STALE_AFTER_DAYS = 30
 # Ranking only (#33): an option with a part no source gives ranks after every option whose parts are known, in
@@ -149,8 +147,6 @@ def _ranked_whole(table: list[PricedOffer], job_data: JobData, catalog: Catalog,
                   parts: dict[tuple[str, str], JobParts]) -> list[PricedOffer]:
     """The table ranked by the whole job: each row's rank plus its region's known parts (`parts`, filled here,
     once per provider and region), after every fully known row when a part is unknown."""
-    from .job_costs import job_parts
-
     ranked = []
     for row in table:
         place = (row.offer.provider, row.offer.region)

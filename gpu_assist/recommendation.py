@@ -72,6 +72,7 @@ from .catalog import Catalog, default_catalog_dir
 from .facts import Fact, PricingModel
 from .fx import FxRates
 from .gpus import GpuSpec, GpuTable
+from .job_costs import checkpoint_storage
 from .network import BLOCK_MAX_INSTANCES, Link, PlanData, SpotBand, block_days, plan_data_for
 from .offers import Offer
 from .price_table import billed_seconds, cheapest_per_offer, price_table, select_offers
@@ -533,8 +534,6 @@ def _with_checkpoint_storage(plan: Plan, workload: Workload, memory: MemoryEstim
     if workload.kind == "serve" or plan.billed_hours is None or plan.total is None or \
             (plan.strategy != _CHECKPOINTED[0] and plan.pricing_model != _CHECKPOINTED[1]):
         return plan
-    from .job_costs import checkpoint_storage
-
     adapters = [size for name, size in memory.parts.items() if name.startswith("adapters")]
     size_bytes = adapters[0] if adapters else 14 * workload.params
     cost = checkpoint_storage(Decimal(str(round(size_bytes / GB, 3))), catalog.data_prices, provider=plan.provider,

@@ -1,8 +1,9 @@
 """`gpu-assist quote` and `help`, and what every grammar verb's answer shares: the Namespace becomes the same
 command object Slack and Jupyter build (the words after the verb through the grammar, each flag through the
-grammar's parser for its value, never back through text), then `commands.run`, then the renderer `--format` names.
-The other grammar verbs build their commands in `plans.py`, `team.py`, `submit.py` and `util.py`, each importing
-the core and the renderers its verb needs, so that a quote imports none of them."""
+grammar's parser for its value, never back through text), then `quoting.quote_view`, then the renderer `--format`
+names. The other grammar verbs build their commands in `plans.py`, `team.py`, `submit.py` and `util.py` and run
+them through `execute.run`, each importing the core and the renderers its verb needs, so that a quote imports
+none of them."""
 
 from __future__ import annotations
 

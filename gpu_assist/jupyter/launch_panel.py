@@ -10,7 +10,10 @@ from typing import Any, cast
 
 import ipywidgets as widgets
 
-from ..commands import Context, parse_verb, run, words_of
+from ..commands import Context
+from ..commands.execute import run
+from ..commands.grammar import parse_verb
+from ..commands.quote_grammar import words_of
 from ..errors import GpuAssistError
 from ..identity import chosen_name
 from ..records import RequestRecord, describe

@@ -21,7 +21,9 @@ import ipywidgets as widgets
 from IPython.display import HTML, display
 
 from ..amounts import parse_count
-from ..commands import Command, Context, QuoteCommand, RecommendCommand, Result, run, words_of
+from ..commands import Command, Context, QuoteCommand, RecommendCommand, Result
+from ..commands.execute import run
+from ..commands.quote_grammar import words_of
 from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
 from ..identity import chosen_name

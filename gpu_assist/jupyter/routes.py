@@ -33,7 +33,10 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
 from .. import states
-from ..commands import Command, Context, RequestDetail, UtilCommand, parse_quote, parse_verb, run, words_of
+from ..commands import Command, Context, RequestDetail, UtilCommand
+from ..commands.execute import run
+from ..commands.grammar import parse_verb
+from ..commands.quote_grammar import parse_quote, words_of
 from ..commands.grammar import parse_threshold, parse_window
 from ..compare import Comparison
 from ..errors import ConfigError, GpuAssistError, ParseError, PolicyError, ProvisionError

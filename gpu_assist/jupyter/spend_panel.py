@@ -11,7 +11,8 @@ from decimal import Decimal
 
 import ipywidgets as widgets
 
-from ..commands import Context, SpendCommand, words_of
+from ..commands import Context, SpendCommand
+from ..commands.quote_grammar import words_of
 from ..commands.grammar import parse_spend
 from ..render import operations as _operations, plans as _plans  # noqa: F401 - register their texts
 from ..render.money import format_money

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, cast
 
 from gpu_assist.commands import (HELP, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
                                  RecommendCommand, RequestsCommand, SpendCommand, StopCommand, TcoCommand,
-                                 UtilCommand, parse_command, run)
+                                 UtilCommand)
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.identity import SLACK, actor
 from gpu_assist.records import RequestRecord

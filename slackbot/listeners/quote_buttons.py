@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from gpu_assist.commands import LaunchCommand, run
+from gpu_assist.commands import LaunchCommand
+from gpu_assist.commands.execute import run
 from gpu_assist.compare import Comparison
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.identity import SLACK, actor

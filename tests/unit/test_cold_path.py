@@ -21,10 +21,13 @@ HEAVY = {"pandas", "numpy", "rich", "boto3", "botocore", "slack_bolt", "slack_sd
 # add it here when a quote truly needs it, and say what it costs. `facts` (the notes, notices and flags as types,
 # about 1 ms: `Fact` is not `@dataclass` to keep it so) and `render.notes` (their words) came with #30.
 # `data_prices` (#33: the storage and transfer prices the catalog holds, a few rows; its class unpickles them).
+# `job_data` and `amounts` (a quote's `disk=` and `max-price=` words), `periods` (the spend command's typed
+# period): about 2 ms together, read with the quote's words since #30 moved every import to the top.
 QUOTE_MODULES = {
     "gpu_assist", "gpu_assist.errors", "gpu_assist.cli", "gpu_assist.cli.parser", "gpu_assist.cli.answers",
-    "gpu_assist.commands", "gpu_assist.commands.context", "gpu_assist.commands.execute",
-    "gpu_assist.commands.grammar", "gpu_assist.commands.objects",
+    "gpu_assist.commands", "gpu_assist.commands.context", "gpu_assist.commands.quote_grammar",
+    "gpu_assist.commands.quoting", "gpu_assist.commands.objects", "gpu_assist.job_data", "gpu_assist.amounts",
+    "gpu_assist.periods", "gpu_assist.job_costs",
     "gpu_assist.catalog", "gpu_assist.catalog_cache", "gpu_assist.catalog_files", "gpu_assist.offers",
     "gpu_assist.gpus", "gpu_assist.fx", "gpu_assist.regions", "gpu_assist.request",
     "gpu_assist.pricing", "gpu_assist.price_table", "gpu_assist.compare", "gpu_assist.plural",

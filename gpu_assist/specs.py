@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar, Protocol
 
-from .errors import ParseError
 from .facts import Fact, PricingModel, StaleLaunchPrice
-from .request import Request, format_duration, is_duration_s
+from .request import Request, format_duration
 
 _TIME = "%Y-%m-%dT%H:%M:%SZ"  # how a time is written in a spec, and in the gpu-assist:expires-at tag
 
@@ -62,23 +60,6 @@ class LaunchIntent(Protocol):
     def project(self) -> str | None: ...
 
     def words(self) -> str: ...
-
-
-def launch_button_value(option: OptionId, duration_s: int) -> str:
-    """A quote card's Request launch button: the option and the time to live, as data, not words to re-read."""
-    return json.dumps({"option": str(option), "duration_s": duration_s})
-
-
-def launch_button_choice(value: str) -> tuple[OptionId, int]:
-    """(option, seconds) from a launch button's value; ParseError when it is not one this version made."""
-    try:
-        asked = json.loads(value)
-        option, duration_s = OptionId.parse(str(asked["option"])), asked["duration_s"]
-    except (ValueError, KeyError, TypeError):
-        option, duration_s = None, None
-    if option is None or not is_duration_s(duration_s):
-        raise ParseError("that button is out of date", hint="quote again and use the new card")
-    return option, duration_s
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ bounded pool (`workers.WorkPool`) and answers through the command's `response_ur
 in the store before its ack and run from there on a bounded pool of its own (`inbox.Inbox`), so no acknowledged
 click dies with its process. Identity is the Slack user id in the signed request, as `slack:<id>` (never the
 display name); the approval rules themselves live in `gpu_assist.approvals`, the words and cards in
-`gpu_assist.render.blocks`.
+`slackbot.blocks`.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from gpu_assist import owners
 from gpu_assist.identity import SLACK, actor
 from gpu_assist.records import REQUEST_ID
-from gpu_assist.render import blocks
+from slackbot import blocks
 
 if TYPE_CHECKING:
     from slack_bolt import Ack, App

@@ -18,7 +18,7 @@ from gpu_assist import states
 from gpu_assist.facts import PricingModel
 from gpu_assist.fleet import find_instances
 from gpu_assist.interruptions import interrupted
-from gpu_assist.render.blocks import interruption_blocks
+from slackbot.blocks import interruption_blocks
 from gpu_assist.render.spend import interruption_line
 from gpu_assist.specs import LaunchSpec, OptionId
 

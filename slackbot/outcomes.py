@@ -15,7 +15,7 @@ import datetime as dt
 import logging
 from typing import TYPE_CHECKING
 
-from gpu_assist.render import blocks
+from slackbot import blocks
 from gpu_assist.specs import ExtendSpec
 
 from .spend_watch import Thread, thread_of

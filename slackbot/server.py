@@ -31,7 +31,7 @@ from slack_sdk.signature import SignatureVerifier
 from gpu_assist.commands import Context
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.metrics import GpuAssistCollector, registry, wsgi_metrics
-from gpu_assist.render.blocks import BUSY
+from slackbot.blocks import BUSY
 
 from . import prefork
 from .app import create_app, new_inbox, work_pool

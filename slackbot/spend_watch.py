@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypedDict
 from gpu_assist.budgets import crossings, standing
 from gpu_assist.fleet import fleet_usage
 from gpu_assist.records import describe
-from gpu_assist.render.blocks import idle_alert_blocks
+from slackbot.blocks import idle_alert_blocks
 from gpu_assist.render.spend import crossing_line, idle_alert, render_digest
 from gpu_assist.specs import LaunchSpec
 from gpu_assist.spending import month_start

@@ -4,7 +4,7 @@
 card's Request launch and More buttons (and the fleet answer's Request stop); `idle_alerts` the Stop, Keep 4 h
 and Extend TTL buttons of an idle alert. Each has `register(app, deps)`; what they share is one `Deps`, built
 once by `create_app`. Every listener acks at once; a button's click is recorded before its ack and run from the
-store (`deps.inbox`, `slackbot/inbox.py`); the words they answer with come from `render/blocks.py`.
+store (`deps.inbox`, `slackbot/inbox.py`); the words they answer with come from `slackbot/blocks.py`.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.identity import SLACK, actor
 from gpu_assist.records import RequestRecord
-from gpu_assist.render import blocks
+from slackbot import blocks
 from ..outcomes import announce
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.identity import SLACK, actor
 from gpu_assist.records import RequestRecord
-from gpu_assist.render import blocks
+from slackbot import blocks
 
 from ..response_url import EncodedAnswers
 from ..workers import Deliveries, claim_delivery

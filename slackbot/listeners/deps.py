@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpu_assist.render import blocks
+from slackbot import blocks
 
 from ..workers import claim_delivery
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from gpu_assist.errors import GpuAssistError, PolicyError
 from gpu_assist.identity import AUTO_APPROVE, SLACK, actor, same_person
 from gpu_assist.records import RequestRecord
-from gpu_assist.render import blocks
+from slackbot import blocks
 from gpu_assist.specs import StopSpec
 from gpu_assist.watch import EXTENSION_S, SNOOZE, idle_key
 

@@ -2,7 +2,7 @@
 
 Request launch and Request stop make a request through the approval path, each click once however Slack
 delivers it (`once_per_click`): its card goes to the approvers and the clicker hears where it stands. A Request
-launch button carries the quote row's option and duration (`specs.launch_button_choice`), More the quote's own
+launch button carries the quote row's option and duration (`blocks.launch_button_choice`), More the quote's own
 command and the first row to show (`blocks.read_more`), never words to parse again.
 """
 
@@ -16,8 +16,7 @@ from gpu_assist.commands.execute import run
 from gpu_assist.compare import Comparison
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.identity import SLACK, actor
-from gpu_assist.render import blocks
-from gpu_assist.specs import launch_button_choice
+from slackbot import blocks
 
 from .deps import channel_of, once_per_click
 
@@ -42,7 +41,7 @@ class CardButtons:
         requester, approvals = actor(SLACK, body["user"]["id"]), self.deps.context.approvals
         try:
             if action["action_id"].startswith(blocks.REQUEST_LAUNCH):
-                option, duration_s = launch_button_choice(action["value"])
+                option, duration_s = blocks.launch_button_choice(action["value"])
                 record = approvals.submit_launch(requester, LaunchCommand(option, duration_s))
             else:
                 record = approvals.submit_stop(requester, [action["value"]])

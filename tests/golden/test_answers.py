@@ -13,7 +13,9 @@ import pytest
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
-from gpu_assist.render import blocks, json as render_json, text as render_text
+from gpu_assist.render import json as render_json, text as render_text
+from gpu_assist.render import operations as _operations, plans as _plans  # noqa: F401 - they register
+from slackbot import blocks
 from support import TODAY
 
 EXPECTED = Path(__file__).parent / "expected"  # as in tests/golden/conftest.py, which another conftest may shadow

@@ -243,7 +243,7 @@ def test_a_launch_priced_by_the_stale_2021_list_is_refused_unless_the_policy_all
 
 
 def test_an_approval_card_names_the_cloud_the_account_and_a_stale_price(cvm, tmp_path, catalog, clock):
-    from gpu_assist.render.blocks import approval_card
+    from slackbot.blocks import approval_card
 
     approvals = _approvals(cvm, tmp_path, catalog, clock, _policy(allow_stale_prices=True))
     record = submit_launch(approvals, "slack:U-CAROL", "8xV100-32GB 72h provider=tencent")

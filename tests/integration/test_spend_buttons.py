@@ -16,7 +16,7 @@ from gpu_assist.commands import Context
 from gpu_assist.fleet import MEMORY_USED, NAMESPACE, UTILIZATION
 from gpu_assist.policy import load_policy
 from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.render.blocks import IDLE_EXTEND, IDLE_KEEP, IDLE_STOP
+from slackbot.blocks import IDLE_EXTEND, IDLE_KEEP, IDLE_STOP
 from gpu_assist.store import Store
 from gpu_assist.watch import idle_key
 from slack_client import action_body, command_body, signed_post

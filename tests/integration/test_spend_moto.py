@@ -169,7 +169,7 @@ def test_the_notebook_gets_a_dataframe_and_a_panel_with_the_budget_line(aws, tmp
 
 
 def test_an_over_budget_request_shows_the_overrun_and_needs_an_over_budget_approver(aws, tmp_path, catalog, clock):
-    from gpu_assist.render.blocks import approval_card
+    from slackbot.blocks import approval_card
 
     budgets = Budgets({"*": Decimal(1000)}, "USD", "escalate", frozenset({"slack:U-CFO"}))
     approvals = _approvals(tmp_path, catalog, clock, budgets=budgets,

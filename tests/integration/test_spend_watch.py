@@ -18,7 +18,7 @@ from gpu_assist.identity import AUTO_APPROVE
 from gpu_assist.fleet import MEMORY_USED, NAMESPACE, UTILIZATION
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.render.blocks import IDLE_EXTEND, IDLE_KEEP, IDLE_STOP
+from slackbot.blocks import IDLE_EXTEND, IDLE_KEEP, IDLE_STOP
 from gpu_assist.store import Store
 from slackbot.listeners.idle_alerts import on_idle_extend, on_idle_keep, on_idle_stop
 from slackbot.spend_watch import watch_round
@@ -112,7 +112,7 @@ def test_without_the_switch_a_stop_from_the_alert_waits_for_an_approver(watched)
 
 def test_extend_ttl_from_the_alert_in_the_requests_thread_moves_the_ttl_through_another_approver(watched):
     from gpu_assist.errors import PolicyError
-    from gpu_assist.render.blocks import approval_card
+    from slackbot.blocks import approval_card
 
     context, approvals, clock, client, slack = watched
     launch = approvals.approve(submit_launch(approvals, "slack:U-CAROL", "8xA100 24h region=us-east-1").id,

@@ -20,7 +20,7 @@ from gpu_assist.approvals import Approvals
 from gpu_assist.commands import Context, LaunchCommand
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.specs import launch_button_choice
+from slackbot.blocks import launch_button_choice
 from gpu_assist.store import Store
 from slackbot.interruptions import interruption_round
 from support import Clock, submit_launch

@@ -152,7 +152,8 @@ def test_any_quote_or_plan_is_answered_or_refused_in_every_face(catalog_for_fuzz
 
 
 def _answer_in_every_face(catalog, text: str):
-    from gpu_assist.render import blocks, json as render_json, text as render_text
+    from gpu_assist.render import json as render_json, text as render_text
+    from slackbot import blocks
 
     context = Context(catalog_loader=lambda: catalog, today=lambda: TODAY, currency="USD")
     command = parse_command(text, catalog.gpus)

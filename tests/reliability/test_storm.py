@@ -24,7 +24,7 @@ from sqlalchemy import select
 
 from gpu_assist import aws as aws_clients
 from gpu_assist.provision.aws import REQUEST_TAG
-from gpu_assist.render.blocks import BUSY
+from slackbot.blocks import BUSY
 from gpu_assist.store import clicks_table
 from slack_client import action_body, command_body, signed_post, start_slack_server
 from support import soak

@@ -16,7 +16,7 @@ from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.commands.grammar import parse_quote, words_of
 from gpu_assist.compare import job_hourly
-from gpu_assist.render.blocks import comparison_blocks
+from slackbot.blocks import comparison_blocks
 from gpu_assist.render.json import quote_answer
 from gpu_assist.render.notes import words
 

@@ -14,7 +14,7 @@ from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.commands.grammar import parse_quote, words_of
-from gpu_assist.render.blocks import comparison_blocks
+from slackbot.blocks import comparison_blocks
 from gpu_assist.render.json import quote_answer
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.

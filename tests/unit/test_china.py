@@ -25,7 +25,7 @@ from gpu_assist.pricing import quote
 from gpu_assist.recommendation import recommend
 from gpu_assist.regions import CHINA_PROVIDERS
 from gpu_assist.render import json as render_json
-from gpu_assist.render.blocks import message
+from slackbot.blocks import message
 from gpu_assist.render.frames import comparison_frame
 from gpu_assist.render.notes import said
 from gpu_assist.render.text import render

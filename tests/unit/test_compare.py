@@ -18,7 +18,7 @@ from gpu_assist.errors import ParseError
 from gpu_assist.facts import AlsoAs, Derived, Labelled, MemoryFilter, MultiHost, PriceCap, Stale
 from gpu_assist.pricing import Quote, QuoteOption, quote
 from gpu_assist.render import csv as render_csv, markdown as render_markdown
-from gpu_assist.render.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks, read_more
+from slackbot.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks, read_more
 from gpu_assist.render.notes import said
 from gpu_assist.render.text import render
 from gpu_assist.request import parse_request
@@ -264,6 +264,6 @@ def test_the_flat_list_stays_available(context, catalog):
 @pytest.mark.parametrize("text", ["recommend train 7B tokens=1T", "recommend finetune 7B lora",
                                   "recommend serve 70B fp8 users=50"])
 def test_slack_plan_cards_carry_no_cli_flags(context, text):
-    from gpu_assist.render.blocks import recommendation_blocks
+    from slackbot.blocks import recommendation_blocks
 
     assert "--" not in json.dumps(recommendation_blocks(_run(context, text)), ensure_ascii=False)

@@ -117,7 +117,7 @@ def test_clouds_hand_each_call_to_the_cloud_it_belongs_to():
 
 
 def test_an_aws_card_names_the_account_only_when_the_policy_gives_it_an_alias():
-    from gpu_assist.render.blocks import _cloud_lines
+    from slackbot.blocks import _cloud_lines
 
     assert _cloud_lines(_spec()) == ""  # as it always read
     assert _cloud_lines(_spec(account="acme-prod")) == \

@@ -141,7 +141,7 @@ def test_money_has_one_unit_per_figure_without_a_job_length(make_catalog, capsys
     cells = dict(zip(header.split(","), row.split(",")))
     assert cells["hourly"] == f"{monthly.instances}.0000" and cells["total"] == "" and cells["hours"] == ""
     assert "| hourly | total |" in markdown.render(result)
-    from gpu_assist.render.blocks import recommendation_blocks
+    from slackbot.blocks import recommendation_blocks
 
     assert f"${monthly.instances:,}.00/h" in recommendation_blocks(result)[1]["text"]["text"]  # Slack's card
 

@@ -47,3 +47,35 @@ def test_a_type_no_module_registered_is_refused_by_name():
         text.render(Unknown())
     with pytest.raises(TypeError, match="no JSON renderer for Unknown"):
         json.payload(Unknown())
+
+
+_FACE_CHECK = """
+import sys
+from gpu_assist.render import json, text
+__import__(sys.argv[1])
+from gpu_assist.commitments import CommitmentAdvice
+from gpu_assist.fleet import FleetReport
+from gpu_assist.nvml import Snapshot
+from gpu_assist.recommendation import Recommendation
+from gpu_assist.records import RequestRecord
+from gpu_assist.spending import SpendReport
+from gpu_assist.tco import TcoResult
+generic = {"text": text.render, "json": json.payload}[sys.argv[2]]
+types = (Recommendation, TcoResult, Snapshot, FleetReport, RequestRecord, SpendReport, CommitmentAdvice)
+print(sorted(t.__name__ for t in types if generic.dispatch(t) is generic.registry[object]))
+"""
+
+
+@pytest.mark.slow  # a fresh process per face
+@pytest.mark.parametrize("face, medium", [("slackbot.blocks", "text"), ("gpu_assist.jupyter.routes", "json"),
+                                          ("gpu_assist.jupyter.panels", "text")])
+def test_a_face_that_shows_every_verb_registers_every_renderer_it_needs(face, medium):
+    """A face answers any verb, so the module that renders for it imports `render.plans` and
+    `render.operations` itself: in a fresh process that imports only it, no result lacks a renderer (Slack's
+    `/gpu tco` is the TCO's text)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _FACE_CHECK, face, medium], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "[]", done.stderr[-2000:]

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from gpu_assist.commands import Context
-from gpu_assist.render import blocks
+from slackbot import blocks
 from gpu_assist.store import Store, clicks_table
 from slack_client import action_body
 from slackbot.inbox import CLICK_LEASE, Inbox, click_key

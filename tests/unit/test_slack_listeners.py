@@ -28,7 +28,7 @@ from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.policy import Policy
 from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.render import blocks
+from slackbot import blocks
 from gpu_assist.store import Store
 from gpu_assist.watch import idle_key
 from slack_client import BOT_TOKEN, SIGNING_SECRET, action_body, command_body

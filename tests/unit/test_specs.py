@@ -13,8 +13,8 @@ import sqlalchemy
 
 from gpu_assist.errors import ParseError
 from gpu_assist.records import describe
-from gpu_assist.specs import (Candidate, Checks, LaunchSpec, OptionId, StopSpec, launch_button_choice,
-                              launch_button_value, spec_from_json, to_json)
+from gpu_assist.specs import Candidate, Checks, LaunchSpec, OptionId, StopSpec, spec_from_json, to_json
+from slackbot.blocks import launch_button_choice, launch_button_value
 from gpu_assist.store import Store
 from support import OLD_LAUNCH
 

@@ -92,7 +92,7 @@ def test_the_digest_lists_running_owners_spend_idle_ttls_ending_and_waiting_requ
 
 
 def test_the_approval_card_shows_the_teams_month_without_any_budget():
-    from gpu_assist.render.blocks import approval_card
+    from slackbot.blocks import approval_card
     from gpu_assist.standing import team_standing
 
     records = [launch("r-000000000001", hours_ago=10, project="llm"),

@@ -13,29 +13,31 @@ from dataclasses import replace
 from functools import singledispatch
 from typing import Any, Sequence
 
-from .. import facts
-from ..budgets import BudgetStatus
-from ..commands.objects import QuoteCommand
-from ..compare import Comparison, ComparisonRow
-from ..facts import LaunchCloud
-from ..fleet import FleetReport
-from ..identity import slack_mention
-from ..interruptions import Interruption
-from ..plural import plural
-from ..pricing import Quote
-from ..recommendation import Recommendation
-from ..records import RequestRecord
-from ..request import Request, format_duration
-from ..specs import Checks, ExtendSpec, LaunchSpec, OptionId, launch_button_value
-from ..standing import TeamStanding
-from ..watch import EXTENSION_S, IdleAlert
-from . import operations as _operations  # noqa: F401 - register the text of every result Slack shows
-from .comparison import HEADERS, job_length, layout
-from .money import format_hours, format_money, format_percent, format_plan_cost
-from .notes import said, words
-from .spend import budget_line, idle_alert, interruption_line, team_line
-from .tables import table, text_table
-from .text import render as render_text
+from gpu_assist import facts
+from gpu_assist.budgets import BudgetStatus
+from gpu_assist.commands.objects import QuoteCommand
+from gpu_assist.compare import Comparison, ComparisonRow
+from gpu_assist.facts import LaunchCloud
+from gpu_assist.fleet import FleetReport
+from gpu_assist.identity import slack_mention
+from gpu_assist.interruptions import Interruption
+from gpu_assist.plural import plural
+from gpu_assist.pricing import Quote
+from gpu_assist.recommendation import Recommendation
+from gpu_assist.records import RequestRecord
+from gpu_assist.request import Request, format_duration
+from gpu_assist.errors import ParseError
+from gpu_assist.request import is_duration_s
+from gpu_assist.specs import Checks, ExtendSpec, LaunchSpec, OptionId
+from gpu_assist.standing import TeamStanding
+from gpu_assist.watch import EXTENSION_S, IdleAlert
+from gpu_assist.render import operations as _operations, plans as _plans  # noqa: F401 - the text of what Slack shows
+from gpu_assist.render.comparison import HEADERS, job_length, layout
+from gpu_assist.render.money import format_hours, format_money, format_percent, format_plan_cost
+from gpu_assist.render.notes import said, words
+from gpu_assist.render.spend import budget_line, idle_alert, interruption_line, team_line
+from gpu_assist.render.tables import table, text_table
+from gpu_assist.render.text import render as render_text
 
 Block = dict[str, Any]  # one Block Kit block, as Slack's Web API takes it
 
@@ -79,6 +81,23 @@ def _recommendation_message(result: Recommendation, *, command: object = None) -
 @message.register(FleetReport)
 def _fleet_message(result: FleetReport, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
     return f"{plural(len(result.instances), 'GPU instance')}, {len(result.idle)} idle", fleet_blocks(result)
+
+
+def launch_button_value(option: OptionId, duration_s: int) -> str:
+    """A quote card's Request launch button: the option and the time to live, as data, not words to re-read."""
+    return json.dumps({"option": str(option), "duration_s": duration_s})
+
+
+def launch_button_choice(value: str) -> tuple[OptionId, int]:
+    """(option, seconds) from a launch button's value; ParseError when it is not one this version made."""
+    try:
+        asked = json.loads(value)
+        option, duration_s = OptionId.parse(str(asked["option"])), asked["duration_s"]
+    except (ValueError, KeyError, TypeError):
+        option, duration_s = None, None
+    if option is None or not is_duration_s(duration_s):
+        raise ParseError("that button is out of date", hint="quote again and use the new card")
+    return option, duration_s
 
 
 def _section(text: str) -> Block:

@@ -124,8 +124,10 @@ soak: install-test
 	GPU_ASSIST_SOAK=1 $(BIN)/python -m pytest -q tests/reliability
 
 # Figures, not tests: writes bench/results/latest.{json,md} (SkyPilot side by side, installed in the ignored .bench/).
+# BENCH_BASE: the revision whose cold quote runs beside this tree's (before #30 moved imports to the top).
+BENCH_BASE ?= 111434c
 bench: install
-	$(BIN)/python bench/run.py
+	GPU_ASSIST_BENCH_BASE=$(BENCH_BASE) $(BIN)/python bench/run.py
 
 # Rerunnable: regenerate the committed catalogs from the shared extracts and the ECB rates.
 catalogs: install $(STAMP)-catalog

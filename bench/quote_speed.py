@@ -4,7 +4,9 @@
 compare and the text table). Prints JSON; `bench/run.py` collects it. Figures are median and p99 over repeated
 runs on this machine; the cold figures come with `python -c pass`, `import pandas` and `stdlib_floor` (importing
 the standard-library modules a cold quote imports, and nothing else) timed in the same run, and with instruction
-counts (`cold_instructions`, valgrind's callgrind), which a busy machine does not change.
+counts (`cold_instructions`, valgrind's callgrind), which a busy machine does not change. With
+`GPU_ASSIST_BENCH_BASE` naming a git revision (`make bench` names the one before #30's imports moved), the cold
+quote of that revision's code runs too, interleaved with this tree's, so "before" and "after" come from one run.
 """
 
 from __future__ import annotations
@@ -76,10 +78,41 @@ def stdlib_of_quote() -> list[str]:
             if name in sys.stdlib_module_names and name not in pass_modules]
 
 
+_FROM_TREE = "import sys; sys.argv[0] = 'gpu-assist'; sys.path.insert(0, sys.argv.pop(1)); " \
+             "from gpu_assist.cli import main; sys.exit(main())"
+
+
+def _base_tree(revision: str) -> Path:
+    """A checkout of `revision` beside the repository's git data (a detached worktree, made once, compiled)."""
+    import compileall
+
+    tree = REPO / ".bench-base" / revision
+    if not tree.exists():
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), revision],
+                       capture_output=True, check=True)
+    compileall.compile_dir(str(tree / "gpu_assist"), quiet=1)
+    return tree
+
+
+def _before_after(revision: str) -> dict:
+    """This tree's code and `revision`'s, each a fresh process importing its own `gpu_assist` the same way,
+    their catalog caches apart; interleaved."""
+    tree = _base_tree(revision)
+    _cli()  # compiles this tree's bytecode, as the base tree's is
+    env = {**os.environ, "GPU_ASSIST_CATALOG_DIR": str(REPO / "catalogs")}
+    timed = _interleaved({
+        "after": ([sys.executable, "-c", _FROM_TREE, str(REPO), *QUOTE_ARGS], env),
+        "before": ([sys.executable, "-c", _FROM_TREE, str(tree), *QUOTE_ARGS],
+                   {**env, "GPU_ASSIST_CACHE_DIR": str(tree / ".gpu-assist-cache")}),
+    }, 15)
+    return {"revision": revision, **timed}
+
+
 def cold_cli(runs: int = 15) -> dict:
     """A new process per run, as a user starts it, interleaved with the baselines."""
     command = _cli()
     stdlib = stdlib_of_quote()
+    base = os.environ.get("GPU_ASSIST_BENCH_BASE", "")
     timed = _interleaved({
         "quote": (command + QUOTE_ARGS, None),
         "python_pass": ([sys.executable, "-c", "pass"], None),
@@ -88,7 +121,8 @@ def cold_cli(runs: int = 15) -> dict:
         "import_pandas": ([sys.executable, "-c", "import pandas"], None),
         "no_cache": (command + QUOTE_ARGS, {**os.environ, "GPU_ASSIST_CACHE_DIR": "off"}),
     }, runs)
-    return {**timed.pop("quote"), **timed, "stdlib_modules": stdlib}
+    return {**timed.pop("quote"), **timed, "stdlib_modules": stdlib,
+            **({"before_after": _before_after(base)} if base else {})}
 
 
 def cold_instructions() -> dict:

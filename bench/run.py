@@ -112,6 +112,12 @@ def comparison_lines(results: dict, previous: dict | None) -> list[str]:
                      f"`python -c pass` {counts['python_pass'] / 1e6:.0f}M "
                      f"({counts['quote'] / counts['python_pass']:.1f}×), the standard-library floor "
                      f"{counts['stdlib_floor'] / 1e6:.0f}M ({counts['stdlib_floor'] / counts['python_pass']:.1f}×).")
+    if "before_after" in cold:
+        pair = cold["before_after"]
+        lines.append(f"Cold quote before and after, same run (each `gpu_assist` imported from its tree): "
+                     f"{pair['revision']} {pair['before']['median_ms']:.0f} ms, this tree "
+                     f"{pair['after']['median_ms']:.0f} ms "
+                     f"({pair['after']['median_ms'] / pair['before']['median_ms']:.2f}×).")
     if previous:
         before = previous["quote"]["cold_cli"]["median_ms"]
         lines.append(f"Previous run ({previous['when']}): cold CLI {before:.0f} ms → now {cold['median_ms']:.0f} ms "

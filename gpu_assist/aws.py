@@ -3,16 +3,19 @@ and `AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC 
 
 from __future__ import annotations
 
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (ClientError, EndpointConnectionError, NoCredentialsError, NoRegionError,
+                                 PartialCredentialsError)
+
 from .errors import ProvisionError
 from .regions import default_region
+
 # The tags gpu-assist puts on every instance it launches: it acts only on instances carrying the first.
 REQUEST_TAG, REQUESTER_TAG, EXPIRES_TAG = "gpu-assist:request-id", "gpu-assist:requester", "gpu-assist:expires-at"
 
 
 def client(service: str, region: str | None = None):
-    import boto3
-    from botocore.config import Config
-
     region = region or default_region()
     config = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
     return boto3.session.Session().client(service, region_name=region, config=config)
@@ -20,9 +23,6 @@ def client(service: str, region: str | None = None):
 
 def explain(error: Exception, doing: str) -> ProvisionError:
     """A botocore failure as a message a user can act on; no secrets (botocore puts none in these)."""
-    from botocore.exceptions import (ClientError, EndpointConnectionError, NoCredentialsError,
-                                     NoRegionError, PartialCredentialsError)
-
     if isinstance(error, (NoCredentialsError, PartialCredentialsError)):
         return ProvisionError(f"no AWS credentials while {doing}",
                               hint="set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")

@@ -9,8 +9,9 @@ ECS API version 2014-05-26, through the official SDK (alibabacloud-ecs20140526):
   error code naming the instance type: skipped and counted. No spot price (DescribePrice does not give one).
 
 Credentials come from the SDK's own chain (`ALIBABA_CLOUD_ACCESS_KEY_ID`/`ALIBABA_CLOUD_ACCESS_KEY_SECRET`,
-~/.alibabacloud/credentials.ini, ~/.aliyun/config.json, an ECS RAM role). Throttling is retried with backoff. The SDK
-is imported only here; tests point it at a local server through `Config.endpoint`.
+~/.alibabacloud/credentials.ini, ~/.aliyun/config.json, an ECS RAM role). Throttling is retried with backoff. Only
+`catalog refresh aliyun` and the Alibaba provisioner import this module (and so the SDK); tests point it at a local
+server through `Config.endpoint`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ import time
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
+
+from alibabacloud_credentials.client import Client as Credentials
+from alibabacloud_credentials.exceptions import CredentialException
+from alibabacloud_ecs20140526 import models as ecs_models
+from alibabacloud_ecs20140526.client import Client
+from alibabacloud_tea_openapi import models as openapi_models
+from alibabacloud_tea_openapi.exceptions import ClientException
 
 from ..errors import GpuAssistError
 from ..gpus import GpuTable
@@ -39,9 +47,6 @@ class NoCredentials(GpuAssistError):
 def credential() -> Any:
     """The SDK's default chain, resolved now; NoCredentials when it finds none. The chain logs each failed link
     with a traceback: silenced, the one line says what to set."""
-    from alibabacloud_credentials.client import Client as Credentials
-    from alibabacloud_credentials.exceptions import CredentialException
-
     chain = logging.getLogger("alibabacloud_credentials")
     level, chain.level = chain.level, logging.CRITICAL
     try:
@@ -56,11 +61,9 @@ def credential() -> Any:
 
 def ecs_client(region: str, endpoint: str | None = None) -> Any:
     """An ECS client for `region`; `endpoint` (`127.0.0.1:8080`) sends its calls there over plain HTTP (tests)."""
-    from alibabacloud_ecs20140526.client import Client
-    from alibabacloud_tea_openapi import models
-
-    return Client(models.Config(credential=credential(), region_id=region, protocol="http" if endpoint else "https",
-                                endpoint=endpoint or f"ecs.{region}.aliyuncs.com"))
+    return Client(openapi_models.Config(credential=credential(), region_id=region,
+                                        protocol="http" if endpoint else "https",
+                                        endpoint=endpoint or f"ecs.{region}.aliyuncs.com"))
 
 
 class AliyunPriceSource:
@@ -91,8 +94,6 @@ class AliyunPriceSource:
     def _call(self, call: Callable[[Any], Any], request: Any) -> dict | None:
         """One SDK call's response body as a dict, retried with exponential backoff while throttled; None when the
         region does not sell the instance type asked about."""
-        from alibabacloud_tea_openapi.exceptions import ClientException
-
         for attempt in range(self.retries):
             try:
                 body: dict = call(request).body.to_map()
@@ -109,13 +110,11 @@ class AliyunPriceSource:
 
     def gpu_types(self, client: Any) -> dict[str, dict[str, str]]:
         """instance type → its GPU columns, for the types with a GPU gpus.csv knows (DescribeInstanceTypes)."""
-        from alibabacloud_ecs20140526 import models
-
         found: dict[str, dict[str, str]] = {}
         token = None
         while True:
             body = self._call(client.describe_instance_types,
-                              models.DescribeInstanceTypesRequest(max_results=1600, next_token=token)) or {}
+                              ecs_models.DescribeInstanceTypesRequest(max_results=1600, next_token=token)) or {}
             for item in body.get("InstanceTypes", {}).get("InstanceType", []):
                 if not item.get("GPUAmount"):
                     continue
@@ -133,8 +132,6 @@ class AliyunPriceSource:
                 return found
 
     def rows(self) -> list[dict[str, str]]:
-        from alibabacloud_ecs20140526 import models
-
         rows = []
         for done, region in enumerate(self.regions):
             self.progress(region, done, len(self.regions))
@@ -144,7 +141,7 @@ class AliyunPriceSource:
                            interconnect="unknown", billing_granularity_s="3600", source=SOURCE_KEY,
                            as_of=self.today.isoformat(), verified="yes", source_detail="DescribePrice TradePrice")
                 for unit, column in _UNITS.items():
-                    body = self._call(client.describe_price, models.DescribePriceRequest(
+                    body = self._call(client.describe_price, ecs_models.DescribePriceRequest(
                         region_id=region, resource_type="instance", instance_type=instance_type, price_unit=unit,
                         period=1))
                     price = (body or {}).get("PriceInfo", {}).get("Price", {})

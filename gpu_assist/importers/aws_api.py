@@ -12,6 +12,7 @@ tests/fixtures/aws/ through botocore's Stubber.
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
 import json
 import sys
 from collections import defaultdict
@@ -117,8 +118,6 @@ class AwsPriceSource:
 
     def in_scope(self, row: dict) -> bool:
         """Whether an existing catalog row is one this refresh replaces."""
-        import fnmatch
-
         return row.get("region") in self.regions and any(fnmatch.fnmatchcase(row.get("instance_type", ""), f)
                                                          for f in self.families)
 

@@ -31,6 +31,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Callable
 
+import ijson
+import requests
+
 from ..errors import CatalogError
 from ..regions import location
 from .aws_api import cheapest_standard, on_demand_rate, reserved_rates
@@ -48,8 +51,6 @@ def stream_members(chunks, wanted: dict[str, Callable[[str], bool]]):
     """(prefix, key, value) for each member of the JSON objects or arrays at the `wanted` ijson prefixes, in
     one pass over `chunks` (bytes). `wanted[prefix]` is a predicate on a member's key (objects; arrays pass
     every item); members it rejects are skipped without being built."""
-    import ijson
-
     events = ijson.sendable_list()
     parser = ijson.parse_coro(events)
     builder, depth = None, 0
@@ -84,8 +85,6 @@ def _then_end(chunks):
 
 def _chunks(http, url: str):
     """The body of `url` in 1 MiB chunks as they arrive; a connection that ends early raises CatalogError."""
-    import requests
-
     response = _get(http, url, stream=True)
     try:
         yield from response.iter_content(chunk_size=1 << 20)
@@ -94,8 +93,6 @@ def _chunks(http, url: str):
 
 
 def _parsed(http, url: str, wanted):
-    import ijson
-
     try:
         yield from stream_members(_chunks(http, url), wanted)
     except ijson.JSONError as error:

@@ -15,8 +15,9 @@ Through the official SDKs (huaweicloudsdkecs, huaweicloudsdkbss), per region:
 
 Credentials come from the SDK's own chain (`HUAWEICLOUD_SDK_AK`/`HUAWEICLOUD_SDK_SK`, optionally
 `HUAWEICLOUD_SDK_PROJECT_ID`/`HUAWEICLOUD_SDK_DOMAIN_ID`, else looked up through IAM; ~/.huaweicloud/credentials; an
-ECS agency through the metadata service). Throttling (HTTP 429, `APIGW.0308`) is retried with backoff. The SDKs are
-imported only here; tests point them at a local server through the client builder's endpoint.
+ECS agency through the metadata service). Throttling (HTTP 429, `APIGW.0308`) is retried with backoff. Only
+`catalog refresh huawei` imports this module (and so the SDKs); tests point them at a local server through the
+client builder's endpoint.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ import time
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any, NamedTuple
+
+from huaweicloudsdkbss.v2 import (BssClient, DemandProductInfo, ListOnDemandResourceRatingsRequest,
+                                  ListRateOnPeriodDetailRequest, PeriodProductInfo, RateOnDemandReq, RateOnPeriodReq)
+from huaweicloudsdkbss.v2.region.bss_region import BssRegion
+from huaweicloudsdkcore.auth.provider import CredentialProviderChain
+from huaweicloudsdkcore.exceptions.exceptions import ApiValueError, SdkException, ServiceResponseException
+from huaweicloudsdkecs.v2 import EcsClient, ListFlavorsRequest
+from huaweicloudsdkecs.v2.region.ecs_region import EcsRegion
 
 from ..errors import GpuAssistError
 from ..gpus import GpuTable
@@ -53,9 +62,6 @@ class Refused(GpuAssistError):
 
 def _chain(kind: str) -> Any:
     """The SDK's credential chain's first find (`basic`: project-scoped, ECS; `global`: account-wide, BSS)."""
-    from huaweicloudsdkcore.auth.provider import CredentialProviderChain
-    from huaweicloudsdkcore.exceptions.exceptions import ApiValueError, SdkException
-
     chain = (CredentialProviderChain.get_basic_credential_provider_chain() if kind == "basic"
              else CredentialProviderChain.get_global_credential_provider_chain())
     try:
@@ -80,9 +86,6 @@ def _quiet(client_class: type) -> None:
 def ecs_client(region: str, endpoint: str | None = None) -> Any:
     """An ECS client for `region` with fresh credentials (each region has its own project, which the SDK looks up
     through IAM unless the environment names it); `endpoint` (`http://127.0.0.1:8080`) is tried first (tests)."""
-    from huaweicloudsdkecs.v2 import EcsClient
-    from huaweicloudsdkecs.v2.region.ecs_region import EcsRegion
-
     _quiet(EcsClient)
     builder = EcsClient.new_builder().with_credentials(credential()).with_region(EcsRegion.value_of(region))
     return (builder.with_endpoint(endpoint) if endpoint else builder).build()
@@ -91,9 +94,6 @@ def ecs_client(region: str, endpoint: str | None = None) -> Any:
 def bss_client(endpoint: str | None = None) -> Any:
     """A BSS client (account-wide credentials: the SDK looks the account's domain up through IAM unless the
     environment names it); `endpoint` as for `ecs_client`."""
-    from huaweicloudsdkbss.v2 import BssClient
-    from huaweicloudsdkbss.v2.region.bss_region import BssRegion
-
     _quiet(BssClient)
     builder = BssClient.new_builder().with_credentials(_chain("global")).with_region(BssRegion.value_of(_BSS_REGION))
     return (builder.with_endpoint(endpoint) if endpoint else builder).build()
@@ -142,8 +142,6 @@ class HuaweiPriceSource:
 
     def _call(self, what: str, call: Callable[[Any], Any], request: Any) -> Any:
         """One SDK call, retried with exponential backoff while throttled."""
-        from huaweicloudsdkcore.exceptions.exceptions import ServiceResponseException
-
         for attempt in range(self.retries):
             try:
                 return call(request)
@@ -160,8 +158,6 @@ class HuaweiPriceSource:
 
     def flavors(self, client: Any) -> list[Flavor]:
         """The region's GPU flavors on sale, with their GPU columns (ListFlavors)."""
-        from huaweicloudsdkecs.v2 import ListFlavorsRequest
-
         found = []
         for flavor in self._call("ListFlavors", client.list_flavors, ListFlavorsRequest()).flavors or []:
             extra = flavor.os_extra_specs
@@ -220,10 +216,6 @@ class HuaweiPriceSource:
     def _rate(self, client: Any, region: str, project_id: str, flavors: list[Flavor],
               monthly: bool) -> dict[str, tuple[Decimal, str]]:
         """One rating request for some flavors (ids 1, 2, … in their order)."""
-        from huaweicloudsdkbss.v2 import (DemandProductInfo, ListOnDemandResourceRatingsRequest,
-                                          ListRateOnPeriodDetailRequest, PeriodProductInfo, RateOnDemandReq,
-                                          RateOnPeriodReq)
-
         batch = {str(n): f for n, f in enumerate(flavors, 1)}
         if monthly:
             infos = [PeriodProductInfo(id=n, resource_spec=f"{f.name}.linux", region=region, period_type=2,

@@ -25,9 +25,18 @@ from collections import Counter, defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+import requests
+from requests.adapters import HTTPAdapter
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from urllib3.util.retry import Retry
+
 from ..errors import CatalogError
+from ..gpus import load_gpus
 from ..regions import location
+from ..sources import refresh
 from . import spot_flags
+from .skypilot import SkyPilotSource
 
 AZURE_PRICES_URL = os.environ.get("GPU_ASSIST_AZURE_PRICES_URL", "https://prices.azure.com/api/retail/prices")
 # GPU sizes are the N series (NC, ND, NV, NG, NCC); the price list cannot filter on a prefix server-side reliably,
@@ -48,10 +57,6 @@ TIMEOUT_S = 30
 
 def session(retries: int = 4, backoff_s: float = 0.5):
     """A requests session retrying connection errors and 429/500/502/503/504 with exponential backoff."""
-    import requests
-    from requests.adapters import HTTPAdapter
-    from urllib3.util.retry import Retry
-
     retry = Retry(total=retries, connect=retries, read=retries, status=retries, backoff_factor=backoff_s,
                   status_forcelist=(429, 500, 502, 503, 504), allowed_methods=("GET",), raise_on_status=True)
     http = requests.Session()
@@ -61,8 +66,6 @@ def session(retries: int = 4, backoff_s: float = 0.5):
 
 
 def _get(http, url: str, *, stream: bool = False, params: dict[str, str] | None = None):
-    import requests
-
     try:
         response = http.get(url, params=params, timeout=TIMEOUT_S, stream=stream)
         response.raise_for_status()
@@ -73,8 +76,6 @@ def _get(http, url: str, *, stream: bool = False, params: dict[str, str] | None 
 
 def _reason(error) -> str:
     """One short line for a requests failure (its own text repeats the whole URL and the retry state)."""
-    import requests
-
     if isinstance(error, requests.exceptions.RetryError):
         return "server errors on every retry"
     if isinstance(error, requests.exceptions.HTTPError):
@@ -87,9 +88,6 @@ def _reason(error) -> str:
 
 
 def _progress(description: str, total: int | None = None):
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         console=Console(stderr=True), transient=True)
     return progress, progress.add_task(description, total=total)
@@ -220,10 +218,6 @@ def refresh_skypilot(commit: str, providers, catalog_dir: Path, today: dt.date, 
                      base_url: str = SKYPILOT_RAW_URL) -> list[str]:
     """Download every file first, then convert and write each provider; returns one summary line per provider
     and appends each file's URL, sha256 and row count to SOURCES.md's refresh log."""
-    from ..gpus import load_gpus
-    from ..sources import refresh
-    from .skypilot import SkyPilotSource
-
     catalog_dir = Path(catalog_dir)
     with tempfile.TemporaryDirectory(prefix="skypilot-") as temp:
         fetched = download_skypilot(commit, providers, Path(temp), http, base_url)

@@ -9,8 +9,9 @@ catalog's documented Tencent rows (`cn_gpu_specs.csv` via `import-china`), by in
 documentation does not describe is skipped and counted.
 
 Credentials come from the SDK's own chain (`TENCENTCLOUD_SECRET_ID`/`TENCENTCLOUD_SECRET_KEY`,
-`~/.tencentcloud/credentials`, a CVM role). Throttling (`RequestLimitExceeded`) is retried with backoff. The SDK is
-imported only here (never on a quote's path); tests point it at a local server through `HttpProfile.endpoint`.
+`~/.tencentcloud/credentials`, a CVM role). Throttling (`RequestLimitExceeded`) is retried with backoff. Only
+`catalog refresh tencent` and the Tencent provisioner import this module (and so the SDK); tests point it at a local
+server through `HttpProfile.endpoint`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ import time
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
+
+from tencentcloud.common.credential import DefaultCredentialProvider
+from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
+from tencentcloud.common.profile.client_profile import ClientProfile
+from tencentcloud.common.profile.http_profile import HttpProfile
+from tencentcloud.cvm.v20170312 import cvm_client as cvm
 
 from ..errors import GpuAssistError
 from .china import REGION as LIST_REGION
@@ -40,9 +47,6 @@ class NoCredentials(GpuAssistError):
 
 def credential() -> Any:
     """The SDK's default chain (environment, profile file, CVM role); NoCredentials when it finds none."""
-    from tencentcloud.common.credential import DefaultCredentialProvider
-    from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
-
     try:
         return DefaultCredentialProvider().get_credentials()
     except (TencentCloudSDKException, OSError):  # the chain's last link raises OSError outside TKE
@@ -51,10 +55,6 @@ def credential() -> Any:
 
 def cvm_client(region: str, endpoint: str | None = None) -> Any:
     """A CVM client for `region`; `endpoint` (`127.0.0.1:8080`) sends its calls there over plain HTTP (tests)."""
-    from tencentcloud.common.profile.client_profile import ClientProfile
-    from tencentcloud.common.profile.http_profile import HttpProfile
-    from tencentcloud.cvm.v20170312 import cvm_client as cvm
-
     http = HttpProfile(endpoint=endpoint, protocol="http") if endpoint else HttpProfile(reqTimeout=30)
     return cvm.CvmClient(credential(), region, ClientProfile(httpProfile=http))
 
@@ -90,8 +90,6 @@ class TencentPriceSource:
 
     def _call(self, client: Any, charge_type: str) -> list[dict]:
         """One DescribeZoneInstanceConfigInfos call, retried with exponential backoff while throttled."""
-        from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
-
         params = {"Filters": [{"Name": "instance-charge-type", "Values": [charge_type]}]}
         for attempt in range(self.retries):
             try:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from .. import aws
 from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG
 from ..errors import PolicyError, ProvisionError
@@ -58,8 +60,6 @@ class AwsProvisioner:
     # ---- checks before approval -------------------------------------------------------------------------
     def dry_run(self, spec: LaunchSpec) -> str:
         """'ok' when EC2 says the launch would succeed; otherwise the reason (never raises)."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
         try:
             self.client("ec2", spec.region).run_instances(DryRun=True, **self._launch_args(spec, spec.region))
         except ClientError as error:
@@ -73,8 +73,6 @@ class AwsProvisioner:
 
     def quota(self, spec: LaunchSpec, *, quotas_client=None) -> str:
         """Whether the account's vCPU quota for this family covers the request; 'quota unknown' when unanswered."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
         codes = QUOTA_CODES.get(spec.instance_type[0])
         if codes is None or not spec.vcpus:
             return "quota unknown (no quota code for this family)"
@@ -162,8 +160,6 @@ class AwsProvisioner:
         `still_ours()` is asked (and renews the caller's lease) right before each RunInstances: OwnershipLost when
         it says no. Raises ProvisionError when no candidate has capacity. Instances beyond the ones returned are
         the caller's to terminate (`terminate_surplus`), once it has recorded which it keeps."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
         regions = list(dict.fromkeys(c.region for c in spec.candidates))
         try:
             region, existing = self.find(spec.request_id, regions)
@@ -196,8 +192,6 @@ class AwsProvisioner:
 
         Its ClientToken is the request id and the zone: the same in every process that launches the request there,
         so on AWS two owners' calls (one taken over while its call was under way) get the same instances."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
         if not still_ours():
             raise OwnershipLost(f"{spec.request_id} was taken over by another process before RunInstances")
         args = self._launch_args(spec, region, zone, client_token(spec.request_id, zone or region), ends_at=ends_at)
@@ -218,8 +212,6 @@ class AwsProvisioner:
         """Terminate instances tagged with this request beyond `keep` (the ones the store records): what a retried
         RunInstances leaves when its first answer was lost, or an owner that was taken over launched (real AWS
         dedupes by ClientToken; moto and misbehaving proxies do not). What it did, in words ("" for nothing)."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
         try:
             _, live = self.find(request_id, [region])
             surplus = [i["InstanceId"] for i in live if i["InstanceId"] not in keep]
@@ -233,8 +225,6 @@ class AwsProvisioner:
     # ---- stop -------------------------------------------------------------------------------------------
     def managed(self, instance_ids: list[str], region: str) -> dict[str, str | None]:
         """instance id → gpu-assist request id (None when gpu-assist did not launch it)."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
         try:
             pages = self.client("ec2", region).get_paginator("describe_instances").paginate(InstanceIds=instance_ids)
             found = {}
@@ -258,8 +248,6 @@ class AwsProvisioner:
 
     def set_expiry(self, instance_ids: list[str], region: str, ends_at: str) -> None:
         """Move the `gpu-assist:expires-at` tag of instances gpu-assist launched (an approved extension)."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
         self.require_managed(instance_ids, region)
         try:
             self.client("ec2", region).create_tags(Resources=instance_ids, Tags=[{"Key": EXPIRES_TAG,
@@ -269,8 +257,6 @@ class AwsProvisioner:
 
     def stop(self, instance_ids: list[str], region: str) -> list[str]:
         """Stop (or terminate, per policy) only instances gpu-assist launched; refuses any other."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
         self.require_managed(instance_ids, region)
         ec2 = self.client("ec2", region)
         try:

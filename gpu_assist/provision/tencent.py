@@ -10,7 +10,7 @@ only by the caller (`terminate_surplus`).
 Capacity: sold-out errors move on to the next zone, then the next allowed region, never above the approved hourly
 ceiling (spot: `InstanceMarketOptions.SpotOptions.MaxPrice` is that ceiling).
 Credentials: the SDK's own chain (`TENCENTCLOUD_SECRET_ID`/`TENCENTCLOUD_SECRET_KEY`, the profile file, a CVM
-role), resolved on the first call; nothing of them is stored or logged. The SDK is imported only when called.
+role), resolved on the first call; nothing of them is stored or logged.
 What CVM cannot do here: move a tag (tags are written by the Tag API, another SDK package), so an extension
 moves the request's end in the store, which the reaper reads, and leaves the instances' `expires-at` tag as
 launched.
@@ -24,8 +24,13 @@ import urllib.parse
 from decimal import Decimal
 from typing import Any, Callable
 
+from tencentcloud.common.profile.client_profile import ClientProfile
+from tencentcloud.common.profile.http_profile import HttpProfile
+from tencentcloud.cvm.v20170312 import cvm_client as cvm
+
 from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG
 from ..errors import GpuAssistError, PolicyError, ProvisionError
+from ..importers.tencent_api import credential
 from ..policy import Policy
 from ..specs import LaunchSpec
 from . import LaunchOutcome, OwnershipLost
@@ -59,12 +64,6 @@ def _yuan_ceiling(spec: LaunchSpec) -> Decimal:
 def _default_client(region: str) -> Any:
     """A CvmClient for `region` with the SDK's own credential chain; `GPU_ASSIST_TENCENT_ENDPOINT` (a URL: a VPC's
     internal endpoint, or a local fake in tests) replaces the public one, as AWS_ENDPOINT_URL does for boto3."""
-    from tencentcloud.common.profile.client_profile import ClientProfile
-    from tencentcloud.common.profile.http_profile import HttpProfile
-    from tencentcloud.cvm.v20170312 import cvm_client as cvm
-
-    from ..importers.tencent_api import credential
-
     url = urllib.parse.urlsplit(os.environ.get(ENDPOINT_VARIABLE, ""))
     http = HttpProfile(endpoint=url.netloc, protocol=url.scheme or "https", reqTimeout=30) if url.netloc \
         else HttpProfile(reqTimeout=30)

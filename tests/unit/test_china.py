@@ -234,6 +234,8 @@ def test_catalog_status_shows_each_chinese_provider_with_sources_and_verified_sh
                                            ("huawei", "huaweicloudsdkcore.auth.provider")])
 def test_a_refresh_without_its_sdk_says_which_extra_to_install(provider, sdk, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, sdk, None)  # as if the `china` extra were not installed
+    # the importer imports its SDK at its top: imported afresh, as in a process without the extra
+    monkeypatch.delitem(sys.modules, f"gpu_assist.importers.{provider}_api", raising=False)
     assert main(["catalog", "refresh", provider, "--catalog-dir", str(CATALOGS)]) == 2
     err = capsys.readouterr().err
     assert f"catalog refresh {provider} needs its cloud's SDK" in err and "gpu-assist[china]" in err

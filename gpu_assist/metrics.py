@@ -17,16 +17,20 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import waitress
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from .nvml import GpuSample, Snapshot, idle_gpus
+from .nvml import GpuSample, NvmlSampler, Poller, Snapshot, idle_gpus
 from .standing import TeamStanding
 
 log = logging.getLogger("gpu_assist.metrics")
 MIB = 2**20
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+WsgiEnviron = dict[str, Any]
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[WsgiEnviron, StartResponse], list[bytes]]
 
 
 def _gauge(name: str, about: str, labels: Sequence[str] = ()) -> GaugeMetricFamily:
@@ -152,10 +156,10 @@ def exposition(collected: CollectorRegistry) -> bytes:
     return generate_latest(collected)
 
 
-def wsgi_metrics(collected: CollectorRegistry) -> Callable[[dict, Callable], list[bytes]]:
+def wsgi_metrics(collected: CollectorRegistry) -> WsgiApp:
     """`GET /metrics` as a WSGI app: the exposition, or 405 for any other method."""
 
-    def application(environ: dict, start_response: Callable) -> list[bytes]:
+    def application(environ: WsgiEnviron, start_response: StartResponse) -> list[bytes]:
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
             body = b'{"error": "only GET is allowed here"}'
             start_response("405 Method Not Allowed", [("Content-Type", "application/json"), ("Allow", "GET, HEAD"),
@@ -168,13 +172,13 @@ def wsgi_metrics(collected: CollectorRegistry) -> Callable[[dict, Callable], lis
     return application
 
 
-def metrics_application(context: Any, poller: Any, *, team: bool) -> Callable[[dict, Callable], list[bytes]]:
-    """The metrics server's WSGI app: `GET /metrics` from `poller`'s window and, with `team`, the context's store;
-    anything else a JSON 404."""
-    reader = (lambda: context.approvals.team_standing()) if team else None
-    metrics_app = wsgi_metrics(registry(GpuAssistCollector(poller.history, reader)))
+def metrics_application(snapshots: Callable[[], Sequence[Snapshot]], team: Callable[[], TeamStanding] | None,
+                        ) -> WsgiApp:
+    """The metrics server's WSGI app: `GET /metrics` from `snapshots` (a poller's window) and `team` (the store's
+    standing, None where no store is configured); anything else a JSON 404."""
+    metrics_app = wsgi_metrics(registry(GpuAssistCollector(snapshots, team)))
 
-    def application(environ: dict, start_response: Callable) -> list[bytes]:
+    def application(environ: WsgiEnviron, start_response: StartResponse) -> list[bytes]:
         if environ.get("PATH_INFO") == "/metrics":
             return metrics_app(environ, start_response)
         body = b'{"error": "no such path; Prometheus scrapes /metrics"}'
@@ -184,20 +188,14 @@ def metrics_application(context: Any, poller: Any, *, team: bool) -> Callable[[d
     return application
 
 
-def serve(host: str, port: int, *, interval_s: float = 5.0, window_s: float = 600.0) -> None:
-    """`gpu-assist metrics serve`: sample the GPUs every `interval_s` in the background and answer on waitress;
-    the team's series only where a store is configured (`store.configured`)."""
-    import waitress
-
-    from .commands import Context
-    from .nvml import Poller
-    from .store import configured
-
-    context = Context()
-    poller = Poller(context.sampler, interval_s=interval_s, history_s=window_s).start()
+def serve(host: str, port: int, sampler: NvmlSampler, team: Callable[[], TeamStanding] | None, *,
+          interval_s: float = 5.0, window_s: float = 600.0) -> None:
+    """`gpu-assist metrics serve`: sample the GPUs every `interval_s` in the background and answer on waitress
+    until interrupted; the team's series only with `team`."""
+    poller = Poller(sampler, interval_s=interval_s, history_s=window_s).start()
     log.info("gpu-assist metrics on http://%s:%d/metrics", host, port)
     try:
-        waitress.serve(metrics_application(context, poller, team=configured()), host=host, port=port, threads=4,
+        waitress.serve(metrics_application(poller.history, team), host=host, port=port, threads=4,
                        ident="gpu-assist-metrics")
     finally:
         poller.stop()

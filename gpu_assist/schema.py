@@ -9,14 +9,16 @@ an exclusive lock on a file beside the database. A database created by an earlie
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
 
+from alembic import command
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
-
-if TYPE_CHECKING:
-    from alembic.config import Config
 
 UPGRADE_LOCK_KEY = 7262021  # pg_advisory_xact_lock key of the schema upgrade
 FIRST_REVISION = "0001"
@@ -31,8 +33,6 @@ def _revision(revision: str | None) -> str:
 
 
 def _config(connection: Connection | None) -> Config:
-    from alembic.config import Config
-
     config = Config()
     config.set_main_option("script_location", "gpu_assist:migrations")
     config.attributes["connection"] = connection
@@ -41,29 +41,23 @@ def _config(connection: Connection | None) -> Config:
 
 def head() -> str:
     """The newest revision this gpu-assist knows."""
-    from alembic.script import ScriptDirectory
-
     config = _config(None)
     return _revision(ScriptDirectory.from_config(config).get_current_head())
 
 
 def current(engine: Engine) -> str | None:
     """The revision the database is at; None before any migration."""
-    from alembic.migration import MigrationContext
-
     with engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
 
 
 @contextlib.contextmanager
-def _sqlite_file_lock(engine: Engine):
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
     """Processes sharing one SQLite file take turns: flock on `<database>.upgrade-lock` (POSIX)."""
     database = engine.url.database
     if not database or database == ":memory:":
         yield
         return
-    import fcntl
-
     with open(f"{database}.upgrade-lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -74,8 +68,6 @@ def _sqlite_file_lock(engine: Engine):
 
 def upgrade(engine: Engine) -> str:
     """Create or upgrade the schema to the newest revision; returns it. Safe to call from every process at once."""
-    from alembic import command
-
     with _in_process, (_sqlite_file_lock(engine) if engine.dialect.name == "sqlite" else contextlib.nullcontext()):
         with engine.begin() as connection:
             if connection.dialect.name == "postgresql":

@@ -22,8 +22,10 @@ from typing import Any, Callable, Iterator
 from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Integer, MetaData, Numeric, String, Table,
                         Text, and_, create_engine, event, exists, insert, literal, or_, select, text, update)
 from sqlalchemy.engine import Connection, Engine, RowMapping
+from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
 from sqlalchemy.sql.elements import ColumnElement
 
+from . import schema
 from .errors import ConfigError, GpuAssistError
 from .records import AuditEvent, RequestRecord
 from .specs import ExtendSpec, LaunchSpec, spec_from_json, to_json
@@ -122,8 +124,6 @@ def _engine(url: str, connect_args: dict[str, Any]) -> Engine:
     """The engine for `url`; one that is no database URL SQLAlchemy can open (no URL, an unknown dialect, a driver
     not installed) is a ConfigError naming GPU_ASSIST_DB_URL. The URL itself is never echoed: it may hold a
     password."""
-    from sqlalchemy.exc import ArgumentError
-
     try:
         return create_engine(url, future=True, pool_pre_ping=True, connect_args=connect_args)
     except (ArgumentError, ImportError) as error:
@@ -165,8 +165,6 @@ class Store:
     @contextlib.contextmanager
     def _reaching(self) -> Iterator[None]:
         """A database that cannot be reached (down, refused, bad file) is one line, with the password hidden."""
-        from sqlalchemy.exc import OperationalError
-
         try:
             yield
         except OperationalError as error:
@@ -176,14 +174,10 @@ class Store:
 
     def upgrade(self) -> str:
         """Bring the schema to the newest migration (see `gpu_assist.schema`); returns the revision."""
-        from . import schema
-
         with self._reaching():
             return schema.upgrade(self.engine)
 
     def revision(self) -> str | None:
-        from . import schema
-
         with self._reaching():
             return schema.current(self.engine)
 
@@ -329,8 +323,6 @@ class Store:
         """True for exactly one caller per `key` (a replica or a retry racing finds it taken), or when the key's
         snooze is over (then it is taken again, snooze cleared). `until`: the claim is only a lease, free to take
         again after it unless `keep(key)` makes it final (a post that a crash may interrupt)."""
-        from sqlalchemy.exc import IntegrityError
-
         with self.engine.begin() as connection:
             renewed = connection.execute(update(notices_table).where(and_(
                 notices_table.c.key == key, notices_table.c.until.is_not(None), notices_table.c.until <= now)).values(
@@ -350,8 +342,6 @@ class Store:
                       now: dt.datetime, actor: str, request_id: str | None, detail: str) -> bool:
         """Record a click, owned by `owner` until `until`, with its audit row ("received"), in one transaction;
         False when a click with `key` is recorded already (Slack's retry of it)."""
-        from sqlalchemy.exc import IntegrityError
-
         try:
             with self.engine.begin() as connection:
                 connection.execute(insert(clicks_table).values(key=key, listener=listener, payload=payload,

@@ -102,7 +102,7 @@ def test_the_exposition_carries_the_gpus_the_launches_their_spend_and_the_budget
                       sampler_factory=lambda: fake_gpus)
     window = [fake_gpus.sample(), fake_gpus.sample()]  # a poller's window of two samples, without its thread
     poller = SimpleNamespace(history=lambda: window)
-    with _serving(metrics_application(context, poller, team=True)) as server:
+    with _serving(metrics_application(poller.history, lambda: context.approvals.team_standing())) as server:
         base = f"http://127.0.0.1:{server.server_port}"
         status, content_type, text = _get(base + "/metrics")
         missing, _, _ = _get(base + "/nothing")
@@ -145,7 +145,7 @@ def test_a_store_that_cannot_be_read_is_store_up_0_and_the_gpu_series_still_come
     context = Context(catalog_loader=lambda: catalog, approvals_factory=broken, sampler_factory=lambda: fake_gpus)
     window = [fake_gpus.sample()]
     poller = SimpleNamespace(history=lambda: window)
-    with _serving(metrics_application(context, poller, team=True)) as server:
+    with _serving(metrics_application(poller.history, lambda: context.approvals.team_standing())) as server:
         base = f"http://127.0.0.1:{server.server_port}"
         first, second = _series(_get(base + "/metrics")[2]), _series(_get(base + "/metrics")[2])
     assert _value(second, "gpu_assist_store_up") == 0 and _value(second, "gpu_assist_local_gpus") == 2

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import catalog_cache
 from .data_prices import FILE_NAME as DATA_PRICES, DataPrices, read_data_prices
 from .catalog_files import (Defect, check_offers, file_problem, offer_files, offer_values, read_offer_file,
                             require_file, source_disagreements, validate_directory)
@@ -143,6 +144,7 @@ class Catalog:
     def offers(self) -> pd.DataFrame:
         """Every offer as a pandas DataFrame (numbers as floats, NaN where blank), built on first use."""
         if self._frame is None:
+            # pandas (about 100 ms) only for the verbs that ask for the table: a quote reads `rows`
             import pandas as pd
 
             columns = dict(zip(OFFER_COLUMNS, zip(*self.rows))) if self.rows else {c: () for c in OFFER_COLUMNS}
@@ -158,8 +160,6 @@ class Catalog:
 def load_catalog(directory: Path | None = None, *, cache_dir: Path | None | str = "default") -> Catalog:
     """The catalog in `directory` (default: `default_catalog_dir()`), through the compiled cache of
     `catalog_cache` (`cache_dir=None` always reads the CSVs); defects raise CatalogError with file and line."""
-    from . import catalog_cache
-
     directory = Path(directory) if directory else default_catalog_dir()
     if not directory.is_dir():
         raise CatalogError(f"catalog directory {directory} " + ("is not a directory" if directory.exists() else

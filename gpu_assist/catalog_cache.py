@@ -92,13 +92,13 @@ def _unpickled(payload: bytes) -> object:
 
 
 def _write(path: Path, key: str, catalog: Cached) -> None:
-    """Best effort and atomic: a temporary file in the same directory, renamed over the old one."""
-    import tempfile  # only when writing: a cached start does not pay for it
-
+    """Best effort and atomic: a new file of this process's own in the same directory (private, as `mkstemp`
+    makes one), renamed over the old one."""
     payload = pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".catalog-", suffix=".tmp")
+        temp = path.parent / f".catalog-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             with os.fdopen(handle, "wb") as out:
                 out.write(FORMAT + key.encode() + b"\n" + hashlib.sha256(payload).digest() + payload)

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from .errors import CatalogError
 from .facts import Corrected, Flag, Replaced, ScopedFlag, SourcesDisagree, parse_flags, parse_labels
-from .gpus import GpuTable
+from .fx import load_fx
+from .gpus import GpuTable, load_gpus
 from .offers import (FLAG_SCOPE, FLAG_SCOPES, INTERCONNECTS, KEY_COLUMNS, NUMBER_COLUMNS, OFFER_COLUMNS,
                      OPTIONAL_COLUMNS, PRICE_COLUMN, PRICE_COLUMNS)
 from .regions import location
@@ -296,9 +297,6 @@ def undescribed_sources(offers: OfferFile, known_sources: set[str]) -> Iterable[
 
 def validate_directory(directory: Path) -> list[Defect]:
     """All defects in a catalog directory: GPU table, FX table and every offers file."""
-    from .fx import load_fx
-    from .gpus import load_gpus
-
     directory = Path(directory)
     try:
         gpus = load_gpus(require_file(directory / "gpus.csv"))

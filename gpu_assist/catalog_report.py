@@ -5,14 +5,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection
 
+import pandas as pd
+
 from .catalog import Catalog, days_old
+from .facts import SANITY_RULE, Corrected, Replaced, parse_flags, parse_labels
+from .pricing import STALE_AFTER_DAYS
 
 
 def gpu_summary(catalog: Catalog):
     """One row per known GPU: specs, providers offering it, offers, and the cheapest verified, unflagged
     on-demand price per GPU-hour in USD."""
-    import pandas as pd
-
     offers = catalog.offers[catalog.offers.gpu_count >= 1]
     trusted = offers[offers.verified & (offers["flags"] == "")]
     usd = trusted.on_demand_hourly * trusted.currency.map(lambda c: catalog.fx.factor(c, "USD"))
@@ -36,10 +38,6 @@ def provider_status(catalog: Catalog, today: dt.date, billing_documented: Collec
     flagged offers, and how many offers are stale (a price older than `pricing.STALE_AFTER_DAYS`, reserved included).
     `billing_documented`: the providers whose price lists state their billing granularity (for the others the
     importer assumed it)."""
-    import pandas as pd
-
-    from .pricing import STALE_AFTER_DAYS
-
     rows = []
     for provider, group in catalog.offers.groupby("provider"):
         dates = sorted({d for d in group.as_of if d} | {d for d in group.reserved_as_of if d})
@@ -75,8 +73,6 @@ def defects_caught(flags_and_notes) -> dict[str, int]:
     """Rows per rule: `corrected` (a value corrected on a named source), (b) on-demand replaced by the provider's
     billing catalog, and the flags of rules (a), (c), (d), (e) and resale (`facts.SANITY_RULE`); (c) also counts the
     Flex-start figures (b) replaced."""
-    from .facts import SANITY_RULE, Corrected, Replaced, parse_flags, parse_labels
-
     counts = dict.fromkeys(CAUGHT_COLUMNS, 0)
     for flags, notes in flags_and_notes:
         rules = {SANITY_RULE[flag.flag] for flag in parse_flags(flags) if flag.flag in SANITY_RULE}

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
+import pandas as pd
 
-def records_frame(records: Iterable[dict[str, Any]], columns: list[str] | None = None) -> Any:
+
+def records_frame(records: Iterable[dict[str, Any]], columns: list[str] | None = None) -> pd.DataFrame:
     """`records` as a pandas DataFrame, every column of Decimals (and Nones) as float64."""
-    import pandas as pd
-
     frame = pd.DataFrame(list(records), columns=columns)
     for name in frame.columns:
         values = frame[name]

@@ -8,6 +8,7 @@ importers both map whatever they are given (`a100-80gb`, `A100-SXM4-80GB`,
 from __future__ import annotations
 
 import csv
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,8 +116,6 @@ class GpuTable:
 
     def suggest(self, text: str) -> str:
         """'did you mean X?' from the nearest canonical names and aliases."""
-        import difflib  # only for a name the table does not know: not on every start
-
         labels = {name_key(label): spec.name for spec in self.specs.values() for label in (spec.name, *spec.aliases)}
         key = name_key(text)
         close = difflib.get_close_matches(key, list(labels), n=5, cutoff=0.5)

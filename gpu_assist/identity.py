@@ -13,6 +13,7 @@ other realm can submit, quote and list but never counts as an approver. A name m
 
 from __future__ import annotations
 
+import getpass
 import os
 
 from .errors import PolicyError
@@ -78,7 +79,5 @@ def operator_override() -> str:
 
 
 def _login() -> str:
-    """The shell's login; getpass (which imports termios) only when no name was given."""
-    import getpass
-
+    """The shell's login."""
     return getpass.getuser()

@@ -83,6 +83,7 @@ class NvmlSampler:
             return self._failure[1]
         try:
             if self._nvml is None:
+                # pynvml here, not at the top: importing gpu_assist never loads it, and its absence is a reason
                 import pynvml
 
                 self._nvml = pynvml

@@ -19,7 +19,9 @@ from typing import Any, Iterable, Mapping
 from . import states
 from .regions import DEFAULT_REGION, default_region
 from .budgets import Budgets, parse_budgets
+from .catalog import default_catalog_dir
 from .errors import GpuAssistError, PolicyError
+from .fx import load_fx
 from .identity import AUTO_APPROVE, BREAK_GLASS, approver_entry, authenticated, realm_of, same_person
 from .request import format_duration, parse_duration
 from .specs import ExtendSpec, LaunchSpec
@@ -240,8 +242,6 @@ def _clouds(value: object) -> dict[str, dict[str, str]]:
 
 def _known_currencies() -> set[str]:
     """The currencies the catalog has exchange rates for: a budget in any other could never be compared."""
-    from .catalog import default_catalog_dir, load_fx
-
     return set(load_fx(default_catalog_dir() / "fx.csv").per_usd)
 
 

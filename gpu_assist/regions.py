@@ -13,6 +13,7 @@ Switzerland, Iceland count), `asia` = Asia outside mainland China, `cn` = mainla
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -143,8 +144,6 @@ def check_selectors(selectors: tuple[str, ...], known_regions, known_countries, 
     for selector in selectors:
         if selector in GROUPS or selector.lower() in by_key or (len(selector) == 2 and selector.upper() in countries):
             continue
-        import difflib  # only for a selector the catalogs do not know: not on every start
-
         close = [by_key[k] for k in difflib.get_close_matches(selector.lower(), sorted(by_key), n=3, cutoff=0.6)]
         examples = [r for r in _WELL_KNOWN if r in by_key] or sorted(by_key)[:4]
         hint = f"did you mean {' or '.join(close)}?" if close else \

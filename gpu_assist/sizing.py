@@ -16,7 +16,7 @@ from .facts import (Fact, GroupSpansHosts, MarketplaceHosts, NoFabric, Scaling, 
 from .gpus import GpuSpec, GpuTable
 from .amounts import format_count
 from .network import Link
-from .workload import Assumptions, Workload
+from .workload import Assumptions, Workload, parse_workload
 
 GB = 1e9
 GIB = 2 ** 30
@@ -524,8 +524,6 @@ CALIBRATION = (
 
 def calibrated(point: CalibrationPoint, gpus: GpuTable) -> float:
     """The model's efficiency ratio for `point` (see `CALIBRATION`)."""
-    from .workload import parse_workload
-
     workload = parse_workload(point.model, gpus)
     spec = gpus.specs[point.gpu]
     link = Link("calibration", point.gpu, point.gbps, "InfiniBand/RoCE", point.source)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -140,9 +142,6 @@ def run_job(job: list[str], *, on_warning: str | None = None, interval_s: float 
     """`gpu-assist spot watch`: run `job` under the watch; at the warning run `on_warning` (a shell command, given
     until the interruption time), send the job SIGTERM, and SIGKILL at the interruption time if it still runs.
     The job's exit status is the command's (killed by a signal: 128 + its number, as a shell says it)."""
-    import signal
-    import subprocess
-
     child = subprocess.Popen(job)
     warned = threading.Event()
     deadline: list[dt.datetime] = []

@@ -3,6 +3,8 @@ and `AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC 
 
 from __future__ import annotations
 
+from typing import Any
+
 import boto3
 from botocore.config import Config
 from botocore.exceptions import (ClientError, EndpointConnectionError, NoCredentialsError, NoRegionError,
@@ -11,11 +13,13 @@ from botocore.exceptions import (ClientError, EndpointConnectionError, NoCredent
 from .errors import ProvisionError
 from .regions import default_region
 
+# A boto3 client: built from service models at run time, so without boto3-stubs it has no static type.
+BotoClient = Any
 # The tags gpu-assist puts on every instance it launches: it acts only on instances carrying the first.
 REQUEST_TAG, REQUESTER_TAG, EXPIRES_TAG = "gpu-assist:request-id", "gpu-assist:requester", "gpu-assist:expires-at"
 
 
-def client(service: str, region: str | None = None):
+def client(service: str, region: str | None = None) -> BotoClient:
     region = region or default_region()
     config = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
     return boto3.session.Session().client(service, region_name=region, config=config)

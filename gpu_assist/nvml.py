@@ -11,14 +11,59 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, TypeVar
 
 _RETRY_INIT_AFTER_S = 60.0
 # NVML return codes (nvml.h's nvmlReturn_t, stable across driver versions).
 NVML_ERROR_NOT_SUPPORTED = 3
 NVML_ERROR_DRIVER_NOT_LOADED = 9
 NVML_ERROR_LIBRARY_NOT_FOUND = 12
+T = TypeVar("T")
+Handle = object  # NVML's opaque device handle
+
+
+class Utilization(Protocol):
+    gpu: int
+    memory: int
+
+
+class MemoryInfo(Protocol):
+    used: int
+    total: int
+
+
+class ProcessInfo(Protocol):
+    pid: int
+
+
+class NvmlBinding(Protocol):
+    """What the sampler calls of `pynvml` (the module itself in production, a fake one in tests)."""
+
+    NVML_PCIE_UTIL_TX_BYTES: int
+    NVML_PCIE_UTIL_RX_BYTES: int
+    NVML_TEMPERATURE_GPU: int
+    NVML_CLOCK_SM: int
+
+    def nvmlInit(self) -> None: ...
+    def nvmlShutdown(self) -> None: ...
+    def nvmlDeviceGetCount(self) -> int: ...
+    def nvmlSystemGetDriverVersion(self) -> str | bytes: ...
+    def nvmlSystemGetProcessName(self, pid: int) -> str | bytes: ...
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> Handle: ...
+    def nvmlDeviceGetUtilizationRates(self, handle: Handle) -> Utilization: ...
+    def nvmlDeviceGetMemoryInfo(self, handle: Handle) -> MemoryInfo: ...
+    def nvmlDeviceGetPowerUsage(self, handle: Handle) -> int: ...
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle: Handle) -> int: ...
+    def nvmlDeviceGetPcieThroughput(self, handle: Handle, counter: int) -> int: ...
+    def nvmlDeviceGetName(self, handle: Handle) -> str | bytes: ...
+    def nvmlDeviceGetUUID(self, handle: Handle) -> str | bytes: ...
+    def nvmlDeviceGetTemperature(self, handle: Handle, sensor: int) -> int: ...
+    def nvmlDeviceGetClockInfo(self, handle: Handle, clock: int) -> int: ...
+    def nvmlDeviceGetNvLinkState(self, handle: Handle, link: int) -> int: ...
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: Handle) -> Sequence[ProcessInfo]: ...
+    def nvmlDeviceGetGraphicsRunningProcesses(self, handle: Handle) -> Sequence[ProcessInfo]: ...
 
 
 @dataclass(frozen=True)
@@ -58,18 +103,18 @@ class Snapshot:
     errors: tuple[str, ...] = ()
     sample_cost_s: float | None = field(default=None, compare=False)  # CPU time the sample took
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _text(value) -> str:
+def _text(value: str | bytes) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 class NvmlSampler:
     """Reads every GPU once per `sample()`; safe to call from one thread at a time."""
 
-    def __init__(self, nvml=None, *, clock=time.time):
+    def __init__(self, nvml: NvmlBinding | None = None, *, clock: Callable[[], float] = time.time):
         self._nvml = nvml
         self._clock = clock
         self._ready = False
@@ -87,7 +132,7 @@ class NvmlSampler:
                 import pynvml
 
                 self._nvml = pynvml
-            self._nvml.nvmlInit()
+            self._binding().nvmlInit()
         except ImportError:
             reason = "nvidia-ml-py is not installed (pip install nvidia-ml-py)"
         except Exception as error:  # noqa: BLE001 - NVMLError or a broken binding: both mean "no GPU here"
@@ -105,10 +150,16 @@ class NvmlSampler:
     def close(self) -> None:
         if self._ready:
             try:
-                self._nvml.nvmlShutdown()
+                self._binding().nvmlShutdown()
             except Exception:  # noqa: BLE001 - shutting down a lost driver is not the user's problem
                 pass
             self._ready = False
+
+    def _binding(self) -> NvmlBinding:
+        """The binding, set by the time NVML has started."""
+        if self._nvml is None:
+            raise RuntimeError("NVML was used before it started")
+        return self._nvml
 
     def sample(self) -> Snapshot:
         started_cpu = time.process_time()
@@ -116,15 +167,15 @@ class NvmlSampler:
         reason = self._start()
         if reason:
             return Snapshot(taken_at=now, reason=reason, sample_cost_s=time.process_time() - started_cpu)
-        nvml = self._nvml
-        errors = []
+        nvml = self._binding()
+        errors: list[str] = []
         try:
             count = nvml.nvmlDeviceGetCount()
         except Exception as error:  # noqa: BLE001
             return Snapshot(taken_at=now, reason=f"cannot count GPUs ({error})",
                             sample_cost_s=time.process_time() - started_cpu)
         driver = self._call(nvml.nvmlSystemGetDriverVersion, "driver_version", [], [])
-        gpus = []
+        gpus: list[GpuSample] = []
         for index in range(count):
             try:
                 handle = nvml.nvmlDeviceGetHandleByIndex(index)
@@ -137,7 +188,8 @@ class NvmlSampler:
                         driver_version=_text(driver) if driver is not None else None, errors=tuple(errors),
                         sample_cost_s=time.process_time() - started_cpu)
 
-    def _call(self, function, name: str, unsupported: list, errors: list, *args):
+    def _call(self, function: Callable[..., T], name: str, unsupported: list[str], errors: list[str],
+              *args: object) -> T | None:
         """One NVML query: its value, or None with the field noted as unsupported or failed."""
         try:
             return function(*args)
@@ -148,12 +200,12 @@ class NvmlSampler:
                 errors.append(f"{name}: {error}")
             return None
 
-    def _gpu(self, index: int, handle) -> GpuSample:
-        nvml = self._nvml
+    def _gpu(self, index: int, handle: Handle) -> GpuSample:
+        nvml = self._binding()
         unsupported: list[str] = []
         errors: list[str] = []
 
-        def read(function, name, *args):
+        def read(function: Callable[..., T], name: str, *args: object) -> T | None:
             return self._call(function, name, unsupported, errors, handle, *args)
 
         utilization = read(nvml.nvmlDeviceGetUtilizationRates, "utilization")
@@ -182,8 +234,8 @@ class NvmlSampler:
             unsupported=tuple(unsupported), errors=tuple(errors),
         )
 
-    def _nvlink_links(self, handle, unsupported: list) -> int | None:
-        nvml, active = self._nvml, 0
+    def _nvlink_links(self, handle: Handle, unsupported: list[str]) -> int | None:
+        nvml, active = self._binding(), 0
         for link in range(getattr(nvml, "NVML_NVLINK_MAX_LINKS", 0)):
             try:
                 active += 1 if nvml.nvmlDeviceGetNvLinkState(handle, link) else 0
@@ -194,8 +246,8 @@ class NvmlSampler:
                 break
         return active
 
-    def _processes(self, handle, unsupported: list, errors: list) -> tuple[ProcessSample, ...]:
-        nvml, found = self._nvml, {}
+    def _processes(self, handle: Handle, unsupported: list[str], errors: list[str]) -> tuple[ProcessSample, ...]:
+        nvml, found = self._binding(), dict[int, ProcessSample]()
         for getter, name in ((nvml.nvmlDeviceGetComputeRunningProcesses, "compute_processes"),
                              (nvml.nvmlDeviceGetGraphicsRunningProcesses, "graphics_processes")):
             for process in self._call(getter, name, unsupported, errors, handle) or ():
@@ -208,12 +260,12 @@ class NvmlSampler:
 
     def _process_name(self, pid: int) -> str | None:
         try:
-            return _text(self._nvml.nvmlSystemGetProcessName(pid))
+            return _text(self._binding().nvmlSystemGetProcessName(pid))
         except Exception:  # noqa: BLE001 - no permission to see another user's process
             return None
 
 
-def _float(value) -> float | None:
+def _float(value: float | None) -> float | None:
     return float(value) if value is not None else None
 
 

@@ -18,7 +18,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Iterable, Mapping, Protocol
 
 from .catalog_files import check_offers, parse_offers
 from .errors import CatalogError
@@ -27,14 +27,25 @@ from .gpus import load_gpus
 from .offers import KEY_COLUMNS, OFFER_COLUMNS
 
 
+# One offer row as a source produces it and the CSV file holds it: column → text ("" where blank).
+OfferRow = dict[str, str]
+
+
 class PriceSource(Protocol):
     """Anything that can produce a provider's offer rows."""
 
     provider: str
     source: str  # key of this source in catalogs/SOURCES.md
 
-    def rows(self) -> Iterable[dict]:
+    def rows(self) -> Iterable[OfferRow]:
         """Offer rows, each a dict over OFFER_COLUMNS (missing keys are written blank)."""
+
+
+class CountingSource(PriceSource, Protocol):
+    """A source that counts what it skipped and why (`RefreshReport.skipped`)."""
+
+    @property
+    def skipped(self) -> Mapping[str, int]: ...
 
 
 @dataclass
@@ -54,7 +65,7 @@ class RefreshReport:
         return "; ".join(parts)
 
 
-def rows_to_csv(rows: list[dict]) -> str:
+def rows_to_csv(rows: list[OfferRow]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(OFFER_COLUMNS), lineterminator="\n")
     writer.writeheader()
@@ -63,7 +74,7 @@ def rows_to_csv(rows: list[dict]) -> str:
     return buffer.getvalue()
 
 
-def write_offers_atomically(rows: list[dict], path: Path, catalog_dir: Path) -> None:
+def write_offers_atomically(rows: list[OfferRow], path: Path, catalog_dir: Path) -> None:
     """Check `rows` as the loader would, then replace `path` in one rename; on any defect, leave it."""
     text = rows_to_csv(rows)
     gpus = load_gpus(catalog_dir / "gpus.csv")
@@ -94,7 +105,7 @@ def refresh(source: PriceSource, catalog_dir: Path) -> RefreshReport:
     if in_scope is not None and path.exists():
         with path.open(newline="", encoding="utf-8") as handle:
             rows = [row for row in csv.DictReader(handle) if not in_scope(row)] + rows
-    unique: dict[tuple, dict] = {}
+    unique: dict[tuple[str, ...], OfferRow] = {}
     duplicates = 0
     for row in rows:
         key = tuple(str(row.get(c, "")) for c in KEY_COLUMNS)

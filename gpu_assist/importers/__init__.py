@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from typing import Any
 
 from ..facts import Flag
 
@@ -16,6 +17,9 @@ _NVLINK = re.compile(r"^(p3\.(8|16)xlarge|p3dn|p4d|p4de|p5|p5e|p5en|p6-|a2-|a3-|
 _PCIE = re.compile(r"^(g4dn|g4ad|g5|g5g|g6|g6e|g6f|gr6|gr6f|g7e|g2-|Standard_NV|Standard_NC\d+ads_A100|"
                    r"gpu_1x_h100_pcie|"
                    r"gpu_\d+x_a6000|gpu_1x_a10$|gpu_1x_rtx6000)")
+
+# One object of a cloud's JSON answer or price list file, as `json` (or the cloud's SDK) reads it.
+JsonObject = dict[str, Any]
 
 
 def interconnect(instance_type: str) -> str:

@@ -16,19 +16,34 @@ import fnmatch
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from decimal import Decimal
+from typing import Any, Protocol
 
 from .. import aws
 from ..gpus import GpuTable
-from . import interconnect, spot_flags
+from ..sources import OfferRow
+from . import JsonObject, interconnect, spot_flags
 
 SOURCE_KEY = "aws-api"
 DEFAULT_FAMILIES = ("p*", "g*")
 PRICING_REGION = "us-east-1"
 _YEARS = {"1yr": 1, "3yr": 3}
+# A reserved rate's key: (years, purchase option, offering class), as the price list names them
+ReservedKey = tuple[int, str, str]
 
 
-def on_demand_rate(item: dict) -> Decimal | None:
+class Paginator(Protocol):
+    def paginate(self, **kwargs: Any) -> Iterable[JsonObject]: ...
+
+
+class AwsClient(Protocol):
+    """What the refresh calls of a boto3 client (boto3 has no types of its own here)."""
+
+    def get_paginator(self, operation_name: str) -> Paginator: ...
+
+
+def on_demand_rate(item: JsonObject) -> Decimal | None:
     """The hourly USD price of a price-list item's OnDemand term."""
     for term in item.get("terms", {}).get("OnDemand", {}).values():
         for dimension in term["priceDimensions"].values():
@@ -37,9 +52,9 @@ def on_demand_rate(item: dict) -> Decimal | None:
     return None
 
 
-def reserved_rates(item: dict) -> dict[tuple[int, str, str], Decimal]:
+def reserved_rates(item: JsonObject) -> dict[ReservedKey, Decimal]:
     """(years, purchase option, offering class) → effective hourly: hourly + upfront / (years × 8760)."""
-    rates = {}
+    rates: dict[ReservedKey, Decimal] = {}
     for term in item.get("terms", {}).get("Reserved", {}).values():
         attributes = term.get("termAttributes", {})
         years = _YEARS.get(attributes.get("LeaseContractLength", ""))
@@ -57,7 +72,7 @@ def reserved_rates(item: dict) -> dict[tuple[int, str, str], Decimal]:
     return rates
 
 
-def cheapest_standard(rates: dict, years: int) -> tuple[Decimal, str] | None:
+def cheapest_standard(rates: dict[ReservedKey, Decimal], years: int) -> tuple[Decimal, str] | None:
     standard = {k: v for k, v in rates.items() if k[0] == years and k[2] == "standard"}
     if not standard:
         return None
@@ -65,9 +80,9 @@ def cheapest_standard(rates: dict, years: int) -> tuple[Decimal, str] | None:
     return standard[key], key[1]
 
 
-def latest_spot_prices(history: list[dict]) -> dict[tuple[str, str], Decimal]:
+def latest_spot_prices(history: list[JsonObject]) -> dict[tuple[str, str], Decimal]:
     """(instance type, zone) → the newest spot price in a DescribeSpotPriceHistory result."""
-    newest: dict[tuple[str, str], tuple] = {}
+    newest: dict[tuple[str, str], tuple[dt.datetime, Decimal]] = {}
     for entry in history:
         key = (entry["InstanceType"], entry["AvailabilityZone"])
         stamp = entry["Timestamp"]
@@ -77,9 +92,9 @@ def latest_spot_prices(history: list[dict]) -> dict[tuple[str, str], Decimal]:
     return {key: value[1] for key, value in newest.items()}
 
 
-def gpu_instance_types(instance_types: list[dict], gpus: GpuTable) -> dict[str, dict]:
+def gpu_instance_types(instance_types: list[JsonObject], gpus: GpuTable) -> dict[str, dict[str, str]]:
     """instance type → specs, for the types with a GPU gpu-assist knows (DescribeInstanceTypes items)."""
-    found = {}
+    found: dict[str, dict[str, str]] = {}
     for item in instance_types:
         info = item.get("GpuInfo")
         if not info or not info.get("Gpus"):
@@ -106,7 +121,8 @@ class AwsPriceSource:
     source = SOURCE_KEY
 
     def __init__(self, regions: list[str], gpus: GpuTable, *, families: tuple[str, ...] = DEFAULT_FAMILIES,
-                 today: dt.date, client=aws.client, pricing_client=None, progress=None):
+                 today: dt.date, client: Callable[[str, str], AwsClient] = aws.client,
+                 pricing_client: AwsClient | None = None, progress: Callable[[str], None] | None = None):
         self.regions = list(regions)
         self.gpus = gpus
         self.families = tuple(f if "*" in f else f"{f}.*" for f in families)
@@ -116,29 +132,29 @@ class AwsPriceSource:
         self.progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))
         self.skipped: dict[str, int] = {}
 
-    def in_scope(self, row: dict) -> bool:
+    def in_scope(self, row: OfferRow) -> bool:
         """Whether an existing catalog row is one this refresh replaces."""
         return row.get("region") in self.regions and any(fnmatch.fnmatchcase(row.get("instance_type", ""), f)
                                                          for f in self.families)
 
-    def _pages(self, client, operation: str, key: str, **kwargs) -> list:
-        items = []
+    def _pages(self, client: AwsClient, operation: str, key: str, **kwargs: Any) -> list[Any]:
+        items: list[Any] = []
         for page in client.get_paginator(operation).paginate(**kwargs):
             items.extend(page[key])
         return items
 
-    def _prices(self, instance_type: str, region: str) -> dict | None:
+    def _prices(self, instance_type: str, region: str) -> JsonObject | None:
         pricing = self.pricing or self.client("pricing", PRICING_REGION)
         filters = [{"Type": "TERM_MATCH", "Field": field, "Value": value} for field, value in (
             ("instanceType", instance_type), ("regionCode", region), ("operatingSystem", "Linux"),
             ("tenancy", "Shared"), ("capacitystatus", "Used"), ("preInstalledSw", "NA"))]
-        items = [json.loads(text) for text in self._pages(pricing, "get_products", "PriceList",
+        items: list[JsonObject] = [json.loads(text) for text in self._pages(pricing, "get_products", "PriceList",
                                                           ServiceCode="AmazonEC2", Filters=filters)]
         return items[0] if items else None
 
-    def rows(self):
+    def rows(self) -> list[OfferRow]:
         """Raises botocore's errors as they come: `sources.refresh` then keeps the previous file."""
-        rows = []
+        rows: list[OfferRow] = []
         for number, region in enumerate(self.regions, 1):
             ec2 = self.client("ec2", region)
             types = gpu_instance_types(self._pages(ec2, "describe_instance_types", "InstanceTypes", Filters=[

@@ -29,14 +29,17 @@ import os
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import ijson
 import requests
 
 from ..errors import CatalogError
 from ..regions import location
-from .aws_api import cheapest_standard, on_demand_rate, reserved_rates
+from ..sources import OfferRow
+from . import JsonObject
+from .aws_api import ReservedKey, cheapest_standard, on_demand_rate, reserved_rates
 from .public import _get, _hourly, _progress, session
 
 PRICING_URL = os.environ.get("GPU_ASSIST_AWS_PRICING_URL", "https://pricing.us-east-1.amazonaws.com")
@@ -44,16 +47,20 @@ EC2_INDEX = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
 SAVINGS_PLAN_INDEX = "/savingsPlan/v1.0/aws/AWSComputeSavingsPlan/current/region_index.json"
 SOURCE_KEY = "aws-price-list"
 _PLANS = {"ComputeSavingsPlans": "Compute Savings Plan", "EC2InstanceSavingsPlans": "EC2 Instance Savings Plan"}
+# A Savings Plan rate's key: (years, purchase option, plan)
+PlanKey = tuple[int, str, str]
 _WANTED = {"operatingSystem": "Linux", "tenancy": "Shared", "capacitystatus": "Used", "preInstalledSw": "NA"}
 
 
-def stream_members(chunks, wanted: dict[str, Callable[[str], bool]]):
+def stream_members(chunks: Iterable[bytes], wanted: dict[str, Callable[[str], bool] | None],
+                   ) -> Iterator[tuple[str, str | None, Any]]:
     """(prefix, key, value) for each member of the JSON objects or arrays at the `wanted` ijson prefixes, in
     one pass over `chunks` (bytes). `wanted[prefix]` is a predicate on a member's key (objects; arrays pass
     every item); members it rejects are skipped without being built."""
     events = ijson.sendable_list()
     parser = ijson.parse_coro(events)
-    builder, depth = None, 0
+    builder: Any = None  # ijson.ObjectBuilder (ijson is untyped)
+    depth = 0
     current: tuple[str, str | None] = ("", None)  # (prefix, key) of the member being built
     for chunk in _then_end(chunks):
         if chunk is None:
@@ -62,7 +69,8 @@ def stream_members(chunks, wanted: dict[str, Callable[[str], bool]]):
             parser.send(chunk)
         for prefix, event, value in events:
             if builder is None:
-                if event == "map_key" and prefix in wanted and wanted[prefix](value):
+                accept = wanted.get(prefix)
+                if event == "map_key" and accept is not None and accept(value):
                     current = (prefix, value)
                     builder, depth = ijson.ObjectBuilder(), 0
                     continue
@@ -78,12 +86,12 @@ def stream_members(chunks, wanted: dict[str, Callable[[str], bool]]):
         del events[:]
 
 
-def _then_end(chunks):
+def _then_end(chunks: Iterable[bytes]) -> Iterator[bytes | None]:
     yield from chunks
     yield None
 
 
-def _chunks(http, url: str):
+def _chunks(http: requests.Session, url: str) -> Iterator[bytes]:
     """The body of `url` in 1 MiB chunks as they arrive; a connection that ends early raises CatalogError."""
     response = _get(http, url, stream=True)
     try:
@@ -92,14 +100,15 @@ def _chunks(http, url: str):
         raise CatalogError(f"{url}: the response ended early (truncated) (the catalog is unchanged)") from None
 
 
-def _parsed(http, url: str, wanted):
+def _parsed(http: requests.Session, url: str, wanted: dict[str, Callable[[str], bool] | None],
+            ) -> Iterator[tuple[str, str | None, Any]]:
     try:
         yield from stream_members(_chunks(http, url), wanted)
     except ijson.JSONError as error:
         raise CatalogError(f"{url}: not a complete price list file ({error}) (the catalog is unchanged)") from None
 
 
-def region_urls(http, base: str, index: str, regions: list[str]) -> dict[str, str]:
+def region_urls(http: requests.Session, base: str, index: str, regions: list[str]) -> dict[str, str]:
     """region → absolute URL of its file, from an EC2 (object) or Savings Plans (array) region index."""
     body = _get(http, base + index)
     try:
@@ -122,7 +131,8 @@ class AwsPublicPriceSource:
     provider = "aws"
     source = SOURCE_KEY
 
-    def __init__(self, catalog_dir: Path, regions: list[str], http=None, base_url: str = PRICING_URL):
+    def __init__(self, catalog_dir: Path, regions: list[str], http: requests.Session | None = None,
+                 base_url: str = PRICING_URL):
         self.catalog_dir, self.regions, self.base = Path(catalog_dir), list(regions), base_url
         self.http = http or session()
         self.skipped: Counter[str] = Counter()
@@ -132,20 +142,20 @@ class AwsPublicPriceSource:
         self.published: dict[str, str] = {}  # file URL → its publicationDate's day
         self.gp3: dict[str, tuple[Decimal, str]] = {}  # region → EBS gp3 USD per GB-month, its file's day (#33)
 
-    def in_scope(self, row: dict) -> bool:
+    def in_scope(self, row: OfferRow) -> bool:
         """An existing row this refresh replaces: an instance type it priced in that region (all its zones:
         the price list has none). `sources.refresh` asks only after `rows()` ran."""
         return (row.get("region"), row.get("instance_type")) in self.priced
 
-    def _specs(self) -> dict[str, dict]:
+    def _specs(self) -> dict[str, dict[str, str]]:
         with (self.catalog_dir / "aws.csv").open(newline="", encoding="utf-8") as handle:
             return {r["instance_type"]: r for r in csv.DictReader(handle)}
 
-    def rows(self):
+    def rows(self) -> list[OfferRow]:
         specs = self._specs()
         ec2 = region_urls(self.http, self.base, EC2_INDEX, self.regions)
         plans = region_urls(self.http, self.base, SAVINGS_PLAN_INDEX, self.regions)
-        rows = []
+        rows: list[OfferRow] = []
         progress, task = _progress("AWS price list: region files", total=2 * len(self.regions))
         with progress:
             for region in self.regions:
@@ -164,16 +174,19 @@ class AwsPublicPriceSource:
             raise CatalogError(f"{url}: no publicationDate, so no date for its prices (the catalog is unchanged)")
         return self.published[url]
 
-    def _offers(self, url: str, specs: dict):
+    def _offers(self, url: str, specs: dict[str, dict[str, str]],
+                ) -> tuple[dict[str, str], dict[str, Decimal], dict[str, dict[ReservedKey, Decimal]]]:
         self.urls.append(url)
         products: dict[str, str] = {}
         on_demand: dict[str, Decimal] = {}
-        reserved: dict[str, dict] = {}
+        reserved: dict[str, dict[ReservedKey, Decimal]] = {}
         storage: set[str] = set()  # the EBS gp3 storage product's sku (the whole bill, #33)
-        wanted = {"": _publication_date, "products": lambda sku: True,
+        wanted: dict[str, Callable[[str], bool] | None] = {"": _publication_date, "products": lambda sku: True,
                   "terms.OnDemand": lambda sku: sku in products or sku in storage,
                   "terms.Reserved": lambda sku: sku in products}
         for prefix, sku, value in _parsed(self.http, url, wanted):
+            if sku is None:  # an array's item: none of these prefixes is an array
+                continue
             if prefix == "":
                 self.published[url] = _day(url, value)
             elif prefix == "products":
@@ -197,12 +210,13 @@ class AwsPublicPriceSource:
                 self.counts["reserved terms"] += len(reserved[sku])
         return products, on_demand, reserved
 
-    def _plans(self, url: str, products: dict[str, str]) -> dict[str, dict]:
+    def _plans(self, url: str, products: dict[str, str]) -> dict[str, dict[PlanKey, Decimal]]:
         """on-demand sku → {(years, purchase option, plan): hourly rate}."""
         self.urls.append(url)
         kinds: dict[str, tuple[str, str]] = {}
-        rates: dict[str, dict] = {}
-        wanted = {"": _publication_date, "products": None, "terms.savingsPlan": None}
+        rates: dict[str, dict[PlanKey, Decimal]] = {}
+        wanted: dict[str, Callable[[str], bool] | None] = {"": _publication_date, "products": None,
+                                                            "terms.savingsPlan": None}
         for prefix, _, value in _parsed(self.http, url, wanted):
             if prefix == "":
                 self.published[url] = _day(url, value)
@@ -224,7 +238,9 @@ class AwsPublicPriceSource:
                     self.counts["savings plan rates"] += 1
         return rates
 
-    def _rows(self, region, specs, products, on_demand, reserved, plan_rates, dates: tuple[str, str]):
+    def _rows(self, region: str, specs: dict[str, dict[str, str]], products: dict[str, str],
+              on_demand: dict[str, Decimal], reserved: dict[str, dict[ReservedKey, Decimal]],
+              plan_rates: dict[str, dict[PlanKey, Decimal]], dates: tuple[str, str]) -> Iterator[OfferRow]:
         """One row per priced type; `dates` are the EC2 and Savings Plans files' publication days."""
         country, continent = location("aws", region)
         for sku, instance_type in sorted(products.items(), key=lambda item: item[1]):
@@ -232,7 +248,10 @@ class AwsPublicPriceSource:
                 self.skipped["no on-demand price"] += 1
                 continue
             self.priced.add((region, instance_type))
-            spec, terms, details, reserved_dates = specs[instance_type], {}, [], set()
+            spec = specs[instance_type]
+            terms: dict[str, str] = {}
+            details: list[str] = []
+            reserved_dates: set[str] = set()
             for years in (1, 3):
                 found = _cheapest_reserved(reserved.get(sku, {}), years)
                 found_date = dates[0]
@@ -257,7 +276,7 @@ class AwsPublicPriceSource:
             }
 
 
-def gb_month_rate(terms: dict) -> Decimal | None:
+def gb_month_rate(terms: JsonObject) -> Decimal | None:
     """The USD price per GB-month of a storage product's OnDemand terms (`unit` GB-Mo)."""
     for term in terms.values():
         for dimension in term.get("priceDimensions", {}).values():
@@ -286,12 +305,12 @@ def _day(url: str, published: object) -> str:
             from None
 
 
-def _cheapest_reserved(rates: dict, years: int) -> tuple[Decimal, str] | None:
+def _cheapest_reserved(rates: dict[ReservedKey, Decimal], years: int) -> tuple[Decimal, str] | None:
     found = cheapest_standard(rates, years)
     return (found[0], f"standard reserved instance, {found[1]}") if found else None
 
 
-def _cheapest_plan(rates: dict, years: int) -> tuple[Decimal, str] | None:
+def _cheapest_plan(rates: dict[PlanKey, Decimal], years: int) -> tuple[Decimal, str] | None:
     """The cheapest Savings Plan rate of a term, for types no standard reserved instance prices."""
     term = {k: v for k, v in rates.items() if k[0] == years}
     if not term:

@@ -22,20 +22,21 @@ import hashlib
 import os
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import requests
 from requests.adapters import HTTPAdapter
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from urllib3.util.retry import Retry
 
 from ..errors import CatalogError
 from ..gpus import load_gpus
 from ..regions import location
-from ..sources import refresh
-from . import spot_flags
+from ..sources import CountingSource, OfferRow, refresh
+from . import JsonObject, spot_flags
 from .skypilot import SkyPilotSource
 
 AZURE_PRICES_URL = os.environ.get("GPU_ASSIST_AZURE_PRICES_URL", "https://prices.azure.com/api/retail/prices")
@@ -55,7 +56,7 @@ _MICRO = Decimal("0.000001")
 TIMEOUT_S = 30
 
 
-def session(retries: int = 4, backoff_s: float = 0.5):
+def session(retries: int = 4, backoff_s: float = 0.5) -> requests.Session:
     """A requests session retrying connection errors and 429/500/502/503/504 with exponential backoff."""
     retry = Retry(total=retries, connect=retries, read=retries, status=retries, backoff_factor=backoff_s,
                   status_forcelist=(429, 500, 502, 503, 504), allowed_methods=("GET",), raise_on_status=True)
@@ -65,7 +66,8 @@ def session(retries: int = 4, backoff_s: float = 0.5):
     return http
 
 
-def _get(http, url: str, *, stream: bool = False, params: dict[str, str] | None = None):
+def _get(http: requests.Session, url: str, *, stream: bool = False,
+         params: dict[str, str] | None = None) -> requests.Response:
     try:
         response = http.get(url, params=params, timeout=TIMEOUT_S, stream=stream)
         response.raise_for_status()
@@ -74,7 +76,7 @@ def _get(http, url: str, *, stream: bool = False, params: dict[str, str] | None 
         raise CatalogError(f"cannot fetch {url}: {_reason(error)} (the catalog is unchanged)") from None
 
 
-def _reason(error) -> str:
+def _reason(error: requests.RequestException) -> str:
     """One short line for a requests failure (its own text repeats the whole URL and the retry state)."""
     if isinstance(error, requests.exceptions.RetryError):
         return "server errors on every retry"
@@ -87,15 +89,17 @@ def _reason(error) -> str:
     return type(error).__name__
 
 
-def _progress(description: str, total: int | None = None):
+def _progress(description: str, total: int | None = None) -> tuple[Progress, TaskID]:
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         console=Console(stderr=True), transient=True)
     return progress, progress.add_task(description, total=total)
 
 
-def azure_items(http, url: str = AZURE_PRICES_URL, filter_text: str = AZURE_FILTER) -> list[dict]:
+def azure_items(http: requests.Session, url: str = AZURE_PRICES_URL,
+                filter_text: str = AZURE_FILTER) -> list[JsonObject]:
     """Every item of every page, following NextPageLink; a failed page fails the whole fetch."""
-    items, page = [], 0
+    items: list[JsonObject] = []
+    page = 0
     progress, task = _progress("Azure retail prices: pages")
     with progress:
         response = _get(http, url, params={"$filter": filter_text, "api-version": AZURE_API_VERSION,
@@ -130,19 +134,20 @@ class AzureRetailSource:
     provider = "azure"
     source = "azure-retail"
 
-    def __init__(self, catalog_dir: Path, today: dt.date, http=None, url: str = AZURE_PRICES_URL):
+    def __init__(self, catalog_dir: Path, today: dt.date, http: requests.Session | None = None,
+                 url: str = AZURE_PRICES_URL):
         self.catalog_dir, self.today, self.url = Path(catalog_dir), today, url
         self.http = http or session()
         self.skipped: Counter[str] = Counter()
 
-    def _specs(self) -> dict[str, dict]:
+    def _specs(self) -> dict[str, dict[str, str]]:
         path = self.catalog_dir / "azure.csv"
         if not path.exists():
             return {}
         with path.open(newline="", encoding="utf-8") as handle:
             return {r["instance_type"]: r for r in csv.DictReader(handle)}
 
-    def rows(self):
+    def rows(self) -> Iterator[OfferRow]:
         specs = self._specs()
         prices: dict[tuple[str, str], dict[str, Decimal]] = defaultdict(dict)
         for item in azure_items(self.http, self.url):
@@ -178,7 +183,7 @@ class AzureRetailSource:
                 "source_detail": f"Azure Retail Prices API {self.today.isoformat()}",
             }
 
-    def _column(self, item: dict) -> str | None:
+    def _column(self, item: JsonObject) -> str | None:
         """Which catalog column an item prices, or None (Windows, Low Priority, DevTest, non-hourly)."""
         name = f"{item.get('skuName', '')} {item.get('productName', '')}"
         if "Windows" in name or "Low Priority" in name or item.get("unitOfMeasure") != "1 Hour":
@@ -193,12 +198,13 @@ class AzureRetailSource:
         return None
 
 
-def download_skypilot(commit: str, providers, directory: Path, http=None, base_url: str = SKYPILOT_RAW_URL):
+def download_skypilot(commit: str, providers: Sequence[str], directory: Path, http: requests.Session | None = None,
+                      base_url: str = SKYPILOT_RAW_URL) -> dict[str, tuple[str, str, int]]:
     """Each provider's vms.csv at `commit` into `directory` as <provider>_gpu.csv; returns
     {provider: (url, sha256, rows)}. Any failure (dead endpoint, HTTP error, truncated body) raises before
     anything in the catalog is touched."""
     http = http or session()
-    fetched = {}
+    fetched: dict[str, tuple[str, str, int]] = {}
     progress, task = _progress(f"skypilot-catalog {commit[:12]}: files", total=len(providers))
     with progress:
         for provider in providers:
@@ -214,7 +220,8 @@ def download_skypilot(commit: str, providers, directory: Path, http=None, base_u
     return fetched
 
 
-def refresh_skypilot(commit: str, providers, catalog_dir: Path, today: dt.date, http=None,
+def refresh_skypilot(commit: str, providers: list[str], catalog_dir: Path, today: dt.date,
+                     http: requests.Session | None = None,
                      base_url: str = SKYPILOT_RAW_URL) -> list[str]:
     """Download every file first, then convert and write each provider; returns one summary line per provider
     and appends each file's URL, sha256 and row count to SOURCES.md's refresh log."""
@@ -237,10 +244,10 @@ def refresh_skypilot(commit: str, providers, catalog_dir: Path, today: dt.date, 
 class FixedRows:
     """Rows already computed, presented as a price source."""
 
-    def __init__(self, source, rows):
+    def __init__(self, source: CountingSource, rows: list[OfferRow]):
         self.provider, self.source, self.skipped, self._rows = source.provider, source.source, source.skipped, rows
 
-    def rows(self):
+    def rows(self) -> list[OfferRow]:
         return self._rows
 
 

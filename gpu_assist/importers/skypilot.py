@@ -28,13 +28,15 @@ from __future__ import annotations
 import csv
 import re
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from ..facts import Corrected, Flag
-from ..gpus import GpuTable
+from ..gpus import GpuSpec, GpuTable
 from ..regions import location
+from ..sources import OfferRow
 from . import interconnect, number_text, spot_flags
 from .sanity import below_parts, flex_start_rate
 from .skypilot_rules import RULES, Listed, gpu_info_mib
@@ -112,6 +114,10 @@ def price_text(value: str) -> str:
     return format(Decimal(value).quantize(_MICRO, rounding=ROUND_HALF_UP).normalize(), "f")
 
 
+# A GCP accelerator row's key: (GPU name, count, zone), as the extract writes them
+GcpPart = tuple[str, str, str]
+
+
 class SkyPilotSource:
     """One provider's rows from a directory of SkyPilot catalog extracts."""
 
@@ -125,11 +131,11 @@ class SkyPilotSource:
         self.as_of = as_of
         self.skipped: Counter[str] = Counter()
 
-    def _read(self) -> list[dict]:
+    def _read(self) -> list[dict[str, str]]:
         with self.path.open(newline="", encoding="utf-8") as handle:
             return list(csv.DictReader(handle))
 
-    def _offer(self, **values) -> dict:
+    def _offer(self, **values: str) -> OfferRow:
         row = {
             "provider": self.provider, "currency": "USD", "verified": "yes", "source": self.source,
             "as_of": self.as_of, "billing_granularity_s": str(self.extract.billing_granularity_s),
@@ -141,19 +147,19 @@ class SkyPilotSource:
             row["source_detail"] = "; ".join(filter(None, [row.get("source_detail", ""), self.detail]))
         return row
 
-    def _gpu(self, accelerator: str):
+    def _gpu(self, accelerator: str) -> GpuSpec | None:
         spec = self.gpus.find(accelerator)
         if spec is None:
             self.skipped[f"not a GPU ({accelerator.split('-')[0]})"] += 1
         return spec
 
-    def rows(self):
+    def rows(self) -> Iterator[OfferRow]:
         if self.provider in RULES:
             return self._rows_listed(RULES[self.provider])
         readers = {"aws": self._rows_aws, "gcp": self._rows_gcp, "azure": self._rows_azure, "lambda": self._rows_lambda}
         return readers[self.provider]()
 
-    def _priced_gpu_rows(self):
+    def _priced_gpu_rows(self) -> Iterator[tuple[dict[str, str], GpuSpec, list[str]]]:
         """(raw row, GPU spec, flags) for the extract's rows of a known GPU with at least one price."""
         for r in self._read():
             spec = self._gpu(r["AcceleratorName"])
@@ -164,7 +170,7 @@ class SkyPilotSource:
                 continue
             yield r, spec, spot_flags(r["Price"], r.get("SpotPrice", ""))
 
-    def _rows_aws(self):
+    def _rows_aws(self) -> Iterator[OfferRow]:
         for r, spec, flags in self._priced_gpu_rows():
             count = number_text(r["AcceleratorCount"])
             if Decimal(count) < 1:
@@ -176,8 +182,9 @@ class SkyPilotSource:
                 on_demand_hourly=r["Price"], spot_hourly=r["SpotPrice"], flags=";".join(flags),
             )
 
-    def _rows_gcp(self):
-        hosts, accelerators = [], {}
+    def _rows_gcp(self) -> Iterator[OfferRow]:
+        hosts: list[dict[str, str]] = []
+        accelerators: dict[GcpPart, dict[str, str]] = {}
         for r in self._read():
             if r["InstanceType"]:
                 hosts.append(r)
@@ -186,7 +193,7 @@ class SkyPilotSource:
             else:
                 accelerators[(r["AcceleratorName"], r["AcceleratorCount"], r["AvailabilityZone"])] = r
         flex_start, list_rate = _gcp_gpu_rates(accelerators)
-        used = set()
+        used: set[GcpPart] = set()
         for host in hosts:
             family = self._gcp_family(host["InstanceType"])
             if family is None:
@@ -227,7 +234,7 @@ class SkyPilotSource:
         unused = [k for k in accelerators if k not in used]
         self.skipped["GCP accelerator without a matching host row (e.g. n1 hosts, not in extract)"] += len(unused)
 
-    def _gcp_family(self, instance_type: str):
+    def _gcp_family(self, instance_type: str) -> tuple[str, int] | None:
         for pattern, name, fixed in _GCP_FAMILIES:
             match = pattern.match(instance_type)
             if match:
@@ -237,7 +244,7 @@ class SkyPilotSource:
             return "L4", _G2_L4_COUNT[match.group(1)]
         return None
 
-    def _rows_azure(self):
+    def _rows_azure(self) -> Iterator[OfferRow]:
         """Sizes whose GPU count the extract gets wrong are corrected (`AZURE_GPU_COUNTS`), with a label saying
         from what to what and on which source."""
         for r, spec, flags in self._priced_gpu_rows():
@@ -253,7 +260,7 @@ class SkyPilotSource:
                 on_demand_hourly=r["Price"], spot_hourly=r["SpotPrice"], flags=";".join(flags),
             )
 
-    def _rows_lambda(self):
+    def _rows_lambda(self) -> Iterator[OfferRow]:
         """Lambda names the H100 PCIe card only in the instance type (`gpu_1x_h100_pcie`; AcceleratorName is
         plain "H100", which gpus.csv reads as the SXM part): the type's `_pcie` suffix picks H100-PCIE."""
         for r in self._read():
@@ -261,7 +268,7 @@ class SkyPilotSource:
             if spec is None:
                 continue
             if spec.name == "H100" and r["InstanceType"].endswith("_pcie"):
-                spec = self.gpus.find("H100-PCIE")
+                spec = self.gpus.find("H100-PCIE") or spec
             if not r["Price"]:
                 self.skipped["no price"] += 1
                 continue
@@ -273,7 +280,7 @@ class SkyPilotSource:
                 on_demand_hourly=r["Price"], spot_hourly="", flags="",
             )
 
-    def _rows_listed(self, rule):
+    def _rows_listed(self, rule: Callable[[Listed], None]) -> Iterator[OfferRow]:
         """The newer clouds' files: one row per offer, columns by name, then the provider's `rule`."""
         for r in self._read():
             count = number_text(r["AcceleratorCount"] or "0")
@@ -302,11 +309,11 @@ class SkyPilotSource:
             )
 
 
-def _gcp_gpu_rates(accelerators: dict) -> tuple[set, dict[str, Decimal]]:
+def _gcp_gpu_rates(accelerators: dict[GcpPart, dict[str, str]]) -> tuple[set[GcpPart], dict[str, Decimal]]:
     """The GPU parts priced at a Flex-start rate (rule c: their keys), and each GPU's list rate per GPU-hour for
     rule (a): its lowest on-demand rate over the regions, Flex-start rates left out."""
     rates: dict[str, set[Decimal]] = {}
-    per_gpu = {}
+    per_gpu: dict[GcpPart, Decimal] = {}
     for key, row in accelerators.items():
         if row["Price"] and Decimal(row["AcceleratorCount"]) > 0:
             per_gpu[key] = Decimal(row["Price"]) / Decimal(row["AcceleratorCount"])
@@ -320,7 +327,7 @@ def _gcp_gpu_rates(accelerators: dict) -> tuple[set, dict[str, Decimal]]:
     return flex_start, list_rate
 
 
-def _parts_floor(host: dict, accelerator: dict, count: int, list_rate: Decimal | None) -> Decimal:
+def _parts_floor(host: dict[str, str], accelerator: dict[str, str], count: int, list_rate: Decimal | None) -> Decimal:
     """Rule (a)'s least on-demand price of a GCP machine: its host's on-demand price and its GPUs at no less than
     their list rate, and no less than their own preemptible (spot) price: an on-demand GPU part priced below its
     spot part is not an on-demand rate (SOURCES-plans.txt part B: the H200 rows at 4.5753 per GPU)."""

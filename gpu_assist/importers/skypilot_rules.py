@@ -28,7 +28,8 @@ def gpu_info_mib(gpu_info: str) -> float | None:
 class Listed:
     """One row of a newer cloud's file while its provider rule adjusts it (prices as text, memory per GPU)."""
 
-    def __init__(self, row: dict, spec: GpuSpec, count: Decimal, on_demand: str, spot: str, memory_gib: float):
+    def __init__(self, row: dict[str, str], spec: GpuSpec, count: Decimal, on_demand: str, spot: str,
+                 memory_gib: float):
         self.row, self.spec, self.count = row, spec, count
         self.region = row["Region"]
         self.on_demand, self.spot, self.memory_gib = on_demand, spot, memory_gib

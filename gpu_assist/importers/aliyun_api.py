@@ -32,6 +32,8 @@ from alibabacloud_tea_openapi.exceptions import ClientException
 
 from ..errors import GpuAssistError
 from ..gpus import GpuTable
+from ..sources import OfferRow
+from . import JsonObject
 
 SOURCE_KEY = "aliyun-api"
 DEFAULT_REGIONS = ("cn-hangzhou", "cn-shanghai", "cn-beijing")
@@ -84,19 +86,19 @@ class AliyunPriceSource:
         self.retries = retries
         self.skipped: dict[str, int] = {}
 
-    def in_scope(self, row: dict) -> bool:
+    def in_scope(self, row: OfferRow) -> bool:
         """This refresh replaces its own earlier rows in its regions; the articles' rows (region `cn`) stay."""
         return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
 
     def _skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
-    def _call(self, call: Callable[[Any], Any], request: Any) -> dict | None:
+    def _call(self, call: Callable[[Any], Any], request: Any) -> JsonObject | None:
         """One SDK call's response body as a dict, retried with exponential backoff while throttled; None when the
         region does not sell the instance type asked about."""
         for attempt in range(self.retries):
             try:
-                body: dict = call(request).body.to_map()
+                body: JsonObject = call(request).body.to_map()
                 return body
             except ClientException as error:
                 code = str(error.code)

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from ..facts import Flag, Replaced
 from ..request import HOURS_PER_MONTH
+from ..sources import CountingSource, OfferRow
 from . import spot_flags
 
 AWS_FILE = "aws_reserved_3y_allupfront.csv"
@@ -54,7 +56,7 @@ def _hourly(value: Decimal) -> str:
     return format(value.quantize(_MICRO, rounding=ROUND_HALF_UP).normalize(), "f")
 
 
-def _read(path: Path) -> list[dict]:
+def _read(path: Path) -> list[dict[str, str]]:
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
 
@@ -65,14 +67,14 @@ class CommittedPrices:
 
     directory: Path
 
-    def apply(self, provider: str, rows: list[dict]) -> list[dict]:
+    def apply(self, provider: str, rows: list[OfferRow]) -> list[OfferRow]:
         if provider == "aws":
             return self._aws(rows)
         if provider == "gcp":
             return self._gcp(rows)
         return rows
 
-    def _aws(self, rows):
+    def _aws(self, rows: list[OfferRow]) -> list[OfferRow]:
         reserved = {r["instance_type"]: r for r in _read(self.directory / AWS_FILE) if r["region"] == "us-east-1"}
         for row in rows:
             priced = reserved.get(row["instance_type"])
@@ -90,7 +92,7 @@ class CommittedPrices:
                            f"(${annual:,.2f} a year), no hourly charge")
         return rows
 
-    def _gcp(self, rows):
+    def _gcp(self, rows: list[OfferRow]) -> list[OfferRow]:
         committed = {(r["machine_type"], r["region"]): r for r in _read(self.directory / GCP_FILE)}
         for row in rows:
             priced = committed.get((row["instance_type"], row["region"]))
@@ -119,7 +121,7 @@ def far_apart(figure: str, billing: str) -> bool:
     return abs(Decimal(figure) - Decimal(billing)) > Decimal(billing) * REPLACE_ABOVE
 
 
-def _replace_on_demand(row: dict, billing_hour: str) -> None:
+def _replace_on_demand(row: OfferRow, billing_hour: str) -> None:
     """Rule (b): the billing catalog's on-demand price wins; the replaced figure stays in a `Replaced` label (a
     Flex-start rate, rule c, when the importer flagged it so); the defects of the replaced figure go with it and
     the spot price is checked again against the price that is now on-demand. The row keeps its date: elsewhere
@@ -142,7 +144,7 @@ def local_ssd_gb(machine_type: str) -> int:
     return 0
 
 
-def agrees(row: dict, other_hour: str) -> bool:
+def agrees(row: OfferRow, other_hour: str) -> bool:
     """Whether pricing.yml's hourly price equals SkyPilot's, or exceeds it by just the bundled local SSD."""
     difference = Decimal(other_hour) - Decimal(row["on_demand_hourly"])
     if abs(difference) <= _AGREE:
@@ -154,20 +156,20 @@ def agrees(row: dict, other_hour: str) -> bool:
     return _SSD_PER_GB_MONTH[0] <= per_gb_month <= _SSD_PER_GB_MONTH[1]
 
 
-def _add_note(row: dict, note: str) -> None:
+def _add_note(row: OfferRow, note: str) -> None:
     row["notes"] = ";".join(filter(None, [row.get("notes", ""), note]))
 
 
 class WithCommittedPrices:
     """A SkyPilot source whose AWS/GCP rows carry the committed-use prices of `CommittedPrices`."""
 
-    def __init__(self, source, directory: Path):
+    def __init__(self, source: CountingSource, directory: Path):
         self.source_rows, self.committed = source, CommittedPrices(Path(directory))
         self.provider, self.source = source.provider, source.source
 
     @property
-    def skipped(self):
+    def skipped(self) -> Mapping[str, int]:
         return self.source_rows.skipped
 
-    def rows(self):
+    def rows(self) -> list[OfferRow]:
         return self.committed.apply(self.provider, list(self.source_rows.rows()))

@@ -40,6 +40,7 @@ from huaweicloudsdkecs.v2.region.ecs_region import EcsRegion
 
 from ..errors import GpuAssistError
 from ..gpus import GpuTable
+from ..sources import OfferRow
 from . import number_text
 from .china import Documented
 
@@ -133,7 +134,7 @@ class HuaweiPriceSource:
         self.retries = retries
         self.skipped: dict[str, int] = {}
 
-    def in_scope(self, row: dict) -> bool:
+    def in_scope(self, row: OfferRow) -> bool:
         """This refresh replaces its own earlier rows in its regions; the articles' rows (region `cn`) stay."""
         return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
 

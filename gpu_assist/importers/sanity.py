@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from ..facts import Flag, LocalZone, SpotOutlier
+from ..sources import OfferRow
 
 MIN_PROVIDERS = 3
 MIN_ZONES = 3
@@ -106,33 +107,33 @@ def upstream(provider: str, instance_type: str) -> str | None:
 
 # --- the passes over imported rows -------------------------------------------------------------------------------
 
-def _flags(row: dict) -> list[str]:
+def _flags(row: OfferRow) -> list[str]:
     return [f for f in row.get("flags", "").split(";") if f]
 
 
-def add_flag(row: dict, scope: str, flag: Flag) -> None:
+def add_flag(row: OfferRow, scope: str, flag: Flag) -> None:
     entry = f"{scope}:{flag}"
     flags = _flags(row)
     if entry not in flags:
         row["flags"] = ";".join([*flags, entry])
 
 
-def add_note(row: dict, note: str) -> None:
+def add_note(row: OfferRow, note: str) -> None:
     row["notes"] = ";".join(filter(None, [row.get("notes", ""), note]))
 
 
-def _flagged(row: dict, scope: str) -> bool:
+def _flagged(row: OfferRow, scope: str) -> bool:
     return any(f.split(":")[0] in ("all", scope) for f in _flags(row))
 
 
-def _per_gpu(row: dict, column: str) -> Decimal | None:
+def _per_gpu(row: OfferRow, column: str) -> Decimal | None:
     price, count = row.get(column, ""), row.get("gpu_count", "")
     if not price or not count or Decimal(count) < 1 or row.get("currency") != "USD":
         return None
     return Decimal(price) / Decimal(count)
 
 
-def gpu_medians(rows: Iterable[dict]) -> dict[str, Decimal]:
+def gpu_medians(rows: Iterable[OfferRow]) -> dict[str, Decimal]:
     """(d)'s reference: per GPU, the median over verified providers of each one's median unflagged on-demand
     per-GPU-hour price (a provider listing a type in 80 zones counts once); only GPUs with `MIN_PROVIDERS`."""
     by_gpu: dict[str, dict[str, list[Decimal]]] = defaultdict(lambda: defaultdict(list))
@@ -144,7 +145,7 @@ def gpu_medians(rows: Iterable[dict]) -> dict[str, Decimal]:
             for gpu, providers in by_gpu.items() if len(providers) >= MIN_PROVIDERS}
 
 
-def flag_far_below_median(rows: list[dict], medians: dict[str, Decimal]) -> None:
+def flag_far_below_median(rows: list[OfferRow], medians: dict[str, Decimal]) -> None:
     """(d) over on-demand prices: a spot price is a discount of its own on-demand (Azure's A100 spot runs at a
     ninth of it), so a spot price is judged against its zones by (e), not against other providers' on-demand."""
     for row in rows:
@@ -153,9 +154,9 @@ def flag_far_below_median(rows: list[dict], medians: dict[str, Decimal]) -> None
             add_flag(row, "on_demand", Flag.FAR_BELOW_GPU_MEDIAN)
 
 
-def flag_spot_outliers(rows: list[dict]) -> None:
+def flag_spot_outliers(rows: list[OfferRow]) -> None:
     """(e) per provider and instance type over the zones that price its spot."""
-    zones: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    zones: dict[tuple[str, str], list[OfferRow]] = defaultdict(list)
     for row in rows:
         if row.get("zone") and row.get("spot_hourly"):
             zones[(row["provider"], row["instance_type"])].append(row)
@@ -169,28 +170,28 @@ def flag_spot_outliers(rows: list[dict]) -> None:
                 add_note(row, SpotOutlier.entry("spot", zones=len(group), median=f"{median.quantize(Decimal('0.01'))}"))
 
 
-def label_local_zones(rows: list[dict]) -> None:
+def label_local_zones(rows: list[OfferRow]) -> None:
     for row in rows:
         zone = local_zone(row.get("zone", "")) if row.get("provider") == "aws" else None
         if zone is not None:
             add_note(row, LocalZone.entry("all", zone=zone.zone, wavelength="yes" if zone.wavelength else "no"))
 
 
-def flag_resales(rows: list[dict]) -> None:
+def flag_resales(rows: list[OfferRow]) -> None:
     """Resale: every resale of an upstream GPU line with a price defect, found on the upstream's own rows or on
     any reseller's."""
-    flagged = set()
+    flagged: set[tuple[str, str]] = set()
     for row in rows:
         line = upstream(row["provider"], row["instance_type"]) or row["provider"]
         if any(Flag(f.partition(":")[2]) in PROPAGATING for f in _flags(row)):
             flagged.add((line, row["gpu"]))
     for row in rows:
-        line = upstream(row["provider"], row["instance_type"])
-        if line is not None and (line, row["gpu"]) in flagged:
+        resold = upstream(row["provider"], row["instance_type"])
+        if resold is not None and (resold, row["gpu"]) in flagged:
             add_flag(row, "all", Flag.UPSTREAM_FLAGGED)
 
 
-def check(rows_by_provider: dict[str, list[dict]]) -> None:
+def check(rows_by_provider: dict[str, list[OfferRow]]) -> None:
     """Every cross-row rule over one import of all providers, in place: (e) and local zones per provider, then
     (d) against the medians of the rows as they came in, then resale over the defects found so far."""
     every = [row for rows in rows_by_provider.values() for row in rows]

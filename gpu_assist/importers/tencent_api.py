@@ -20,7 +20,7 @@ import datetime as dt
 import time
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from tencentcloud.common.credential import DefaultCredentialProvider
 from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
@@ -29,6 +29,8 @@ from tencentcloud.common.profile.http_profile import HttpProfile
 from tencentcloud.cvm.v20170312 import cvm_client as cvm
 
 from ..errors import GpuAssistError
+from ..sources import OfferRow
+from . import JsonObject
 from .china import REGION as LIST_REGION
 
 SOURCE_KEY = "tencent-api"
@@ -39,6 +41,12 @@ _CHARGE_COLUMNS = {"POSTPAID_BY_HOUR": "on_demand_hourly", "SPOTPAID": "spot_hou
 _PRICE_FIELDS = {"POSTPAID_BY_HOUR": ("UnitPriceDiscount", "UnitPrice"), "SPOTPAID": ("UnitPriceDiscount", "UnitPrice"),
                  "PREPAID": ("DiscountPrice", "OriginalPrice")}
 _THROTTLED = ("RequestLimitExceeded", "RequestLimitExceeded.UinLimitExceeded", "InternalError")
+
+
+class CvmClient(Protocol):
+    """What gpu-assist calls of the SDK's CvmClient (the SDK has no types): one action by name, its JSON."""
+
+    def call_json(self, action: str, params: JsonObject) -> JsonObject: ...
 
 
 class NoCredentials(GpuAssistError):
@@ -53,13 +61,14 @@ def credential() -> Any:
         raise NoCredentials(f"no Tencent Cloud credentials: set {CREDENTIAL_VARIABLES}") from None
 
 
-def cvm_client(region: str, endpoint: str | None = None) -> Any:
+def cvm_client(region: str, endpoint: str | None = None) -> CvmClient:
     """A CVM client for `region`; `endpoint` (`127.0.0.1:8080`) sends its calls there over plain HTTP (tests)."""
     http = HttpProfile(endpoint=endpoint, protocol="http") if endpoint else HttpProfile(reqTimeout=30)
-    return cvm.CvmClient(credential(), region, ClientProfile(httpProfile=http))
+    client: CvmClient = cvm.CvmClient(credential(), region, ClientProfile(httpProfile=http))
+    return client
 
 
-def _price(price: dict, charge_type: str) -> str:
+def _price(price: JsonObject, charge_type: str) -> str:
     first, fallback = _PRICE_FIELDS[charge_type]
     value = price.get(first) or price.get(fallback)
     return format(Decimal(str(value)).normalize(), "f") if value else ""
@@ -72,7 +81,7 @@ class TencentPriceSource:
     source = SOURCE_KEY
 
     def __init__(self, regions: Iterable[str], documented: dict[str, tuple[str, str]], *, today: dt.date,
-                 client: Callable[[str], Any] | None = None, sleep: Callable[[float], None] = time.sleep,
+                 client: Callable[[str], CvmClient] | None = None, sleep: Callable[[float], None] = time.sleep,
                  progress: Callable[[str, int, int], None] | None = None, retries: int = 4):
         self.regions = list(regions)
         self.documented = documented  # instance family → (GPU name, memory per GPU), from the documented rows
@@ -83,12 +92,12 @@ class TencentPriceSource:
         self.retries = retries
         self.skipped: dict[str, int] = {}
 
-    def in_scope(self, row: dict) -> bool:
+    def in_scope(self, row: OfferRow) -> bool:
         """This refresh replaces its own earlier rows in the regions it asks; the published list and the
         articles' rows (region `cn`) stay."""
         return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
 
-    def _call(self, client: Any, charge_type: str) -> list[dict]:
+    def _call(self, client: CvmClient, charge_type: str) -> list[JsonObject]:
         """One DescribeZoneInstanceConfigInfos call, retried with exponential backoff while throttled."""
         params = {"Filters": [{"Name": "instance-charge-type", "Values": [charge_type]}]}
         for attempt in range(self.retries):
@@ -115,7 +124,7 @@ class TencentPriceSource:
         self.progress("", len(self.regions), len(self.regions))
         return [row for row in rows.values() if row["on_demand_hourly"] or row["spot_hourly"] or row["monthly"]]
 
-    def _row(self, region: str, item: dict, rows: dict[tuple[str, str], dict[str, str]]) -> dict[str, str] | None:
+    def _row(self, region: str, item: JsonObject, rows: dict[tuple[str, str], OfferRow]) -> OfferRow | None:
         """The row of an item's zone and instance type (made on first sight), None for a type without GPUs or one
         whose family the documentation does not describe."""
         count = Decimal(str(item.get("GpuCount") or 0))

@@ -13,12 +13,13 @@ botocore's standard retry mode (`gpu_assist.aws.client`).
 
 from __future__ import annotations
 
-from typing import Callable
+from decimal import Decimal
+from typing import Any, Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from .. import aws
-from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG
+from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG, BotoClient
 from ..errors import PolicyError, ProvisionError
 from ..policy import Policy
 from ..specs import LaunchSpec
@@ -32,6 +33,7 @@ _LIVE_STATES = ["pending", "running", "stopping", "stopped", "shutting-down"]
 DEEP_LEARNING_AMI_PARAMETER = \
     "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 ARM64_FAMILIES = ("g5g.",)
+Instance = dict[str, Any]  # one instance of DescribeInstances' answer, as boto3 gives it
 
 
 def client_token(request_id: str, placement: str) -> str:
@@ -40,7 +42,7 @@ def client_token(request_id: str, placement: str) -> str:
     return f"{request_id}@{placement}"[:64]
 
 
-def _dollar_ceiling(spec: LaunchSpec):
+def _dollar_ceiling(spec: LaunchSpec) -> Decimal | str:
     """The approved ceiling in USD, as EC2's MaxPrice takes it: the catalog's own dollar figure when the team
     counts in another currency (a CNY policy), else the ceiling itself."""
     if spec.native_currency == "USD" and spec.native_ceiling_hourly is not None:
@@ -48,12 +50,13 @@ def _dollar_ceiling(spec: LaunchSpec):
     return spec.ceiling_hourly
 
 
-def _code(error) -> str:
-    return getattr(error, "response", {}).get("Error", {}).get("Code", "")
+def _code(error: Exception) -> str:
+    code: str = getattr(error, "response", {}).get("Error", {}).get("Code", "")
+    return code
 
 
 class AwsProvisioner:
-    def __init__(self, policy: Policy, client=aws.client):
+    def __init__(self, policy: Policy, client: Callable[[str, str], BotoClient] = aws.client):
         self.policy = policy
         self.client = client
 
@@ -71,7 +74,7 @@ class AwsProvisioner:
             return f"not checked: {reason}"
         return "ok"
 
-    def quota(self, spec: LaunchSpec, *, quotas_client=None) -> str:
+    def quota(self, spec: LaunchSpec, *, quotas_client: BotoClient | None = None) -> str:
         """Whether the account's vCPU quota for this family covers the request; 'quota unknown' when unanswered."""
         codes = QUOTA_CODES.get(spec.instance_type[0])
         if codes is None or not spec.vcpus:
@@ -102,15 +105,16 @@ class AwsProvisioner:
             raise ProvisionError(f"no AMI configured for {instance_type} (arm64)",
                                  hint="set GPU_ASSIST_AMI_ID or GPU_ASSIST_AMI_SSM_PARAMETER to an arm64 GPU AMI")
         try:
-            return self.client("ssm", region).get_parameter(Name=name)["Parameter"]["Value"]
+            ami: str = self.client("ssm", region).get_parameter(Name=name)["Parameter"]["Value"]
+            return ami
         except Exception as error:  # noqa: BLE001
             raise aws.explain(error, f"reading the AMI from SSM parameter {name}") from None
 
     def _launch_args(self, spec: LaunchSpec, region: str, zone: str | None = None, token: str | None = None, *,
-                     ends_at: str = "") -> dict:
+                     ends_at: str = "") -> dict[str, Any]:
         """RunInstances' arguments for `spec` in `region` (and `zone`), tagged with the request, its requester,
         its end and the cost tags (the launch's project over the policy's)."""
-        args = {"ImageId": self._ami(region, spec.instance_type), "InstanceType": spec.instance_type,
+        args: dict[str, Any] = {"ImageId": self._ami(region, spec.instance_type), "InstanceType": spec.instance_type,
                 "MinCount": spec.instances, "MaxCount": spec.instances}
         tags = [{"Key": REQUEST_TAG, "Value": spec.request_id}, {"Key": REQUESTER_TAG, "Value": spec.requester},
                 {"Key": EXPIRES_TAG, "Value": ends_at}]
@@ -133,7 +137,7 @@ class AwsProvisioner:
                 "InstanceInterruptionBehavior": "terminate"}}
         return args
 
-    def find(self, request_id: str, regions: list[str]) -> tuple[str, list[dict]]:
+    def find(self, request_id: str, regions: list[str]) -> tuple[str, list[Instance]]:
         """(region, live instances) carrying the request's tag, in the first region that has any."""
         for region in regions:
             paginator = self.client("ec2", region).get_paginator("describe_instances")

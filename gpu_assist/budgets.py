@@ -11,7 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from .errors import PolicyError
 from .identity import approver_entry
@@ -63,7 +65,7 @@ class BudgetStatus:
         return self.month_to_date / self.amount if self.amount else Decimal(0)
 
 
-def parse_budgets(values: dict, policy_currency: str, known_currencies: set[str]) -> Budgets | None:
+def parse_budgets(values: Mapping[str, Any], policy_currency: str, known_currencies: set[str]) -> Budgets | None:
     """The `[policy.budgets]` table; PolicyError naming the bad entry, with an example that works."""
     if not values:
         return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 import pandas as pd
 
@@ -12,7 +12,7 @@ from .facts import SANITY_RULE, Corrected, Replaced, parse_flags, parse_labels
 from .pricing import STALE_AFTER_DAYS
 
 
-def gpu_summary(catalog: Catalog):
+def gpu_summary(catalog: Catalog) -> pd.DataFrame:
     """One row per known GPU: specs, providers offering it, offers, and the cheapest verified, unflagged
     on-demand price per GPU-hour in USD."""
     offers = catalog.offers[catalog.offers.gpu_count >= 1]
@@ -33,7 +33,7 @@ def gpu_summary(catalog: Catalog):
     return pd.DataFrame(rows)
 
 
-def provider_status(catalog: Catalog, today: dt.date, billing_documented: Collection[str] = ()):
+def provider_status(catalog: Catalog, today: dt.date, billing_documented: Collection[str] = ()) -> pd.DataFrame:
     """One row per provider: offers, GPU models, sources, age in days of its oldest price, verified share,
     flagged offers, and how many offers are stale (a price older than `pricing.STALE_AFTER_DAYS`, reserved included).
     `billing_documented`: the providers whose price lists state their billing granularity (for the others the
@@ -55,7 +55,7 @@ def provider_status(catalog: Catalog, today: dt.date, billing_documented: Collec
     return pd.DataFrame(rows)
 
 
-def _dated_sources(group) -> str:
+def _dated_sources(group: pd.DataFrame) -> str:
     """Each source of a provider's prices with its newest date (`TC-PRICE-20210927 2021-09-27,seed-000`: an
     undated source stands alone), so a reader sees which figures are how old without opening SOURCES.md."""
     newest: dict[str, str] = {}
@@ -69,7 +69,7 @@ def _dated_sources(group) -> str:
 CAUGHT_COLUMNS = ("corrected", "a", "b", "c", "d", "e", "resale")
 
 
-def defects_caught(flags_and_notes) -> dict[str, int]:
+def defects_caught(flags_and_notes: Iterable[tuple[str, str]]) -> dict[str, int]:
     """Rows per rule: `corrected` (a value corrected on a named source), (b) on-demand replaced by the provider's
     billing catalog, and the flags of rules (a), (c), (d), (e) and resale (`facts.SANITY_RULE`); (c) also counts the
     Flex-start figures (b) replaced."""
@@ -86,14 +86,14 @@ def defects_caught(flags_and_notes) -> dict[str, int]:
     return counts
 
 
-def caught_table(frame) -> list[list[str]]:
+def caught_table(frame: pd.DataFrame) -> list[list[str]]:
     """The providers with a defect caught, as rows under `CAUGHT_COLUMNS` (a table of their own: the status
     table is 100 columns already)."""
     return [[str(row.provider), *(str(getattr(row, c)) for c in CAUGHT_COLUMNS)]
             for row in frame.itertuples(index=False) if any(getattr(row, c) for c in CAUGHT_COLUMNS)]
 
 
-def billing_of(granularities, *, assumed: bool) -> str:
+def billing_of(granularities: Iterable[float], *, assumed: bool) -> str:
     """How the provider's offers are billed, and whether that is the provider's word or our assumption: the
     price lists of all but the four large clouds do not say (catalogs/SOURCES.md, `billing-granularity`)."""
     names = {1: "per second", 60: "per minute", 3600: "per hour"}
@@ -101,7 +101,7 @@ def billing_of(granularities, *, assumed: bool) -> str:
     return f"{billed}, assumed" if assumed else billed
 
 
-def billing_footnote(frame) -> str:
+def billing_footnote(frame: pd.DataFrame) -> str:
     """The `billing` column of `provider_status` as one line under the table (the table is 100 columns already)."""
     groups: dict[str, list[str]] = {}
     for provider, billing in zip(frame.provider, frame.billing):

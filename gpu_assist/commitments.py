@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -174,8 +175,8 @@ def _candidate(group_months: tuple[UsageMonth, ...], model: PricingModel, rate: 
                      unused, unused * rate, source, as_of, recommended=False, reasons=tuple(reasons))
 
 
-def plan_commitments(records: list[RequestRecord], offers_of_type, now: dt.datetime, *, currency: str,
-                     months: int = 3) -> CommitmentAdvice:
+def plan_commitments(records: list[RequestRecord], offers_of_type: Callable[[str, str], Sequence[Offer]],
+                     now: dt.datetime, *, currency: str, months: int = 3) -> CommitmentAdvice:
     """`offers_of_type(provider, instance_type)` is the catalog's lookup (`Catalog.offers_of_type`)."""
     chosen = history_months(records, now, months)
     if not chosen:

@@ -8,15 +8,27 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import TypedDict
 
-from .aws import REQUEST_TAG, explain
+from .aws import REQUEST_TAG, BotoClient, explain
 from .spending import Period
 
 METRIC = "UnblendedCost"
 
 
-def actual_cost(ce, period: Period, *, tag_key: str = REQUEST_TAG) -> dict:
-    """{"by_tag": {tag value: cost}, "total": cost, "currency": unit, "estimated": bool, "note": str}."""
+class ActualCost(TypedDict):
+    """What Cost Explorer billed in a period, by the value of one cost allocation tag."""
+
+    by_tag: dict[str, Decimal]  # tag value ("(untagged)" for none) → cost
+    total: Decimal
+    currency: str
+    estimated: bool  # the period is not closed yet
+    tag: str
+    note: str  # why there is nothing, when there is nothing
+
+
+def actual_cost(ce: BotoClient, period: Period, *, tag_key: str = REQUEST_TAG) -> ActualCost:
+    """The period's cost by `tag_key`'s value, from Cost Explorer's monthly figures."""
     start = period.start.date()
     end = max(period.end.date() + dt.timedelta(days=1 if period.end.time() != dt.time() else 0),
               start + dt.timedelta(days=1))
@@ -24,8 +36,9 @@ def actual_cost(ce, period: Period, *, tag_key: str = REQUEST_TAG) -> dict:
     unit, estimated, token = "", False, None
     try:
         while True:
-            kwargs = {"TimePeriod": {"Start": start.isoformat(), "End": end.isoformat()}, "Granularity": "MONTHLY",
-                      "Metrics": [METRIC], "GroupBy": [{"Type": "TAG", "Key": tag_key}]}
+            kwargs: dict[str, object] = {
+                "TimePeriod": {"Start": start.isoformat(), "End": end.isoformat()}, "Granularity": "MONTHLY",
+                "Metrics": [METRIC], "GroupBy": [{"Type": "TAG", "Key": tag_key}]}
             if token:
                 kwargs["NextPageToken"] = token
             page = ce.get_cost_and_usage(**kwargs)
@@ -45,5 +58,5 @@ def actual_cost(ce, period: Period, *, tag_key: str = REQUEST_TAG) -> dict:
         raise
     note = "" if by_tag else f"Cost Explorer has no cost for tag {tag_key} in this period (is it an activated " \
                               "cost allocation tag?)"
-    return {"by_tag": by_tag, "total": sum(by_tag.values(), Decimal(0)), "currency": unit or "USD",
-            "estimated": estimated, "tag": tag_key, "note": note}
+    return ActualCost(by_tag=by_tag, total=sum(by_tag.values(), Decimal(0)), currency=unit or "USD",
+                      estimated=estimated, tag=tag_key, note=note)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TypedDict
 
-from .aws import REQUEST_TAG, explain
+from .aws import REQUEST_TAG, AwsObject, BotoClient, explain
 from .catalog import Catalog
 from .facts import PricingModel
 from .offers import Offer
@@ -59,7 +60,14 @@ class FleetReport:
         return sum((i.hourly_cost or Decimal(0) for i in self.idle), Decimal(0))
 
 
-def find_instances(ec2, instance_ids: list[str] | None = None) -> list[dict]:
+class Series(TypedDict):
+    """One CloudWatch metric's samples in the window, as get_metric_data pages them."""
+
+    timestamps: list[dt.datetime]
+    values: list[float]
+
+
+def find_instances(ec2: BotoClient, instance_ids: list[str] | None = None) -> list[AwsObject]:
     """Running instances: the given ids, else those carrying gpu-assist's request tag."""
     kwargs: dict[str, object]
     if instance_ids:
@@ -67,15 +75,15 @@ def find_instances(ec2, instance_ids: list[str] | None = None) -> list[dict]:
     else:
         kwargs = {"Filters": [{"Name": "tag-key", "Values": [REQUEST_TAG]},
                               {"Name": "instance-state-name", "Values": ["running"]}]}
-    found = []
+    found: list[AwsObject] = []
     for page in ec2.get_paginator("describe_instances").paginate(**kwargs):
         for reservation in page["Reservations"]:
             found.extend(reservation["Instances"])
     return found
 
 
-def _gpu_metrics(cloudwatch, instance_id: str) -> list[dict]:
-    metrics = []
+def _gpu_metrics(cloudwatch: BotoClient, instance_id: str) -> list[AwsObject]:
+    metrics: list[AwsObject] = []
     for name in (UTILIZATION, MEMORY_USED):
         paginator = cloudwatch.get_paginator("list_metrics")
         for page in paginator.paginate(Namespace=NAMESPACE, MetricName=name,
@@ -84,9 +92,10 @@ def _gpu_metrics(cloudwatch, instance_id: str) -> list[dict]:
     return metrics
 
 
-def _metric_values(cloudwatch, metrics: list[dict], start: dt.datetime, end: dt.datetime) -> dict[int, dict]:
+def _metric_values(cloudwatch: BotoClient, metrics: list[AwsObject], start: dt.datetime,
+                   end: dt.datetime) -> dict[int, Series]:
     """{metric index: {"timestamps": [...], "values": [...]}} via get_metric_data, 500 queries a call."""
-    results: dict[int, dict] = {}
+    results: dict[int, Series] = {}
     for offset in range(0, len(metrics), 500):
         batch = metrics[offset:offset + 500]
         queries = [{"Id": f"m{offset + i}", "ReturnData": True,
@@ -94,12 +103,12 @@ def _metric_values(cloudwatch, metrics: list[dict], start: dt.datetime, end: dt.
                    for i, metric in enumerate(batch)]
         token = None
         while True:
-            kwargs = {"MetricDataQueries": queries, "StartTime": start, "EndTime": end}
+            kwargs: dict[str, object] = {"MetricDataQueries": queries, "StartTime": start, "EndTime": end}
             if token:
                 kwargs["NextToken"] = token
             page = cloudwatch.get_metric_data(**kwargs)
             for result in page["MetricDataResults"]:
-                slot = results.setdefault(int(result["Id"][1:]), {"timestamps": [], "values": []})
+                slot = results.setdefault(int(result["Id"][1:]), Series(timestamps=[], values=[]))
                 slot["timestamps"] += result.get("Timestamps", [])
                 slot["values"] += result.get("Values", [])
             token = page.get("NextToken")
@@ -108,7 +117,7 @@ def _metric_values(cloudwatch, metrics: list[dict], start: dt.datetime, end: dt.
     return results
 
 
-def hourly_price(catalog: Catalog, instance: dict, region: str, currency: str) -> Decimal | None:
+def hourly_price(catalog: Catalog, instance: AwsObject, region: str, currency: str) -> Decimal | None:
     """What a running instance costs an hour: its catalog price in its region (spot: in its zone when the catalog
     has that zone, else the region's cheapest), converted to `currency`; None when the catalog has no price."""
     offers = [o for o in catalog.offers_of_type("aws", instance["InstanceType"]) if o.region == region]
@@ -124,9 +133,9 @@ def hourly_price(catalog: Catalog, instance: dict, region: str, currency: str) -
     return catalog.fx.convert(price, price_currency, currency)
 
 
-def fleet_usage(ec2, cloudwatch, catalog: Catalog, *, region: str, now: dt.datetime, window_s: int = 1800,
-                threshold_pct: float = 10.0, instance_ids: list[str] | None = None, currency: str = "USD",
-                min_coverage: float = 0.8) -> FleetReport:
+def fleet_usage(ec2: BotoClient, cloudwatch: BotoClient, catalog: Catalog, *, region: str, now: dt.datetime,
+                window_s: int = 1800, threshold_pct: float = 10.0, instance_ids: list[str] | None = None,
+                currency: str = "USD", min_coverage: float = 0.8) -> FleetReport:
     """Average GPU use per instance over the window ending `now`; raises ProvisionError on AWS failures."""
     start = now - dt.timedelta(seconds=window_s)
     try:
@@ -144,12 +153,14 @@ def fleet_usage(ec2, cloudwatch, catalog: Catalog, *, region: str, now: dt.datet
     return FleetReport(region=region, window_s=window_s, threshold_pct=threshold_pct, instances=tuple(usages))
 
 
-def _usage(instance, metrics, values, catalog, region, currency, window_s, threshold_pct, min_coverage):
+def _usage(instance: AwsObject, metrics: list[AwsObject], values: dict[int, Series], catalog: Catalog, region: str,
+           currency: str, window_s: int, threshold_pct: float, min_coverage: float) -> InstanceUsage:
     utilization: list[float] = []
     memory: list[float] = []
-    stamps, gpus = [], set()
+    stamps: list[dt.datetime] = []
+    gpus: set[str] = set()
     for index, metric in enumerate(metrics):
-        series = values.get(index, {"timestamps": [], "values": []})
+        series = values.get(index, Series(timestamps=[], values=[]))
         dims = {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}
         if series["values"]:
             gpus.add(dims.get("index", "0"))
@@ -184,7 +195,7 @@ def _usage(instance, metrics, values, catalog, region, currency, window_s, thres
     )
 
 
-def _sharing(catalog: Catalog, instance: dict, region: str, currency: str, hourly: Decimal | None,
+def _sharing(catalog: Catalog, instance: AwsObject, region: str, currency: str, hourly: Decimal | None,
              utilization: float | None, memory_mib: float | None, window_s: int) -> SharingAdvice | None:
     """Sharing advice for an instance whose GPUs reported use and memory, at its own pricing model."""
     offers = catalog.offers_of_type("aws", instance["InstanceType"])

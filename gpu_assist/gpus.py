@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import difflib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,7 +72,7 @@ class GpuTable:
     def __contains__(self, name: str) -> bool:
         return name in self.specs
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[GpuSpec]:
         return iter(self.specs.values())
 
     def __repr__(self) -> str:

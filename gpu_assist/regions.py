@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from .errors import ParseError
@@ -134,7 +134,7 @@ def matches(region: str, country: str, continent: str, selectors: tuple[str, ...
                or (len(s) == 2 and s.upper() == country) for s in selectors)
 
 
-def check_selectors(selectors: tuple[str, ...], known_regions, known_countries, *,
+def check_selectors(selectors: tuple[str, ...], known_regions: Iterable[str], known_countries: Iterable[str], *,
                     example: str = "8xA100 72h region=us-east-1") -> None:
     """ParseError for a selector that is neither a group, nor a region of any offer, nor the country code of one:
     `region=mars` would otherwise filter every offer away and answer with nothing. `example`: one that works for

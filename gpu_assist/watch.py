@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from collections.abc import Callable
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
+from .budgets import BudgetStatus
 from .records import RequestRecord
 from .request import format_duration
 from .sharing import SharingAdvice
 from .periods import AskedPeriod, PeriodKind
 from .spending import bought, cost_between, spend_report
+
+if TYPE_CHECKING:
+    from .fleet import FleetReport  # fleet reads AWS through boto3, which the watch's own callers may not load
 
 SNOOZE = dt.timedelta(hours=4)  # what an idle alert's Keep 4 h button gives
 EXTENSION_S = 24 * 3600  # what its Extend TTL button asks for; `/gpu extend r-… 48h` asks for any other
@@ -43,10 +49,12 @@ def idle_key(instance_id: str) -> str:
     return f"idle:{instance_id}"
 
 
-def idle_alerts(report, records: list[RequestRecord], now: dt.datetime) -> tuple[list[IdleAlert], list[str]]:
+def idle_alerts(report: FleetReport, records: list[RequestRecord],
+                now: dt.datetime) -> tuple[list[IdleAlert], list[str]]:
     """(alerts for idle instances gpu-assist launched, keys of its instances that are busy again)."""
     by_id = {r.id: r for r in records if r.state == "running"}
-    alerts, busy = [], []
+    alerts: list[IdleAlert] = []
+    busy: list[str] = []
     for usage in report.instances:
         record = by_id.get(usage.request_id or "")
         if record is None or usage.instance_id not in record.instance_ids:
@@ -80,7 +88,7 @@ class Digest:
     currency: str
     yesterday: Decimal
     month_to_date: Decimal
-    budgets: tuple
+    budgets: tuple[BudgetStatus, ...]
     running: tuple[DigestRow, ...]
     idle: frozenset[str]         # request ids with an idle instance
     ending: tuple[str, ...]      # request ids whose TTL ends in the next 24 h
@@ -88,7 +96,8 @@ class Digest:
 
 
 def build_digest(records: list[RequestRecord], pending: list[RequestRecord], now: dt.datetime, *, currency: str,
-                 budgets: tuple, idle_requests: set[str], describe) -> Digest:
+                 budgets: tuple[BudgetStatus, ...], idle_requests: set[str],
+                 describe: Callable[[RequestRecord], str]) -> Digest:
     """The day's digest from the launches that ran this month or yesterday, and the pending requests."""
     yesterday = spend_report(records, AskedPeriod(PeriodKind.YESTERDAY).at(now), now, currency=currency).total
     month = spend_report(records, AskedPeriod().at(now), now, currency=currency).total

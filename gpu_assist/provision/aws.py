@@ -19,7 +19,7 @@ from typing import Any, Callable
 from botocore.exceptions import BotoCoreError, ClientError
 
 from .. import aws
-from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG, BotoClient
+from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG, AwsObject, BotoClient
 from ..errors import PolicyError, ProvisionError
 from ..policy import Policy
 from ..specs import LaunchSpec
@@ -33,7 +33,6 @@ _LIVE_STATES = ["pending", "running", "stopping", "stopped", "shutting-down"]
 DEEP_LEARNING_AMI_PARAMETER = \
     "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 ARM64_FAMILIES = ("g5g.",)
-Instance = dict[str, Any]  # one instance of DescribeInstances' answer, as boto3 gives it
 
 
 def client_token(request_id: str, placement: str) -> str:
@@ -137,7 +136,7 @@ class AwsProvisioner:
                 "InstanceInterruptionBehavior": "terminate"}}
         return args
 
-    def find(self, request_id: str, regions: list[str]) -> tuple[str, list[Instance]]:
+    def find(self, request_id: str, regions: list[str]) -> tuple[str, list[AwsObject]]:
         """(region, live instances) carrying the request's tag, in the first region that has any."""
         for region in regions:
             paginator = self.client("ec2", region).get_paginator("describe_instances")

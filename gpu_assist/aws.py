@@ -1,14 +1,13 @@
 """boto3 clients, configured once: botocore's standard retry mode, the default credential chain,
-and `AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC endpoints."""
+and `AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC endpoints.
+
+The one place boto3 and botocore are imported lazily: fleet and Cost Explorer read AWS through here, and the commands
+import them for every verb, so boto3 loads only when a verb calls AWS (provision.aws, off every light path, imports
+botocore at its top)."""
 
 from __future__ import annotations
 
 from typing import Any
-
-import boto3
-from botocore.config import Config
-from botocore.exceptions import (ClientError, EndpointConnectionError, NoCredentialsError, NoRegionError,
-                                 PartialCredentialsError)
 
 from .errors import ProvisionError
 from .regions import default_region
@@ -22,6 +21,10 @@ REQUEST_TAG, REQUESTER_TAG, EXPIRES_TAG = "gpu-assist:request-id", "gpu-assist:r
 
 
 def client(service: str, region: str | None = None) -> BotoClient:
+    # boto3 (about 100 ms) only when a verb calls AWS: every verb's path imports this module through the commands
+    import boto3
+    from botocore.config import Config
+
     region = region or default_region()
     config = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30)
     return boto3.session.Session().client(service, region_name=region, config=config)
@@ -29,6 +32,10 @@ def client(service: str, region: str | None = None) -> BotoClient:
 
 def explain(error: Exception, doing: str) -> ProvisionError:
     """A botocore failure as a message a user can act on; no secrets (botocore puts none in these)."""
+    # botocore, as in `client`: an error to explain means boto3 is loaded already
+    from botocore.exceptions import (ClientError, EndpointConnectionError, NoCredentialsError, NoRegionError,
+                                     PartialCredentialsError)
+
     if isinstance(error, (NoCredentialsError, PartialCredentialsError)):
         return ProvisionError(f"no AWS credentials while {doing}",
                               hint="set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")

@@ -11,14 +11,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .records import RequestRecord
 from .specs import LaunchSpec
 from .spending import cost_between, hours_between
-
-if TYPE_CHECKING:
-    from .aws import AwsObject  # aws imports boto3; these are its answers' plain dicts
 
 SPOT_REASONS = frozenset({"Server.SpotInstanceTermination", "Server.SpotInstanceShutdown"})
 GONE = frozenset({"shutting-down", "terminated", "stopping", "stopped"})
@@ -39,7 +36,7 @@ class Interruption:
     all_gone: bool         # every instance of the launch is interrupted: the launch has stopped
 
 
-def interrupted(records: list[RequestRecord], instances: list[AwsObject], now: dt.datetime) -> list[Interruption]:
+def interrupted(records: list[RequestRecord], instances: list[dict[str, Any]], now: dt.datetime) -> list[Interruption]:
     """The spot interruptions among `instances` (DescribeInstances' Instances) of the running spot launches in
     `records`."""
     by_instance = {i: r for r in records if r.state == "running" and isinstance(r.spec, LaunchSpec)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .budgets import BudgetStatus
 from .records import RequestRecord
@@ -21,9 +21,6 @@ from .request import format_duration
 from .sharing import SharingAdvice
 from .periods import AskedPeriod, PeriodKind
 from .spending import bought, cost_between, spend_report
-
-if TYPE_CHECKING:
-    from .fleet import FleetReport  # fleet reads AWS through boto3, which the watch's own callers may not load
 
 SNOOZE = dt.timedelta(hours=4)  # what an idle alert's Keep 4 h button gives
 EXTENSION_S = 24 * 3600  # what its Extend TTL button asks for; `/gpu extend r-… 48h` asks for any other
@@ -45,11 +42,37 @@ class IdleAlert:
     sharing: SharingAdvice | None = None  # what would pack its work instead, when its use was measured
 
 
+class MeasuredInstance(Protocol):
+    """What an idle alert reads of one instance's measured use (`fleet.InstanceUsage`)."""
+
+    @property
+    def request_id(self) -> str | None: ...
+    @property
+    def instance_id(self) -> str: ...
+    @property
+    def instance_type(self) -> str: ...
+    @property
+    def idle(self) -> bool: ...
+    @property
+    def gpu_utilization_avg_pct(self) -> float | None: ...
+    @property
+    def sharing(self) -> SharingAdvice | None: ...
+
+
+class UsageReport(Protocol):
+    """What the idle alerts read of a fleet's measured use (`fleet.FleetReport`, which the adapter builds)."""
+
+    @property
+    def window_s(self) -> int: ...
+    @property
+    def instances(self) -> Sequence[MeasuredInstance]: ...
+
+
 def idle_key(instance_id: str) -> str:
     return f"idle:{instance_id}"
 
 
-def idle_alerts(report: FleetReport, records: list[RequestRecord],
+def idle_alerts(report: UsageReport, records: list[RequestRecord],
                 now: dt.datetime) -> tuple[list[IdleAlert], list[str]]:
     """(alerts for idle instances gpu-assist launched, keys of its instances that are busy again)."""
     by_id = {r.id: r for r in records if r.state == "running"}

@@ -19,7 +19,7 @@ from ..catalog_report import CAUGHT_COLUMNS, billing_footnote, caught_table, gpu
 from ..data_prices import FILE_NAME, replace_rows
 from ..errors import CatalogError, GpuAssistError, ParseError
 from ..gpus import load_gpus
-from ..importers import aliyun_api, aws_api, aws_public, china, huawei_api, public, sanity, skypilot, tencent_api
+from ..importers import aws_api, aws_public, china, public, sanity, skypilot
 from ..importers.committed import WithCommittedPrices
 from ..importers.ecb import write_fx
 from ..plural import plural
@@ -124,6 +124,9 @@ def _import_china(args: argparse.Namespace, directory: Path) -> int:
 def _refresh_tencent(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh tencent`: the account's CVM API (on-demand, spot and monthly per zone); the catalog's
     published list and article rows stay, and nothing changes on failure."""
+    # the `china` extra's SDK, imported by its importer: absent, `answer` says which extra to install
+    from ..importers import tencent_api
+
     tencent_api.credential()  # no keys: one line naming the variables, before any progress bar
     regions = _names(args.regions, tencent_api.DEFAULT_REGIONS)
     with (directory / "tencent.csv").open(newline="", encoding="utf-8") as handle:
@@ -136,6 +139,9 @@ def _refresh_tencent(args: argparse.Namespace, directory: Path) -> int:
 def _refresh_aliyun(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh aliyun`: the account's ECS API (pay-as-you-go and monthly per region); the articles' rows
     stay, and nothing changes on failure."""
+    # the `china` extra's SDK, imported by its importer: absent, `answer` says which extra to install
+    from ..importers import aliyun_api
+
     aliyun_api.credential()  # no keys: one line naming the variables, before any progress bar
     regions = _names(args.regions, aliyun_api.DEFAULT_REGIONS)
     gpus = load_gpus(directory / "gpus.csv")
@@ -147,6 +153,9 @@ def _refresh_aliyun(args: argparse.Namespace, directory: Path) -> int:
 def _refresh_huawei(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh huawei`: the account's ECS flavors and BSS ratings (pay-per-use and monthly per region),
     GPUs from the documentation in `sources/cn_gpu_specs.csv`; the articles' rows stay, nothing changes on failure."""
+    # the `china` extra's SDK, imported by its importer: absent, `answer` says which extra to install
+    from ..importers import huawei_api
+
     huawei_api.credential()  # no keys: one line naming the variables, before any progress bar
     regions = _names(args.regions, huawei_api.DEFAULT_REGIONS)
     specs = directory / "sources" / china.SPECS_FILE

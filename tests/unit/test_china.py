@@ -13,6 +13,8 @@ from decimal import Decimal
 
 import pytest
 
+import gpu_assist.importers
+
 from support import CATALOGS, SOURCES, TODAY
 from gpu_assist.catalog import validate_directory
 from gpu_assist.catalog_report import provider_status
@@ -236,6 +238,7 @@ def test_a_refresh_without_its_sdk_says_which_extra_to_install(provider, sdk, mo
     monkeypatch.setitem(sys.modules, sdk, None)  # as if the `china` extra were not installed
     # the importer imports its SDK at its top: imported afresh, as in a process without the extra
     monkeypatch.delitem(sys.modules, f"gpu_assist.importers.{provider}_api", raising=False)
+    monkeypatch.delattr(gpu_assist.importers, f"{provider}_api", raising=False)
     assert main(["catalog", "refresh", provider, "--catalog-dir", str(CATALOGS)]) == 2
     err = capsys.readouterr().err
     assert f"catalog refresh {provider} needs its cloud's SDK" in err and "gpu-assist[china]" in err

@@ -25,6 +25,12 @@ def cloud_of(instance_id: str) -> str | None:
     return next((cloud for cloud, pattern in INSTANCE_IDS.items() if pattern.match(instance_id)), None)
 
 
+def client_token(request_id: str, placement: str) -> str:
+    """RunInstances' idempotency key for a request in one zone (or region): derived from nothing but those, so every
+    process that launches it there sends the same one (EC2, CVM and ECS allow 64 ASCII characters)."""
+    return f"{request_id}@{placement}"[:64]
+
+
 @dataclass
 class LaunchOutcome:
     instance_ids: list[str]

@@ -30,8 +30,7 @@ from ..errors import GpuAssistError, PolicyError, ProvisionError
 from ..importers.aliyun_api import credential
 from ..policy import Policy
 from ..specs import LaunchSpec
-from . import LaunchOutcome, OwnershipLost
-from .aws import client_token
+from . import LaunchOutcome, OwnershipLost, client_token
 
 # RunInstances' errors that mean "not here, try elsewhere".
 CAPACITY_ERRORS = ("OperationDenied.NoStock", "Zone.NotOnSale", "InvalidInstanceType.ZoneNotSupported",

@@ -23,7 +23,7 @@ from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG, AwsObject, BotoClient
 from ..errors import PolicyError, ProvisionError
 from ..policy import Policy
 from ..specs import LaunchSpec
-from . import LaunchOutcome, OwnershipLost
+from . import LaunchOutcome, OwnershipLost, client_token
 
 CAPACITY_ERRORS = ("InsufficientInstanceCapacity", "InsufficientCapacity", "Unsupported",
                    "InsufficientHostCapacity", "SpotMaxPriceTooLow", "MaxSpotInstanceCountExceeded")
@@ -33,12 +33,6 @@ _LIVE_STATES = ["pending", "running", "stopping", "stopped", "shutting-down"]
 DEEP_LEARNING_AMI_PARAMETER = \
     "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 ARM64_FAMILIES = ("g5g.",)
-
-
-def client_token(request_id: str, placement: str) -> str:
-    """RunInstances' idempotency key for a request in one zone (or region): derived from nothing but those, so every
-    process that launches it there sends the same one (AWS allows 64 ASCII characters)."""
-    return f"{request_id}@{placement}"[:64]
 
 
 def _dollar_ceiling(spec: LaunchSpec) -> Decimal | str:

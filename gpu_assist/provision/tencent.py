@@ -33,8 +33,7 @@ from ..errors import GpuAssistError, PolicyError, ProvisionError
 from ..importers.tencent_api import credential
 from ..policy import Policy
 from ..specs import LaunchSpec
-from . import LaunchOutcome, OwnershipLost
-from .aws import client_token
+from . import LaunchOutcome, OwnershipLost, client_token
 
 # RunInstances' errors that mean "not here, try elsewhere": sold out in the zone, or the type not sold there.
 CAPACITY_ERRORS = ("ResourceInsufficient.SpecifiedInstanceType", "ResourcesSoldOut.SpecifiedInstanceType",

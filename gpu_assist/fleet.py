@@ -10,9 +10,8 @@ The hourly price being wasted comes from the catalog (spot price of its zone for
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TypedDict
 
 from .aws import REQUEST_TAG, AwsObject, BotoClient, explain
 from .catalog import Catalog
@@ -60,11 +59,12 @@ class FleetReport:
         return sum((i.hourly_cost or Decimal(0) for i in self.idle), Decimal(0))
 
 
-class Series(TypedDict):
-    """One CloudWatch metric's samples in the window, as get_metric_data pages them."""
+@dataclass
+class Series:
+    """One CloudWatch metric's samples in the window, gathered from get_metric_data's pages."""
 
-    timestamps: list[dt.datetime]
-    values: list[float]
+    timestamps: list[dt.datetime] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
 
 
 def find_instances(ec2: BotoClient, instance_ids: list[str] | None = None) -> list[AwsObject]:
@@ -108,9 +108,9 @@ def _metric_values(cloudwatch: BotoClient, metrics: list[AwsObject], start: dt.d
                 kwargs["NextToken"] = token
             page = cloudwatch.get_metric_data(**kwargs)
             for result in page["MetricDataResults"]:
-                slot = results.setdefault(int(result["Id"][1:]), Series(timestamps=[], values=[]))
-                slot["timestamps"] += result.get("Timestamps", [])
-                slot["values"] += result.get("Values", [])
+                slot = results.setdefault(int(result["Id"][1:]), Series())
+                slot.timestamps += result.get("Timestamps", [])
+                slot.values += result.get("Values", [])
             token = page.get("NextToken")
             if not token:
                 break
@@ -160,14 +160,14 @@ def _usage(instance: AwsObject, metrics: list[AwsObject], values: dict[int, Seri
     stamps: list[dt.datetime] = []
     gpus: set[str] = set()
     for index, metric in enumerate(metrics):
-        series = values.get(index, Series(timestamps=[], values=[]))
+        series = values.get(index, Series())
         dims = {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}
-        if series["values"]:
+        if series.values:
             gpus.add(dims.get("index", "0"))
         target = utilization if metric["MetricName"] == UTILIZATION else memory
-        target.extend(series["values"])
+        target.extend(series.values)
         if metric["MetricName"] == UTILIZATION:
-            stamps.extend(series["timestamps"])
+            stamps.extend(series.timestamps)
     coverage = 0.0
     if stamps:
         span = (max(stamps) - min(stamps)).total_seconds() + _PERIOD_S

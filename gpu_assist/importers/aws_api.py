@@ -40,7 +40,7 @@ class Paginator(Protocol):
 class AwsClient(Protocol):
     """What the refresh calls of a boto3 client (boto3 has no types of its own here)."""
 
-    def get_paginator(self, operation_name: str) -> Paginator: ...
+    def get_paginator(self, _operation_name: str, /) -> Paginator: ...
 
 
 def on_demand_rate(item: JsonObject) -> Decimal | None:

@@ -61,10 +61,11 @@ def credential() -> Any:
         chain.setLevel(level)
 
 
-def ecs_client(region: str, endpoint: str | None = None) -> Any:
-    """An ECS client for `region`; `endpoint` (`127.0.0.1:8080`) sends its calls there over plain HTTP (tests)."""
+def ecs_client(region: str, endpoint: str | None = None, *, scheme: str = "http") -> Any:
+    """An ECS client for `region`; `endpoint` (`127.0.0.1:8080`) sends its calls there, over plain HTTP unless
+    `scheme` says otherwise (tests, a VPC endpoint)."""
     return Client(openapi_models.Config(credential=credential(), region_id=region,
-                                        protocol="http" if endpoint else "https",
+                                        protocol=scheme if endpoint else "https",
                                         endpoint=endpoint or f"ecs.{region}.aliyuncs.com"))
 
 

@@ -61,9 +61,10 @@ def credential() -> Any:
         raise NoCredentials(f"no Tencent Cloud credentials: set {CREDENTIAL_VARIABLES}") from None
 
 
-def cvm_client(region: str, endpoint: str | None = None) -> CvmClient:
-    """A CVM client for `region`; `endpoint` (`127.0.0.1:8080`) sends its calls there over plain HTTP (tests)."""
-    http = HttpProfile(endpoint=endpoint, protocol="http") if endpoint else HttpProfile(reqTimeout=30)
+def cvm_client(region: str, endpoint: str | None = None, *, scheme: str = "http") -> CvmClient:
+    """A CVM client for `region`; `endpoint` (`127.0.0.1:8080`) sends its calls there, over plain HTTP unless
+    `scheme` says otherwise (tests, a VPC's internal endpoint)."""
+    http = HttpProfile(endpoint=endpoint, protocol=scheme, reqTimeout=30) if endpoint else HttpProfile(reqTimeout=30)
     client: CvmClient = cvm.CvmClient(credential(), region, ClientProfile(httpProfile=http))
     return client
 

@@ -21,13 +21,8 @@ import urllib.parse
 from decimal import Decimal
 from typing import Any, Callable
 
-from alibabacloud_ecs20140526 import models as ecs_models
-from alibabacloud_ecs20140526.client import Client
-from alibabacloud_tea_openapi import models as openapi_models
-
 from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG
 from ..errors import GpuAssistError, PolicyError, ProvisionError
-from ..importers.aliyun_api import credential
 from ..policy import Policy
 from ..specs import LaunchSpec
 from . import LaunchOutcome, OwnershipLost, client_token
@@ -45,9 +40,20 @@ RETRIES = 4
 def _default_client(region: str) -> Any:
     """An ECS client for `region` with the SDK's own credential chain; `GPU_ASSIST_ALIYUN_ENDPOINT` (a URL: a VPC
     endpoint, or a local fake in tests) replaces the public one, as AWS_ENDPOINT_URL does for boto3."""
+    # the SDK (the optional `china` extra) with its importer, on the first call: every process builds this provisioner
+    from ..importers.aliyun_api import ecs_client
+
     url = urllib.parse.urlsplit(os.environ.get(ENDPOINT_VARIABLE, ""))
-    return Client(openapi_models.Config(credential=credential(), region_id=region, protocol=url.scheme or "https",
-                                        endpoint=url.netloc or f"ecs.{region}.aliyuncs.com"))
+    return ecs_client(region, url.netloc or None, scheme=url.scheme or "https")
+
+
+def _ecs_models() -> Any:
+    """The SDK's request models (`alibabacloud_ecs20140526.models`, untyped), loaded on the first call as the
+    client is."""
+    # the optional `china` extra, as in `_default_client`
+    from alibabacloud_ecs20140526 import models
+
+    return models
 
 
 def _yuan(spec: LaunchSpec) -> str:
@@ -79,7 +85,7 @@ class AlibabaProvisioner:
     def _call(self, region: str, action: str, **fields: Any) -> dict[str, Any]:
         """One ECS API call with the SDK's request model for `action`; its response body as the documented JSON.
         Retried with backoff while ECS throttles (every call is safe to repeat: RunInstances by its ClientToken)."""
-        request = getattr(ecs_models, f"{action}Request")(region_id=region, **fields)
+        request = getattr(_ecs_models(), f"{action}Request")(region_id=region, **fields)
         method = "_".join(part.lower() for part in _words(action))
         for attempt in range(RETRIES):
             try:
@@ -151,7 +157,7 @@ class AlibabaProvisioner:
             "zone_id": zone, "instance_type": spec.instance_type, "image_id": image, "amount": spec.instances,
             "min_amount": spec.instances, "instance_name": f"gpu-assist-{spec.request_id}",
             "instance_charge_type": "PostPaid",
-            "tag": [ecs_models.RunInstancesRequestTag(key=k, value=v) for k, v in tags.items()]}
+            "tag": [_ecs_models().RunInstancesRequestTag(key=k, value=v) for k, v in tags.items()]}
         if token:
             args["client_token"] = token
         for setting, field in (("vswitch_id", "v_switch_id"), ("security_group_id", "security_group_id")):
@@ -175,7 +181,7 @@ class AlibabaProvisioner:
     def find(self, request_id: str, regions: list[str]) -> tuple[str, list[dict[str, Any]]]:
         """(region, live instances) carrying the request's tag, in the first region that has any."""
         for region in regions:
-            tag = [ecs_models.DescribeInstancesRequestTag(key=REQUEST_TAG, value=request_id)]
+            tag = [_ecs_models().DescribeInstancesRequestTag(key=REQUEST_TAG, value=request_id)]
             found = [i for i in self._describe(region, tag=tag) if i.get("Status") in _LIVE_STATES]
             if found:
                 return region, found
@@ -264,7 +270,7 @@ class AlibabaProvisioner:
         self.require_managed(instance_ids, region)
         try:
             self._call(region, "TagResources", resource_type="instance", resource_id=instance_ids,
-                       tag=[ecs_models.TagResourcesRequestTag(key=EXPIRES_TAG, value=ends_at)])
+                       tag=[_ecs_models().TagResourcesRequestTag(key=EXPIRES_TAG, value=ends_at)])
         except Exception as error:  # noqa: BLE001
             raise self._explain(error, f"tagging {', '.join(instance_ids)}") from None
 

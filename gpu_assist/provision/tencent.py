@@ -24,13 +24,8 @@ import urllib.parse
 from decimal import Decimal
 from typing import Any, Callable
 
-from tencentcloud.common.profile.client_profile import ClientProfile
-from tencentcloud.common.profile.http_profile import HttpProfile
-from tencentcloud.cvm.v20170312 import cvm_client as cvm
-
 from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG
 from ..errors import GpuAssistError, PolicyError, ProvisionError
-from ..importers.tencent_api import credential
 from ..policy import Policy
 from ..specs import LaunchSpec
 from . import LaunchOutcome, OwnershipLost, client_token
@@ -63,10 +58,11 @@ def _yuan_ceiling(spec: LaunchSpec) -> Decimal:
 def _default_client(region: str) -> Any:
     """A CvmClient for `region` with the SDK's own credential chain; `GPU_ASSIST_TENCENT_ENDPOINT` (a URL: a VPC's
     internal endpoint, or a local fake in tests) replaces the public one, as AWS_ENDPOINT_URL does for boto3."""
+    # the SDK (the optional `china` extra) with its importer, on the first call: every process builds this provisioner
+    from ..importers.tencent_api import cvm_client
+
     url = urllib.parse.urlsplit(os.environ.get(ENDPOINT_VARIABLE, ""))
-    http = HttpProfile(endpoint=url.netloc, protocol=url.scheme or "https", reqTimeout=30) if url.netloc \
-        else HttpProfile(reqTimeout=30)
-    return cvm.CvmClient(credential(), region, ClientProfile(httpProfile=http))
+    return cvm_client(region, url.netloc or None, scheme=url.scheme or "https")
 
 
 class TencentProvisioner:

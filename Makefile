@@ -107,7 +107,7 @@ site: install-test
 # ruff's rules as configured in pyproject.toml, over everything Python in the repository; vulture for dead code in
 # gpu_assist/ and slackbot/ ([tool.vulture]: confidence 60 %, the lowest, which is where unused functions and
 # attributes show; vulture_whitelist.py names what only a framework calls); mypy over gpu_assist/ and slackbot/ as
-# [tool.mypy] configures it (strict on the pure core); then the documentation site, strict. make test runs it first;
+# [tool.mypy] configures it (`--strict`, every module); then the documentation site, strict. make test runs it first;
 # CI fails on any finding.
 lint: install-test
 	$(BIN)/ruff check .

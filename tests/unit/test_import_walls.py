@@ -129,3 +129,21 @@ def test_no_modules_import_each_other_in_a_loop():
     still one (#30)."""
     assert _circles(_graph()) == []
 
+
+
+def _imports_in_functions() -> list[str]:
+    found = []
+    for name, path in _modules().items():
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found += [f"{name}:{node.lineno}" for node in ast.walk(function)
+                          if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return sorted(set(found))
+
+
+def test_imports_inside_functions_stay_at_the_heavy_library_boundary():
+    """Imports go at the top of a module; at most 30 stay inside functions, where a face chooses a verb or a format
+    and where a heavy library (pandas, boto3, the SDKs, SQLAlchemy, ipywidgets, IPython) must stay off a light path
+    (#30). A new one is a design question, not a speed trick."""
+    inside = _imports_in_functions()
+    assert len(inside) <= 30, inside

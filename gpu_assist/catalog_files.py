@@ -22,8 +22,7 @@ from .fx import load_fx
 from .gpus import GpuTable, load_gpus
 from .offers import (FLAG_SCOPE, FLAG_SCOPES, INTERCONNECTS, KEY_COLUMNS, NUMBER_COLUMNS, OFFER_COLUMNS,
                      OPTIONAL_COLUMNS, PRICE_COLUMN, PRICE_COLUMNS)
-from .regions import location
-from .request import PROVIDERS
+from .regions import PROVIDERS, location
 
 NON_OFFER_FILES = ("gpus.csv", "fx.csv", "data_prices.csv")  # data_prices: `data_prices.py` (#33)
 DEFECTS_PER_CHECK = 50  # a whole column gone wrong is reported by its first rows, not by thousands of lines

@@ -5,7 +5,7 @@ One row per provider, region pattern, item and tier:
 
 | column | meaning |
 |---|---|
-| provider | `request.PROVIDERS` |
+| provider | `regions.PROVIDERS` |
 | region | the provider's region, a pattern (`us-*`), or `*` for every region; the most specific match wins |
 | item | `block`, `object` (per unit-month); `ingress`, `egress-internet`, `egress-inter-region`, `same-region` |
 | unit | `GB` or `GiB`, as the source prices it |
@@ -28,7 +28,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from .errors import CatalogError
-from .request import PROVIDERS
+from .regions import PROVIDERS
 
 FILE_NAME = "data_prices.csv"
 COLUMNS = ("provider", "region", "item", "unit", "price", "currency", "up_to", "source", "as_of", "verified")

@@ -10,7 +10,7 @@ Accepted, case-insensitive, in any order:
   duration in seconds is read, to say so). No duration means 1 hour.
 - pricing models: `on-demand`, `spot`, `reserved` (both terms), `reserved-1y`, `reserved-3y`, `monthly`
   (also 按需, 竞价, 预留, 包月).
-- filters: a provider name (`aws`, `gcp`, `azure`, `lambda`, `nebius`, `oci`, `vast`, … `request.PROVIDERS`),
+- filters: a provider name (`aws`, `gcp`, `azure`, `lambda`, `nebius`, `oci`, `vast`, … `regions.PROVIDERS`),
   `region=us-east-1,us-west-2` (or a group: `region=us`, `eu`, `asia`, `cn`), `provider=aws,gcp`,
   `pricing=spot,on-demand`, `currency=CNY`.
 
@@ -28,13 +28,12 @@ from typing import Iterable, Sequence, TypeVar
 from .errors import ParseError
 from .facts import PricingModel
 from .gpus import GpuSpec, GpuTable, name_key
+from .regions import PROVIDERS
 
 EXAMPLE = "8xA100 72h"
 T = TypeVar("T")
 
 PRICING_MODELS = tuple(PricingModel)
-PROVIDERS = ("aws", "gcp", "azure", "lambda", "nebius", "oci", "verda", "vast", "cudo", "hyperbolic", "shadeform",
-             "hyperstack", "jarvislabs", "primeintellect", "mithril", "yotta", "lium", "aliyun", "tencent", "huawei")
 CURRENCIES = ("USD", "CNY")
 
 HOUR_S = 3600

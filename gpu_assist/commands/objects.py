@@ -15,7 +15,8 @@ from ..compare import SORTS
 from ..facts import PricingModel
 from ..job_data import JobData
 from ..periods import AskedPeriod
-from ..request import CURRENCIES, MAX_GPUS, PRICING_MODELS, PROVIDERS, Request, format_duration, is_duration_s
+from ..regions import PROVIDERS
+from ..request import CURRENCIES, MAX_GPUS, PRICING_MODELS, Request, format_duration, is_duration_s
 
 if TYPE_CHECKING:
     from ..specs import OptionId

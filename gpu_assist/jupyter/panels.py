@@ -33,8 +33,9 @@ from ..render import operations as _operations, plans as _plans  # noqa: F401 - 
 from ..render.money import format_money
 from ..render.notes import said, words
 from ..render.text import render
-from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, PROVIDERS, Request, accepted_gpus, normalise,
-                       parse_currency, parse_duration, parse_pricing_models, parse_providers, parse_regions)
+from ..regions import PROVIDERS
+from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, Request, accepted_gpus, normalise, parse_currency,
+                       parse_duration, parse_pricing_models, parse_providers, parse_regions)
 from ..workload import EXAMPLE, METHODS, PRECISIONS, workload_of
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import pytest
 from support import CATALOGS, offer
 from gpu_assist.catalog import OFFER_COLUMNS, load_catalog, validate_directory
 from gpu_assist.errors import CatalogError
-from gpu_assist.request import PROVIDERS
+from gpu_assist.regions import PROVIDERS
 from gpu_assist.sources import rows_to_csv
 
 

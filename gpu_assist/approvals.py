@@ -27,7 +27,7 @@ from .specs import Checks, LaunchIntent, Spec, StopSpec
 from .spending import month_start
 from .standing import TeamStanding, team_standing
 from .states import Transition
-from .records import RequestRecord
+from .records import RequestRecord, new_request_id
 from .store import Store, requests_table
 
 T = TypeVar("T")
@@ -50,7 +50,7 @@ class Approvals:
     def submit_launch(self, requester: str, command: LaunchIntent) -> RequestRecord:
         """Price the launch, check policy, dry-run and quota, and store it as pending (or auto-approve it)."""
         now, words = self.clock(), command.words()
-        spec = self._audited(lambda: plan_launch(command, self.catalog, self.policy, request_id=self.store.new_id(),
+        spec = self._audited(lambda: plan_launch(command, self.catalog, self.policy, request_id=new_request_id(),
                                                  requester=requester, today=now.date()),
                              "launch", None, requester, words, now)
         spec = replace(spec, checks=Checks(self.provisioner.dry_run(spec), self.provisioner.quota(spec)))
@@ -72,7 +72,7 @@ class Approvals:
         where = region or self.store.region_of(instance_ids[0]) or self.policy.default_region
         owners = self._audited(lambda: self.provisioner.require_managed(instance_ids, where), "stop", None, requester,
                                words, now)
-        spec = StopSpec(self.store.new_id(), tuple(instance_ids), where, tuple(sorted(set(owners.values()))),
+        spec = StopSpec(new_request_id(), tuple(instance_ids), where, tuple(sorted(set(owners.values()))),
                         provider=cloud_of(instance_ids[0]) or "aws")
         return self._submit(requester, spec, words, now, instance_ids=spec.instance_ids)
 
@@ -82,7 +82,7 @@ class Approvals:
         now, words = self.clock(), f"extend {launch_id} by {format_duration(extra_s)}"
         launch, waiting = self.store.get(launch_id), self.store.extensions_waiting(launch_id)
         spec = self._audited(lambda: plan_extension(launch, launch_id, extra_s, self.policy, waiting=waiting,
-                                                    request_id=self.store.new_id()),
+                                                    request_id=new_request_id()),
                              "extend", launch.id if launch else None, requester, words, now)
         return self._submit(requester, spec, words, now, estimated_cost=spec.estimated_total)
 

@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 
 from .specs import Spec
 
-REQUEST_ID = re.compile(r"^r-[0-9a-f]{12}$")  # what `Store.new_id` makes
+# A request's id: `r-` and 12 hex digits. The one home of the form: ids are made (`new_request_id`), read from
+# the grammar's words and Slack's buttons (`REQUEST_ID`) and routed (`REQUEST_ID_FORM`, in the Jupyter routes) here.
+REQUEST_ID_FORM = r"r-[0-9a-f]{12}"
+REQUEST_ID = re.compile(rf"^{REQUEST_ID_FORM}$")
+
+
+def new_request_id() -> str:
+    """A new request's id, random (a replica needs no other's to make one)."""
+    return "r-" + uuid.uuid4().hex[:12]
 
 
 @dataclass(frozen=True)

@@ -184,10 +184,6 @@ class Store:
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)})"
 
-    @staticmethod
-    def new_id() -> str:
-        return "r-" + uuid.uuid4().hex[:12]
-
     def insert_request(self, record: RequestRecord, *, actor: str, detail: str = "") -> None:
         """A new request (`states.SUBMIT`), its spec in its JSON column."""
         if record.kind != record.spec.kind or record.kind not in SUBMIT.kinds or record.state != SUBMIT.target:

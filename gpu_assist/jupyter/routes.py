@@ -41,6 +41,7 @@ from ..commands.grammar import parse_threshold, parse_window
 from ..compare import Comparison
 from ..errors import ConfigError, GpuAssistError, ParseError, PolicyError, ProvisionError
 from ..identity import JUPYTER, actor
+from ..records import REQUEST_ID_FORM
 from ..render import json as render_json, operations as render_operations
 from ..render import plans as _plans  # noqa: F401 - registers the JSON of recommend's and tco's results
 
@@ -349,4 +350,4 @@ def setup_handlers(web_app: Any, context: Context | None = None, *, timeout_cap_
         ("quote", QuoteHandler), ("recommend", RecommendHandler), ("util", UtilHandler),
         ("requests", RequestsHandler), ("spend", SpendHandler), ("launch", LaunchHandler),
         ("extend", ExtendHandler), ("stop", StopHandler),
-        (r"requests/(r-[0-9a-f]{12})/(approve|reject)", DecideHandler))])
+        (rf"requests/({REQUEST_ID_FORM})/(approve|reject)", DecideHandler))])

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy
 
 from gpu_assist import states
-from gpu_assist.records import RequestRecord
+from gpu_assist.records import RequestRecord, new_request_id
 from gpu_assist.specs import StopSpec
 from gpu_assist.store import Store, requests_table
 from support import REPO
@@ -48,7 +48,7 @@ def store(tmp_path):
 
 
 def _stop_request(store: Store, state: str = "pending") -> RequestRecord:
-    request_id = store.new_id()
+    request_id = new_request_id()
     return RequestRecord(id=request_id, kind="stop", requester="slack:U-CAROL", currency="USD", state=state,
                          spec=StopSpec(request_id, ("i-0123456789abcdef0",), "us-east-1", ()), estimated_cost=None,
                          created_at=NOW, expires_at=NOW + dt.timedelta(days=1))

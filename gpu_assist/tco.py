@@ -34,7 +34,7 @@ from .fx import FxRates
 from .gpus import GpuTable
 from .plural import plural
 from .recommendation import MARKETPLACES
-from .request import HOURS_PER_MONTH, parse_currency, parse_request
+from .request import HOURS_PER_MONTH, parse_currency, parse_request_words
 
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
 # The keys `tco` reads (what `gpu-assist tco --help` lists and an unknown key's error names).
@@ -173,8 +173,8 @@ def total_cost_of_ownership(inputs: TcoInput, catalog: Catalog) -> TcoResult:
     )
 
 
-def parse_tco(text: str, gpus: GpuTable) -> TcoInput:
-    words = text.split() if isinstance(text, str) else []
+def parse_tco(words: list[str], gpus: GpuTable) -> TcoInput:
+    """`tco`'s words, as the grammar split them: the GPUs (a request's words) and `name=value` inputs."""
     if words and words[0].lower() == "tco":
         words = words[1:]
     gpu_words: list[str] = []
@@ -210,7 +210,7 @@ def parse_tco(text: str, gpus: GpuTable) -> TcoInput:
             raise ParseError(f"unknown option '{key}'", hint="known: " + ", ".join(OPTIONS), example=EXAMPLE)
     if not gpu_words:
         raise ParseError("say which GPUs you would buy", example=EXAMPLE)
-    request = parse_request(" ".join(gpu_words), gpus)
+    request = parse_request_words(gpu_words, gpus)
     if "hardware" not in values:
         raise ParseError("give the hardware price per GPU (hardware=…)", example=EXAMPLE)
     return TcoInput(gpu=request.gpu, gpus=request.count, hardware_per_gpu=values["hardware"],

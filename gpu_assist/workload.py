@@ -124,8 +124,13 @@ _ASSUMPTION_ALIASES = {"context": "context_tokens", "interruption_rate": "interr
 
 
 def parse_workload(text: str, gpus: GpuTable) -> Workload:
-    """Read a workload; raises ParseError (only) naming what it could not read."""
-    words = normalise(text).split() if isinstance(text, str) else []
+    """Read a workload from text (`gpu_assist.recommend("train 7B tokens=20B")`); raises ParseError (only) naming
+    what it could not read."""
+    return parse_workload_words(normalise(text).split() if isinstance(text, str) else [], gpus)
+
+
+def parse_workload_words(words: list[str], gpus: GpuTable) -> Workload:
+    """A workload from the words a face has already split and normalised (the grammar's)."""
     if words and words[0].lower() == "recommend":
         words = words[1:]
     if not words:

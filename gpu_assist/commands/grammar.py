@@ -21,7 +21,7 @@ from ..request import parse_duration, parse_request_words
 from ..specs import OptionId
 from ..spending import GROUPS
 from ..tco import parse_tco
-from ..workload import parse_workload
+from ..workload import parse_workload_words
 from .objects import (Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, RecommendCommand,
                       RequestsCommand, SpendCommand, StopCommand, TcoCommand, UtilCommand)
 from .quote_grammar import (QUOTE_OPTIONS, parse_max_price, parse_min_gpu_memory, parse_quote, parse_sort,
@@ -53,12 +53,12 @@ def parse_verb(verb: str, words: list[str], gpus: GpuTable) -> Command:
 
 def parse_recommend(words: list[str], gpus: GpuTable) -> RecommendCommand:
     rest, options = take_options(words)
-    return RecommendCommand(workload=parse_workload(" ".join(rest), gpus), top=options.get("top", 10),
+    return RecommendCommand(workload=parse_workload_words(rest, gpus), top=options.get("top", 10),
                             explain=options.get("explain", False))
 
 
 def _parse_tco(words: list[str], gpus: GpuTable) -> TcoCommand:
-    return TcoCommand(parse_tco(" ".join(words), gpus))
+    return TcoCommand(parse_tco(words, gpus))
 
 
 def parse_window(value: str) -> int:

@@ -21,6 +21,7 @@ from gpu_assist.network import Link, SpotBand, block_days, load_plan_data
 from gpu_assist.recommendation import MARKETPLACES, recommend
 from gpu_assist.render.notes import words
 from gpu_assist.sizing import CALIBRATION, calibrated, finish_chance, scaling, spot_overhead
+from gpu_assist.commands.quote_grammar import words_of
 from gpu_assist.tco import parse_tco, total_cost_of_ownership
 from gpu_assist.workload import parse_workload
 
@@ -211,7 +212,8 @@ def test_a_capacity_block_plan_for_70b_in_21_days(catalog):
 
 
 def test_tco_prices_an_eight_gpu_host_for_an_eight_gpu_server(catalog):
-    result = total_cost_of_ownership(parse_tco("tco 8xH100 hardware=30000 usage=500h/mo", catalog.gpus), catalog)
+    words = words_of("tco 8xH100 hardware=30000 usage=500h/mo")
+    result = total_cost_of_ownership(parse_tco(words, catalog.gpus), catalog)
     assert "(8 GPUs)" in result.cloud_rate_source
     assert not result.cloud_rate_source.startswith(MARKETPLACES)
 

@@ -9,6 +9,7 @@ import pytest
 
 from gpu_assist.errors import ParseError
 from gpu_assist.render.notes import words
+from gpu_assist.commands.quote_grammar import words_of
 from gpu_assist.tco import cheapest_cloud_rate, parse_tco, total_cost_of_ownership
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
@@ -18,7 +19,7 @@ SEED = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usa
 
 
 def test_seed_example_first_year_is_185k_cny(catalog):
-    result = total_cost_of_ownership(parse_tco(SEED, catalog.gpus), catalog)
+    result = total_cost_of_ownership(parse_tco(words_of(SEED), catalog.gpus), catalog)
     assert result.own_first_year == Decimal(185_000)
     assert result.inputs.currency == "CNY"
     assert result.cloud_per_year == Decimal(12) * 200 * 12
@@ -46,7 +47,7 @@ def test_a_break_even_beyond_the_month_is_said_in_words(catalog, text, pays_back
     from gpu_assist.render import plans as _plans  # noqa: F401 - registers the TCO's text
     from gpu_assist.render.text import render
 
-    result = total_cost_of_ownership(parse_tco(text, catalog.gpus), catalog)
+    result = total_cost_of_ownership(parse_tco(words_of(text), catalog.gpus), catalog)
     assert result.pays_back is pays_back
     shown = " ".join(line.strip() for line in render(result).splitlines())
     assert says in shown
@@ -67,7 +68,7 @@ def test_cloud_rate_defaults_to_the_cheapest_way_to_rent_the_gpus_asked_for(cata
         trusted = trusted[trusted.interconnect == "nvlink"]
     instances = -(-gpus // trusted.gpu_count)
     assert float(rate) == pytest.approx((instances * trusted.on_demand_hourly / gpus).min())
-    result = total_cost_of_ownership(parse_tco(f"tco {gpus}xA100 hardware=$15000", catalog.gpus), catalog)
+    result = total_cost_of_ownership(parse_tco(words_of(f"tco {gpus}xA100 hardware=$15000"), catalog.gpus), catalog)
     assert result.cloud_rate_per_gpu_hour == rate and result.cloud_rate_source == where
     assert re.search(r"\(\d+ GPUs?( each)?(, \d+ idle)?\)", where)
 
@@ -94,14 +95,15 @@ def test_an_amount_keeps_its_currency(catalog, capsys):
     assert f"1 × ${dollars:,.2f}" in shown and "$100,000" not in shown
     assert f"hardware ¥100,000.00 = ${dollars:,.2f} at {words(catalog.fx.rate('CNY'))}" in shown
     # Any mix: each amount in its own currency, the answer in the first one written unless currency= says.
-    result = total_cost_of_ownership(parse_tco("tco 2xA100 hardware=25000usd ops=¥10000 cloud=2usd",
-                                               catalog.gpus), catalog)
+    mixed = words_of("tco 2xA100 hardware=25000usd ops=¥10000 cloud=2usd")
+    result = total_cost_of_ownership(parse_tco(mixed, catalog.gpus), catalog)
     assert result.inputs.currency == "USD"
     assert result.inputs.ops_per_year == Decimal(10_000) / catalog.fx.per_usd["CNY"]
     assert result.inputs.hardware_per_gpu == 25_000 and result.cloud_rate_per_gpu_hour == 2
     assert len(result.conversions) == 1 and result.conversions[0].key == "ops"
     assert words(result.conversions[0]).startswith("ops ¥10,000.00 = $")
-    result = total_cost_of_ownership(parse_tco("tco 1xA100 hardware=15000 cloud=2usd currency=CNY", catalog.gpus),
+    in_cny = words_of("tco 1xA100 hardware=15000 cloud=2usd currency=CNY")
+    result = total_cost_of_ownership(parse_tco(in_cny, catalog.gpus),
                                      catalog)
     assert result.cloud_rate_per_gpu_hour == 2 * catalog.fx.per_usd["CNY"] and result.inputs.hardware_per_gpu == 15000
 
@@ -120,4 +122,4 @@ def test_an_amount_keeps_its_currency(catalog, capsys):
 ])
 def test_bad_tco_input(catalog, text, message):
     with pytest.raises(ParseError, match=message):
-        parse_tco(text, catalog.gpus)
+        parse_tco(words_of(text), catalog.gpus)

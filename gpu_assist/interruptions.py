@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from .facts import PricingModel
 from .records import RequestRecord
 from .specs import LaunchSpec
 from .spending import cost_between, hours_between
@@ -40,7 +41,7 @@ def interrupted(records: list[RequestRecord], instances: list[dict[str, Any]], n
     """The spot interruptions among `instances` (DescribeInstances' Instances) of the running spot launches in
     `records`."""
     by_instance = {i: r for r in records if r.state == "running" and isinstance(r.spec, LaunchSpec)
-                   and r.spec.pricing_model == "spot" for i in r.instance_ids}
+                   and r.spec.pricing_model == PricingModel.SPOT for i in r.instance_ids}
     gone = [(by_instance[i["InstanceId"]], i) for i in instances
             if i.get("InstanceId") in by_instance and i.get("State", {}).get("Name") in GONE
             and i.get("StateReason", {}).get("Code") in SPOT_REASONS]

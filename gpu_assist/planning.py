@@ -13,7 +13,7 @@ from decimal import Decimal
 from .budgets import BudgetStatus, over_budget_problem
 from .catalog import Catalog
 from .errors import ParseError, PolicyError
-from .facts import Stale
+from .facts import PricingModel, Stale
 from .policy import Policy
 from .pricing import QuoteOption, quote
 from .records import RequestRecord
@@ -107,7 +107,7 @@ def _native_hourly(catalog: Catalog, option: QuoteOption) -> Decimal | None:
     if option.price_currency == option.currency:
         return None
     for offer in catalog.offers_of_type(option.provider, option.instance_type):
-        price = offer.spot_hourly if option.pricing_model == "spot" else offer.on_demand_hourly
+        price = offer.spot_hourly if option.pricing_model == PricingModel.SPOT else offer.on_demand_hourly
         if (offer.region, offer.zone, offer.verified) == (option.region, option.zone, True) and price is not None:
             return price
     return None

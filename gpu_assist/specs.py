@@ -90,7 +90,7 @@ class LaunchSpec:
     vcpus: int | None         # per instance, for the quota check
     region: str
     zone: str
-    pricing_model: str
+    pricing_model: PricingModel
     duration_s: int           # the time to live, from when it runs
     hourly: Decimal           # per instance
     ceiling_hourly: Decimal   # per instance: never launched above it (spot: MaxPrice)
@@ -157,7 +157,7 @@ class ExtendSpec:
     gpus: int
     instance_type: str
     instances: int
-    pricing_model: str
+    pricing_model: PricingModel
     region: str                  # where its instances are
     project: str | None = None
     provider: str = "aws"        # its launch's cloud: the policy's allowed_providers apply to extensions too
@@ -195,6 +195,8 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in dataclasses.asdict(value).items()}
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
+    if isinstance(value, PricingModel):
+        return value.value
     return value
 
 
@@ -216,5 +218,7 @@ def spec_from_json(kind: str, data: dict[str, Any]) -> Spec:
             value = dt.datetime.strptime(value, _TIME).replace(tzinfo=dt.timezone.utc)
         elif typed.startswith("tuple"):
             value = tuple(value)
+        elif typed == "PricingModel":
+            value = PricingModel(value)
         values[item.name] = value
     return cls(**values)

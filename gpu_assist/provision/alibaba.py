@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG
 from ..errors import GpuAssistError, PolicyError, ProvisionError
+from ..facts import PricingModel
 from ..policy import Policy
 from ..specs import LaunchSpec
 from . import LaunchOutcome, OwnershipLost, client_token
@@ -125,7 +126,8 @@ class AlibabaProvisioner:
     def quota(self, spec: LaunchSpec) -> str:
         """Whether the account's pay-as-you-go (or spot) vCPU quota covers the request, from
         `DescribeAccountAttributes`; 'quota unknown' when unanswered or the type's vCPUs are unknown."""
-        name = "max-spot-instance-vcpu-count" if spec.pricing_model == "spot" else "max-postpaid-instance-vcpu-count"
+        name = "max-spot-instance-vcpu-count" if spec.pricing_model == PricingModel.SPOT \
+            else "max-postpaid-instance-vcpu-count"
         if not spec.vcpus:
             return f"quota unknown ({name}: the type's vCPUs are not in the catalog)"
         try:
@@ -163,7 +165,7 @@ class AlibabaProvisioner:
         for setting, field in (("vswitch_id", "v_switch_id"), ("security_group_id", "security_group_id")):
             if self.policy.cloud(self.provider, setting):
                 args[field] = self.policy.cloud(self.provider, setting)
-        if spec.pricing_model == "spot":
+        if spec.pricing_model == PricingModel.SPOT:
             args.update(spot_strategy="SpotWithPriceLimit", spot_price_limit=float(_yuan(spec)))
         return args
 

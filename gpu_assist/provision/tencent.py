@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG
 from ..errors import GpuAssistError, PolicyError, ProvisionError
+from ..facts import PricingModel
 from ..policy import Policy
 from ..specs import LaunchSpec
 from . import LaunchOutcome, OwnershipLost, client_token
@@ -121,7 +122,7 @@ class TencentProvisioner:
     def quota(self, spec: LaunchSpec) -> str:
         """Whether the account's instance quota for the charge type covers the request, from
         `DescribeAccountQuota` (per zone: post-paid or spot instances remaining); 'quota unknown' otherwise."""
-        kind = "SpotPaidQuotaSet" if spec.pricing_model == "spot" else "PostPaidQuotaSet"
+        kind = "SpotPaidQuotaSet" if spec.pricing_model == PricingModel.SPOT else "PostPaidQuotaSet"
         try:
             overview = self._call(spec.region, "DescribeAccountQuota", {})["AccountQuotaOverview"]
             quotas = overview["AccountQuota"][kind]
@@ -163,7 +164,7 @@ class TencentProvisioner:
         group = self.policy.cloud(self.provider, "security_group_id")
         if group:
             args["SecurityGroupIds"] = [group]
-        if spec.pricing_model == "spot":
+        if spec.pricing_model == PricingModel.SPOT:
             args["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {
                 "MaxPrice": format(_yuan_ceiling(spec).normalize(), "f"), "SpotInstanceType": "one-time"}}
         return args

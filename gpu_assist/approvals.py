@@ -24,7 +24,7 @@ from .policy import Policy
 from .provision import Provisioner, cloud_of
 from .request import format_duration
 from .specs import Checks, LaunchIntent, Spec, StopSpec
-from .spending import month_start
+from .periods import month_start
 from .standing import TeamStanding, team_standing
 from .states import Transition
 from .records import RequestRecord, new_request_id

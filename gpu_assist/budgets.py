@@ -18,7 +18,8 @@ from typing import Any
 from .errors import PolicyError
 from .identity import approver_entry
 from .records import RequestRecord
-from .spending import committed, cost_between, month_start, next_month, project_of
+from .periods import month_start, next_month
+from .spending import committed, cost_between, project_of
 
 ALL = "*"
 PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/+=@-]{0,63}$")  # a project tag value (what AWS tags hold, shorter)

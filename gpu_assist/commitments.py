@@ -33,7 +33,8 @@ from .facts import PricingModel
 from .offers import Offer
 from .records import RequestRecord
 from .specs import LaunchSpec
-from .spending import hours_between, month_start, next_month, run_end
+from .periods import month_start, next_month
+from .spending import hours_between, run_end
 
 HOURS_PER_MONTH = Decimal(730)
 TERMS = (PricingModel.RESERVED_1Y, PricingModel.RESERVED_3Y, PricingModel.MONTHLY)

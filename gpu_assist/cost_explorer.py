@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import TypedDict
 
 from .aws import REQUEST_TAG, BotoClient, explain
-from .spending import Period
+from .periods import Period
 
 METRIC = "UnblendedCost"
 

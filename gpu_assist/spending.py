@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-# Re-exported until the callers import `periods`.
-from .periods import Period as Period, month_start as month_start, next_month as next_month
+from .periods import Period
 from .records import RequestRecord
 from .specs import ExtendSpec, LaunchSpec
 

@@ -15,7 +15,8 @@ from decimal import Decimal
 from .budgets import BudgetStatus, Budgets, standing
 from .records import RequestRecord
 from .specs import LaunchSpec
-from .spending import Period, month_start, spend_report
+from .periods import Period, month_start
+from .spending import spend_report
 
 
 @dataclass(frozen=True)

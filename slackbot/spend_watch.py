@@ -17,7 +17,7 @@ from gpu_assist.records import describe
 from slackbot.blocks import idle_alert_blocks
 from gpu_assist.render.spend import crossing_line, idle_alert, render_digest
 from gpu_assist.specs import LaunchSpec
-from gpu_assist.spending import month_start
+from gpu_assist.periods import month_start
 from gpu_assist.watch import build_digest, digest_due, idle_alerts
 
 if TYPE_CHECKING:

@@ -43,7 +43,9 @@ class PricedOffer(NamedTuple):
     instances: int
     duration_s: int
     zone: str  # the zone the price applies to ("" where all zones of the region cost the same)
-    total: Decimal  # the job's total in the target currency, as shown (then, in a quote, with its known parts)
+    # What the row ranks by: the job's total in the target currency, the figure shown for it; in a quote with job
+    # data, its whole bill, placed after every fully known one when a part is unknown (`pricing._ranked_whole`).
+    rank: Decimal
 
 
 def billed_seconds(duration_s: int, granularity_s: int) -> int:
@@ -154,12 +156,12 @@ def cheapest_per_offer(table: Sequence[PricedOffer], *, all_regions: bool) -> li
         for n, row in enumerate(table):
             offer = row.offer
             key = (offer.provider, offer.instance_type, offer.gpu_count, row.pricing_model)
-            rank = (row.total, row.instances, offer.region, row.zone)
+            rank = (row.rank, row.instances, offer.region, row.zone)
             current = best.get(key)
             if current is None or rank < current[0]:
                 best[key] = (rank, n, row)
         kept = [(0, n, row) for _, n, row in best.values()]
-    kept.sort(key=lambda k: (k[2].total, k[2].instances, k[2].offer.provider, k[2].offer.region, k[2].zone,
+    kept.sort(key=lambda k: (k[2].rank, k[2].instances, k[2].offer.provider, k[2].offer.region, k[2].zone,
                              k[0], k[1]))
     return [row for _, _, row in kept]
 

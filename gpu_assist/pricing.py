@@ -38,7 +38,7 @@ from .request import HOUR_S, HOURS_PER_MONTH, PRICING_MODELS, Request
 
 STALE_AFTER_DAYS = 30
 # Ranking only (#33): an option with a part no source gives ranks after every option whose parts are known, in
-# the order of what is known of it. Totals are far below this (a float keeps their order above it).
+# the order of what is known of it. Totals are far below this.
 UNKNOWN_PARTS_RANK = Decimal(10) ** 15
 
 
@@ -154,8 +154,8 @@ def _ranked_whole(table: list[PricedOffer], job_data: JobData, catalog: Catalog,
             parts[place] = job_parts(job_data, catalog.data_prices, provider=place[0], region=place[1],
                                      duration_s=duration_s, fx=catalog.fx, currency=currency)
         known = parts[place]
-        rank = row.total + known.known + (0 if known.complete else UNKNOWN_PARTS_RANK)
-        ranked.append(row._replace(total=rank))
+        rank = row.rank + known.known + (0 if known.complete else UNKNOWN_PARTS_RANK)
+        ranked.append(row._replace(rank=rank))
     return ranked
 
 

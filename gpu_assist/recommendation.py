@@ -75,7 +75,7 @@ from .gpus import GpuSpec, GpuTable
 from .job_costs import checkpoint_storage
 from .network import BLOCK_MAX_INSTANCES, Link, PlanData, SpotBand, block_days, plan_data_for
 from .offers import Offer
-from .price_table import billed_seconds, cheapest_per_offer, price_table, select_offers
+from .price_table import billed_units, cheapest_per_offer, price_table, select_offers
 from .pricing import QuoteOption, to_option
 from .regions import check_selectors
 from .request import HOUR_S
@@ -400,7 +400,7 @@ def _mixed_plan(spot: QuoteOption, on_demand_hourly: Decimal, workload: Workload
     hours = None if base_hours is None else \
         base_hours * (1 + spot_overhead(a, 1, sized.spot_rate) * spot_instances / spot.instances)
     billed = None if hours is None else \
-        Decimal(billed_seconds(math.ceil(hours * HOUR_S), billing_granularity_s)) / HOUR_S
+        billed_units(PricingModel.ON_DEMAND, math.ceil(hours * HOUR_S), billing_granularity_s)
     hourly = spot.hourly * spot_instances + on_demand_hourly * on_demand_instances
     reasons = (facts.MixedFleet(spot_instances, on_demand_instances), *_plan_notes(spot, sized, True))
     return Plan(gpu=spot.gpu, instances=spot.instances, provider=spot.provider,

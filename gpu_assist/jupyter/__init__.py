@@ -15,7 +15,7 @@ from typing import Any
 from ..commands import Context
 from ..errors import GpuAssistError
 
-_PANELS = {"QuotePanel": "panels", "RecommendPanel": "panels", "assistant": "assistant", "SpendPanel": "spend_panel",
+_PANELS = {"QuotePanel": "panels", "RecommendPanel": "panels", "assistant": "tabs", "SpendPanel": "spend_panel",
            "UtilizationPanel": "utilization_panel", "LaunchPanel": "launch_panel"}
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -104,6 +107,29 @@ def test_the_python_api_can_be_called_again_after_its_modules_are_imported():
         importlib.import_module(f"gpu_assist.{name}")
     assert len(gpu_assist.recommend("train 7B tokens=20B")) == len(gpu_assist.recommend("train 7B tokens=20B"))
     assert callable(gpu_assist.utilization) and callable(gpu_assist.quote) and callable(gpu_assist.spend)
+    assert callable(gpu_assist.commit)
+
+
+def test_no_jupyter_module_bears_a_panels_name():
+    """`from gpu_assist.jupyter import assistant` once bound the submodule `assistant.py`, not the function: the
+    package's lazy `__getattr__` imported it, and the import system set the module as the package's attribute."""
+    import pkgutil
+
+    import gpu_assist.jupyter as jupyter
+
+    assert not {m.name for m in pkgutil.iter_modules(jupyter.__path__)} & set(jupyter.__all__)
+
+
+@pytest.mark.slow  # a fresh interpreter, as a notebook kernel starts
+def test_the_readmes_jupyter_lines_run_in_a_fresh_interpreter(tmp_path):
+    """The README's and the quickstart's lines, as a new user pastes them into a kernel."""
+    lines = ("from gpu_assist.jupyter import assistant\n"
+             "tabs = assistant()\n"
+             "print(type(tabs).__name__, len(tabs.children))\n")
+    done = subprocess.run([sys.executable, "-c", lines], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "GPU_ASSIST_DB_URL": f"sqlite:///{tmp_path}/state.db"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Tab 5\n"
 
 
 def test_bad_input_shows_an_error_line_not_a_traceback(context):

@@ -1,5 +1,8 @@
 """`assistant()`: every notebook panel as a tab. A module of its own: the launch and spend panels build on
-`panels.py`, so the function that gathers them all sits above them, not inside `panels.py`."""
+`panels.py`, so the function that gathers them all sits above them, not inside `panels.py`. The module is not
+named after the function: `from gpu_assist.jupyter import assistant` would then bind the module, not the function
+(the package's lazy `__getattr__` imports the submodule, which the import system sets as the package's attribute of
+that name)."""
 
 from __future__ import annotations
 

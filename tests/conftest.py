@@ -13,6 +13,7 @@ import urllib.request
 
 import pytest
 
+from child_startup import loopback_only
 from gpu_assist.catalog import load_catalog
 from gpu_assist.sources import rows_to_csv
 from support import AWS_SECRET, CATALOGS, DB_PASSWORD, NOON, free_port
@@ -177,13 +178,16 @@ def pytest_addoption(parser):
                           "ticking from there, in this process and every Python process the tests start")
 
 
-_CLOCK_SHIFT_ENV = "GPU_ASSIST_TEST_CLOCK_SHIFT_S"  # read by tests/moved_clock/sitecustomize.py
+_CLOCK_SHIFT_ENV = "GPU_ASSIST_TEST_CLOCK_SHIFT_S"  # read by tests/child_startup/sitecustomize.py
+# Its folder is on PYTHONPATH for the whole run, so its sitecustomize.py runs at the start of every Python process
+# the tests start: the loopback guard always, the moved clock when --moved-clock asks.
+_CHILD_STARTUP = os.path.join(os.path.dirname(__file__), "child_startup")
 
 
 def _move_the_clock(instant: str) -> dt.datetime:
     """Shift the wall clock (time.time, datetime.now, date.today; not monotonic clocks or sleeps) of this process
     to `instant`, ticking, and hand the same shift to every Python process started from here on: moto and the mock
-    Slack run in this process, servers get it through tests/moved_clock/sitecustomize.py on PYTHONPATH."""
+    Slack run in this process, servers get it through tests/child_startup/sitecustomize.py on PYTHONPATH."""
     import time_machine
 
     try:
@@ -197,9 +201,18 @@ def _move_the_clock(instant: str) -> dt.datetime:
     time_machine.travel(destination, tick=True).start()
     time.time()  # time-machine's clock ticks from its first reading, not from start(): a server started minutes
     # later reads its own first at once (sitecustomize.py), so both run `shift` ahead of the real clock
-    hook = os.path.join(os.path.dirname(__file__), "moved_clock")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [hook, os.environ.get("PYTHONPATH")]))
     return destination
+
+
+def _keep_to_loopback(config) -> None:
+    """From here on, this process and every Python process it starts reach nothing beyond loopback
+    (tests/child_startup/loopback_only.py); each refusal is written to a log that `pytest_runtest_makereport` reads,
+    so the test during which it happened fails, naming the address."""
+    descriptor, config.gpu_assist_refused_log = tempfile.mkstemp(prefix="gpu-assist-refused-", suffix=".log")
+    os.close(descriptor)
+    os.environ[loopback_only.REFUSED_LOG_ENV] = config.gpu_assist_refused_log
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_CHILD_STARTUP, os.environ.get("PYTHONPATH")]))
+    loopback_only.install()
 
 
 def pytest_configure(config):
@@ -209,6 +222,7 @@ def pytest_configure(config):
     # starts: a fresh folder, never the user's ~/.local/share, which another checkout's run may have migrated past
     # this code's schema.
     config.gpu_assist_data_home = os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpu-assist-test-data-")
+    _keep_to_loopback(config)
     instant = config.getoption("--moved-clock")
     config.gpu_assist_moved_to = _move_the_clock(instant) if instant else None
 
@@ -231,8 +245,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """A test run leaves the tree as it found it: generated reports belong to `make soak` / `make bench`."""
+    """A test run leaves the tree as it found it: generated reports belong to `make soak` / `make bench`. Nothing
+    after the last test's report (a session fixture's teardown) reached beyond loopback either."""
     shutil.rmtree(session.config.gpu_assist_data_home, ignore_errors=True)
+    late, _ = _refusals(session.config.gpu_assist_refused_log, _REFUSED_READ["offset"])
+    os.remove(session.config.gpu_assist_refused_log)
+    if late:
+        session.config.get_terminal_writer().line("error: " + _reached_out(late), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     before, after = session.config.gpu_assist_tree_before, _tree_status()
     if before is None or after is None or before == after:
         return
@@ -242,12 +262,61 @@ def pytest_sessionfinish(session, exitstatus):
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+_REFUSED_READ = {"offset": 0}  # how far the reports below have read the log of refused connections
+
+
+def _refusals(path: str, offset: int) -> tuple[list[tuple[str, int, str]], int]:
+    """The refusals tests/child_startup/loopback_only.py logged from byte `offset` on, as (what, process id, its
+    command line), and the offset after them. A line still being written is left for the next read."""
+    with open(path, "rb") as log:
+        log.seek(offset)
+        chunk = log.read()
+    chunk = chunk[: chunk.rfind(b"\n") + 1]
+    found = []
+    for line in chunk.decode("utf-8", "replace").splitlines():
+        what, pid, command = line.split("\t", 2)
+        found.append((what, int(pid), command))
+    return found, offset + len(chunk)
+
+
+def _reached_out(found: list[tuple[str, int, str]]) -> str:
+    return "tried to reach beyond loopback (refused before anything left this machine):\n  " + "\n  ".join(
+        what if pid == os.getpid() else f"{what}, by process {pid} ({command})" for what, pid, command in found)
+
+
+@pytest.fixture
+def refused_connections(pytestconfig):
+    """For a test that tries to reach beyond loopback on purpose: a function returning what this test, and every
+    process it started, tried so far, as (what, process id) pairs, `what` being `connect to HOST:PORT`,
+    `send to HOST:PORT` or `look up NAME:PORT`. The test checks them itself; any other test that tries one fails."""
+    path = pytestconfig.gpu_assist_refused_log
+    start = os.path.getsize(path)
+    return lambda: [(what, pid) for what, pid, _ in _refusals(path, start)[0]]
+
+
+def _fail_if_it_reached_out(item, report) -> None:
+    """A test fails for each attempt to reach beyond loopback during its setup, call or teardown, by it or a process
+    it started, even where the code under test swallowed the error (tests/child_startup/loopback_only.py)."""
+    found, _REFUSED_READ["offset"] = _refusals(item.config.gpu_assist_refused_log, _REFUSED_READ["offset"])
+    problem = _reached_out(found) if found and "refused_connections" not in getattr(item, "fixturenames", ()) else None
+    if report.when == "teardown" and not loopback_only.installed():  # after monkeypatch's undo; put back, and said
+        loopback_only.install()
+        problem = "the loopback guard was taken off (by this test, a fixture or a plugin, e.g. pytest-socket)"
+    if problem is None:
+        return
+    if report.failed:
+        report.sections.append(("loopback only", problem))
+    else:
+        report.outcome, report.longrepr = "failed", problem
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """No token, signing secret, AWS key or database password may appear in any test's captured output, logs or
-    failure text."""
+    failure text; and no test reaches beyond loopback."""
     outcome = yield
     report = outcome.get_result()
+    _fail_if_it_reached_out(item, report)
     if report.when != "call":
         return
     from slack_client import BOT_TOKEN, SIGNING_SECRET

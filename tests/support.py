@@ -59,6 +59,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# What the start-up of every Python process the tests start reads (tests/child_startup/sitecustomize.py: the
+# loopback guard, its log of refusals, the moved clock); tests/conftest.py sets them for the whole run.
+CHILD_STARTUP_ENV = ("PYTHONPATH", "GPU_ASSIST_TEST_REFUSED_LOG", "GPU_ASSIST_TEST_CLOCK_SHIFT_S")
+
+
+def child_env(values: dict[str, str]) -> dict[str, str]:
+    """An environment of `values` alone for a child process, but for CHILD_STARTUP_ENV: a process that must not
+    inherit this one's environment still starts loopback-only, on the suite's clock."""
+    return {**{name: os.environ[name] for name in CHILD_STARTUP_ENV if name in os.environ}, **values}
+
+
 def soak() -> bool:
     """`make soak` sets GPU_ASSIST_SOAK=1 for the long variants."""
     return os.environ.get("GPU_ASSIST_SOAK") == "1"

@@ -37,6 +37,7 @@ from huaweicloudsdkcore.auth.provider import CredentialProviderChain
 from huaweicloudsdkcore.exceptions.exceptions import ApiValueError, SdkException, ServiceResponseException
 from huaweicloudsdkecs.v2 import EcsClient, ListFlavorsRequest
 from huaweicloudsdkecs.v2.region.ecs_region import EcsRegion
+from requests import RequestException
 
 from ..errors import GpuAssistError
 from ..gpus import GpuTable
@@ -67,7 +68,8 @@ def _chain(kind: str) -> Any:
              else CredentialProviderChain.get_global_credential_provider_chain())
     try:
         return chain.get_credentials()
-    except (ApiValueError, SdkException):
+    # RequestException: the chain's last link asks the ECS metadata service, which off Huawei Cloud does not answer
+    except (ApiValueError, SdkException, RequestException):
         raise NoCredentials(f"no Huawei Cloud keys: set {CREDENTIAL_VARIABLES}") from None
 
 

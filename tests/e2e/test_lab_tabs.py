@@ -72,6 +72,7 @@ def lab(tmp_path_factory, moto_server):
     process = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
          f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True", "--LabApp.news_url=",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",  # else it asks pypi.org
          "--LabApp.collaborative=False", "--ServerApp.identity_provider_class=jupyter_users.TokenUsers",
          "--ServerApp.jpserver_extensions=lab_pinned=True"],
         env=env, stdout=log, stderr=subprocess.STDOUT)

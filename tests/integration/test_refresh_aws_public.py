@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from support import FIXTURES, free_port, offer, serving
+from support import FIXTURES, child_env, free_port, offer, serving
 from gpu_assist.errors import CatalogError
 from gpu_assist.importers import aws_public, public
 from gpu_assist.sources import refresh
@@ -110,7 +110,7 @@ def test_a_region_not_in_the_price_list_is_a_clear_error(server, catalog_dir):
 
 
 def test_the_cli_refreshes_from_the_public_files_and_rejects_bad_arguments(server, catalog_dir):
-    env = {"GPU_ASSIST_AWS_PRICING_URL": server.base, "PATH": "/usr/bin:/bin"}
+    env = child_env({"GPU_ASSIST_AWS_PRICING_URL": server.base, "PATH": "/usr/bin:/bin"})
     done = subprocess.run([sys.executable, "-m", "gpu_assist", "catalog", "refresh", "aws-public", "--regions",
                            "us-east-1,us-west-2", "--catalog-dir", str(catalog_dir)],
                           capture_output=True, text=True, env=env, timeout=120)

@@ -26,8 +26,9 @@ def _tagged(request_id: str) -> list[dict]:
 
 
 def _worker(*args) -> subprocess.Popen:
+    path = os.pathsep.join([os.environ["PYTHONPATH"], *sys.path])  # the suite's start-up hooks first
     return subprocess.Popen([sys.executable, str(WORKER), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                            text=True, env={**os.environ, "PYTHONPATH": path})
 
 
 def test_200_concurrent_approvals_from_two_processes_launch_once(aws, pg_store, catalog):

@@ -77,9 +77,9 @@ def test_launch_through_faults_ends_with_one_instance(proxy, tmp_path, catalog, 
 
 
 def _worker(mode, store, request_id):
+    path = os.pathsep.join([os.environ["PYTHONPATH"], *sys.path])  # the suite's start-up hooks first
     done = subprocess.run([sys.executable, str(WORKER), mode, store.url, request_id, "slack:U-BOB"],
-                          capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": path})
     return done.returncode
 
 

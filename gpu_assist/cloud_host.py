@@ -13,7 +13,8 @@ What each cloud's firmware says; any one sign is enough:
 - aws: sys_vendor, board_vendor or bios_vendor `Amazon EC2` (Nitro instances), bios_version ending in `.amazon`
   (Xen instances, `4.2.amazon`): AWS's "Detect whether a host is an EC2 instance".
 - aliyun: sys_vendor `Alibaba Cloud`, product_name `Alibaba Cloud ECS` (cloud-init's AliYun data source).
-- tencent: sys_vendor `Tencent Cloud` (what CVM instances report; Tencent documents no value to test).
+- tencent: sys_vendor `Tencent Cloud`, as CVM instances report it; no documentation of Tencent's or cloud-init's
+  states it, so where a CVM's firmware says otherwise GPU_ASSIST_CLOUD_HOST=tencent tells it.
 - huawei: chassis_asset_tag `HUAWEICLOUD` (cloud-init's OpenStack data source).
 - gcp: product_name `Google Compute Engine`, bios_vendor `Google` (google-auth's own GCE check reads product_name;
   sys_vendor `Google` is a Chromebook's too). No GCP refresher exists yet: one built on google-auth's

@@ -12,7 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..aws import explain
+from ..aws import explain, require_credentials
 from ..catalog import default_catalog_dir, load_catalog, source_disagreements, validate_directory
 from ..catalog_files import corrected_rows, dropped_rows
 from ..catalog_report import CAUGHT_COLUMNS, billing_footnote, caught_table, gpu_summary, provider_status
@@ -189,6 +189,7 @@ def _refresh_aws(args: argparse.Namespace, directory: Path) -> int:
     families = tuple(_names(args.families, aws_api.DEFAULT_FAMILIES))
     aws = aws_api.AwsPriceSource(regions, load_gpus(directory / "gpus.csv"), families=families, today=dt.date.today())
     try:
+        require_credentials(regions[0])  # no keys: one line naming the variables, before any progress line
         print(refresh(aws, directory).summary())
     except GpuAssistError:
         raise

@@ -8,8 +8,12 @@ ECS API version 2014-05-26, through the official SDK (alibabacloud-ecs20140526):
   account pays, in the response's currency (CNY on the China site). A type the region does not sell answers with an
   error code naming the instance type: skipped and counted. No spot price (DescribePrice does not give one).
 
-Credentials come from the SDK's own chain (`ALIBABA_CLOUD_ACCESS_KEY_ID`/`ALIBABA_CLOUD_ACCESS_KEY_SECRET`,
-~/.alibabacloud/credentials.ini, ~/.aliyun/config.json, an ECS RAM role). Throttling is retried with backoff. Only
+Credentials come from the SDK's own chain, its links in its order (`ALIBABA_CLOUD_ACCESS_KEY_ID`/
+`ALIBABA_CLOUD_ACCESS_KEY_SECRET`, an OIDC role, ~/.aliyun/config.json, ~/.alibabacloud/credentials.ini, an ECS RAM
+role, `ALIBABA_CLOUD_CREDENTIALS_URI`), built here because the SDK's default chain asks the ECS metadata service
+(100.100.100.200) on any machine: the RAM-role link is in it only on an ECS instance or where
+`ALIBABA_CLOUD_ECS_METADATA` names the role (`cloud_host.metadata_allowed`); a profile of type `ecs_ram_role` still
+asks, as configured. Throttling is retried with backoff. Only
 `catalog refresh aliyun` and the Alibaba provisioner import this module (and so the SDK); tests point it at a local
 server through `Config.endpoint`.
 """
@@ -24,12 +28,16 @@ from decimal import Decimal
 from typing import Any
 
 from alibabacloud_credentials.client import Client as Credentials
-from alibabacloud_credentials.exceptions import CredentialException
+from alibabacloud_credentials.provider import (CLIProfileCredentialsProvider, EcsRamRoleCredentialsProvider,
+                                               EnvironmentVariableCredentialsProvider, OIDCRoleArnCredentialsProvider,
+                                               ProfileCredentialsProvider, URLCredentialsProvider)
+from alibabacloud_credentials.utils import auth_util
 from alibabacloud_ecs20140526 import models as ecs_models
 from alibabacloud_ecs20140526.client import Client
 from alibabacloud_tea_openapi import models as openapi_models
 from alibabacloud_tea_openapi.exceptions import ClientException
 
+from ..cloud_host import metadata_allowed
 from ..errors import GpuAssistError
 from ..gpus import GpuTable
 from ..sources import OfferRow
@@ -46,19 +54,38 @@ class NoCredentials(GpuAssistError):
     """The SDK's credential chain found nothing: the CLI exits 2 with this one line."""
 
 
+def chain() -> list[type]:
+    """The SDK's default chain's links (`DefaultCredentialsProvider`, in its order, read from the same settings),
+    the ECS RAM-role link only where `cloud_host.metadata_allowed` says so (module docstring)."""
+    links: list[type] = [EnvironmentVariableCredentialsProvider]
+    if auth_util.enable_oidc_credential:
+        links.append(OIDCRoleArnCredentialsProvider)
+    links += [CLIProfileCredentialsProvider, ProfileCredentialsProvider]
+    if auth_util.environment_ecs_metadata_disabled.lower() != "true" and metadata_allowed("aliyun"):
+        links.append(EcsRamRoleCredentialsProvider)
+    if auth_util.environment_credentials_uri:
+        links.append(URLCredentialsProvider)
+    return links
+
+
 def credential() -> Any:
-    """The SDK's default chain, resolved now; NoCredentials when it finds none. The chain logs each failed link
-    with a traceback: silenced, the one line says what to set."""
-    chain = logging.getLogger("alibabacloud_credentials")
-    level, chain.level = chain.level, logging.CRITICAL
+    """The first link of `chain()` that finds keys, resolved now, as the SDK's credentials client; NoCredentials
+    when none does. A failing link logs a warning and a traceback to the SDK's logger `credentials` (a handler of
+    its own, on stderr): silenced while resolving, the one line says what to set."""
+    sdk_log = logging.getLogger("credentials")
+    level = sdk_log.level
+    sdk_log.setLevel(logging.CRITICAL + 1)
     try:
-        found = Credentials()
-        found.get_credential()
-        return found
-    except CredentialException:
-        raise NoCredentials(f"no Alibaba Cloud keys: set {CREDENTIAL_VARIABLES}") from None
+        for link in chain():
+            try:
+                provider = link()
+                provider.get_credentials()
+            except Exception:  # noqa: BLE001 - a link that finds nothing raises what it likes, as in the SDK's chain
+                continue
+            return Credentials(provider=provider)
     finally:
-        chain.setLevel(level)
+        sdk_log.setLevel(level)
+    raise NoCredentials(f"no Alibaba Cloud keys: set {CREDENTIAL_VARIABLES}")
 
 
 def ecs_client(region: str, endpoint: str | None = None, *, scheme: str = "http") -> Any:

@@ -13,9 +13,13 @@ Through the official SDKs (huaweicloudsdkecs, huaweicloudsdkbss), per region:
   subscription (包年包月, `period_type` 2 = month), the official website price: its own figure, never derived
   from the hourly one. No spot price (BSS does not rate spot).
 
-Credentials come from the SDK's own chain (`HUAWEICLOUD_SDK_AK`/`HUAWEICLOUD_SDK_SK`, optionally
-`HUAWEICLOUD_SDK_PROJECT_ID`/`HUAWEICLOUD_SDK_DOMAIN_ID`, else looked up through IAM; ~/.huaweicloud/credentials; an
-ECS agency through the metadata service). Throttling (HTTP 429, `APIGW.0308`) is retried with backoff. Only
+Credentials come from the SDK's own chain, its links in its order (an OIDC agency, `HUAWEICLOUD_SDK_AK`/
+`HUAWEICLOUD_SDK_SK`, optionally `HUAWEICLOUD_SDK_PROJECT_ID`/`HUAWEICLOUD_SDK_DOMAIN_ID`, else looked up through
+IAM; ~/.huaweicloud/credentials; an ECS agency through the metadata service; a CCE pod identity), built here because
+the SDK's default chain asks the metadata service (169.254.169.254) on any machine and lets a connection error
+through: the agency link is in it only on a Huawei Cloud ECS or where `GPU_ASSIST_CLOUD_HOST=huawei` says so (the SDK
+reads no variable naming an agency; `cloud_host.metadata_allowed`), and its network errors end the link, not the
+command. Throttling (HTTP 429, `APIGW.0308`) is retried with backoff. Only
 `catalog refresh huawei` imports this module (and so the SDKs); tests point them at a local server through the
 client builder's endpoint.
 """
@@ -33,12 +37,15 @@ from typing import Any, NamedTuple
 from huaweicloudsdkbss.v2 import (BssClient, DemandProductInfo, ListOnDemandResourceRatingsRequest,
                                   ListRateOnPeriodDetailRequest, PeriodProductInfo, RateOnDemandReq, RateOnPeriodReq)
 from huaweicloudsdkbss.v2.region.bss_region import BssRegion
-from huaweicloudsdkcore.auth.provider import CredentialProviderChain
+from huaweicloudsdkcore.auth.provider import (CredentialProviderChain, EnvCredentialProvider,
+                                              MetadataCredentialProvider, OidcStsCredentialProvider,
+                                              PodIdentityCredentialProvider, ProfileCredentialProvider)
 from huaweicloudsdkcore.exceptions.exceptions import ApiValueError, SdkException, ServiceResponseException
 from huaweicloudsdkecs.v2 import EcsClient, ListFlavorsRequest
 from huaweicloudsdkecs.v2.region.ecs_region import EcsRegion
 from requests import RequestException
 
+from ..cloud_host import metadata_allowed
 from ..errors import GpuAssistError
 from ..gpus import GpuTable
 from ..sources import OfferRow
@@ -62,14 +69,34 @@ class Refused(GpuAssistError):
     """The API refused the request itself (HTTP 400): for a rating, one of the flavors asked about."""
 
 
+class _Metadata:
+    """The SDK's metadata link, whose network errors (requests', which the SDK's chain does not catch) end the link
+    as its other failures do, so the chain goes on to the next."""
+
+    def __init__(self, kind: str):
+        self.link = MetadataCredentialProvider(kind)
+
+    def get_credentials(self) -> Any:
+        try:
+            return self.link.get_credentials()
+        except RequestException as error:
+            raise SdkException(f"no metadata service answered ({type(error).__name__})") from None
+
+
+def chain(kind: str) -> CredentialProviderChain:
+    """The SDK's default chain (`CredentialProviderChain.get_basic()` or `get_global()`: its links in its order) for
+    credentials of `kind` (`basic`: project-scoped, ECS; `global`: account-wide, BSS), the metadata link only where
+    `cloud_host.metadata_allowed` says so (module docstring)."""
+    links = [OidcStsCredentialProvider(kind), EnvCredentialProvider(kind), ProfileCredentialProvider(kind),
+             *([_Metadata(kind)] if metadata_allowed("huawei") else []), PodIdentityCredentialProvider(kind)]
+    return CredentialProviderChain(links)
+
+
 def _chain(kind: str) -> Any:
-    """The SDK's credential chain's first find (`basic`: project-scoped, ECS; `global`: account-wide, BSS)."""
-    chain = (CredentialProviderChain.get_basic_credential_provider_chain() if kind == "basic"
-             else CredentialProviderChain.get_global_credential_provider_chain())
+    """`chain(kind)`'s first find; NoCredentials when it finds none."""
     try:
-        return chain.get_credentials()
-    # RequestException: the chain's last link asks the ECS metadata service, which off Huawei Cloud does not answer
-    except (ApiValueError, SdkException, RequestException):
+        return chain(kind).get_credentials()
+    except (ApiValueError, SdkException):
         raise NoCredentials(f"no Huawei Cloud keys: set {CREDENTIAL_VARIABLES}") from None
 
 

@@ -8,8 +8,11 @@ by family). The GPU model is not in the response (`GpuCount` is): it comes from 
 catalog's documented Tencent rows (`cn_gpu_specs.csv` via `import-china`), by instance family; a family the
 documentation does not describe is skipped and counted.
 
-Credentials come from the SDK's own chain (`TENCENTCLOUD_SECRET_ID`/`TENCENTCLOUD_SECRET_KEY`,
-`~/.tencentcloud/credentials`, a CVM role). Throttling (`RequestLimitExceeded`) is retried with backoff. Only
+Credentials come from the SDK's own chain, its links in its order (`TENCENTCLOUD_SECRET_ID`/`TENCENTCLOUD_SECRET_KEY`,
+`~/.tencentcloud/credentials`, a CVM role, a TKE pod's OIDC role), built here because the SDK's default chain asks
+the CVM metadata service (metadata.tencentyun.com) on any machine: the CVM-role link is in it only on a CVM instance
+or where `TENCENTCLOUD_CAM_ROLE_NAME` names the role (`cloud_host.metadata_allowed`). Throttling
+(`RequestLimitExceeded`) is retried with backoff. Only
 `catalog refresh tencent` and the Tencent provisioner import this module (and so the SDK); tests point it at a local
 server through `HttpProfile.endpoint`.
 """
@@ -17,17 +20,20 @@ server through `HttpProfile.endpoint`.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any, Protocol
 
-from tencentcloud.common.credential import DefaultCredentialProvider
+from tencentcloud.common.credential import (CVMRoleCredential, DefaultTkeOIDCRoleArnProvider,
+                                           EnvironmentVariableCredential, ProfileCredential)
 from tencentcloud.common.exception.tencent_cloud_sdk_exception import TencentCloudSDKException
 from tencentcloud.common.profile.client_profile import ClientProfile
 from tencentcloud.common.profile.http_profile import HttpProfile
 from tencentcloud.cvm.v20170312 import cvm_client as cvm
 
+from ..cloud_host import ROLE_VARIABLES, metadata_allowed
 from ..errors import GpuAssistError
 from ..sources import OfferRow
 from . import JsonObject
@@ -53,12 +59,27 @@ class NoCredentials(GpuAssistError):
     """The SDK's credential chain found nothing: the CLI exits 2 with this one line."""
 
 
+def chain() -> list[Callable[[], Any]]:
+    """The SDK's default chain's links (`DefaultCredentialProvider`, in its order), each a call giving credentials
+    or None; the CVM-role link only where `cloud_host.metadata_allowed` says so (module docstring)."""
+    links: list[Callable[[], Any]] = [EnvironmentVariableCredential().get_credential,
+                                      ProfileCredential().get_credential]
+    if metadata_allowed("tencent"):
+        role = os.environ.get(ROLE_VARIABLES["tencent"][0]) or None  # None: the SDK asks the service for its name
+        links.append(CVMRoleCredential(role).get_credential)
+    return [*links, DefaultTkeOIDCRoleArnProvider().get_credentials]
+
+
 def credential() -> Any:
-    """The SDK's default chain (environment, profile file, CVM role); NoCredentials when it finds none."""
-    try:
-        return DefaultCredentialProvider().get_credentials()
-    except (TencentCloudSDKException, OSError):  # the chain's last link raises OSError outside TKE
-        raise NoCredentials(f"no Tencent Cloud credentials: set {CREDENTIAL_VARIABLES}") from None
+    """The first credentials `chain()` finds; NoCredentials when none does."""
+    for link in chain():
+        try:
+            found = link()
+        except (TencentCloudSDKException, OSError):  # the TKE link raises OSError outside a TKE pod
+            continue
+        if found is not None:
+            return found
+    raise NoCredentials(f"no Tencent Cloud credentials: set {CREDENTIAL_VARIABLES}")
 
 
 def cvm_client(region: str, endpoint: str | None = None, *, scheme: str = "http") -> CvmClient:

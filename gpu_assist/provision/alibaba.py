@@ -8,8 +8,9 @@ second owner's call, starts nothing new; the caller's ownership is checked right
 Capacity: out-of-stock errors move on to the next zone, then the next allowed region, never above the approved
 ceiling (spot: `SpotStrategy=SpotWithPriceLimit`, `SpotPriceLimit` the ceiling in CNY). An extension moves the
 `gpu-assist:expires-at` tag (`TagResources`).
-Credentials: the SDK's own chain (`ALIBABA_CLOUD_ACCESS_KEY_ID`/`ALIBABA_CLOUD_ACCESS_KEY_SECRET`, the profile file,
-an instance RAM role), resolved on the first call; nothing of them is stored or logged.
+Credentials: the SDK's own chain as `importers.aliyun_api.chain` builds it (`ALIBABA_CLOUD_ACCESS_KEY_ID`/
+`ALIBABA_CLOUD_ACCESS_KEY_SECRET`, the profile files, an instance RAM role on an ECS instance or where one is named),
+resolved on the first call; nothing of them is stored or logged.
 """
 
 from __future__ import annotations

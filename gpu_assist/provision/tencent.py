@@ -9,8 +9,9 @@ before each RunInstances; instances tagged with the request beyond the ones the 
 only by the caller (`terminate_surplus`).
 Capacity: sold-out errors move on to the next zone, then the next allowed region, never above the approved hourly
 ceiling (spot: `InstanceMarketOptions.SpotOptions.MaxPrice` is that ceiling).
-Credentials: the SDK's own chain (`TENCENTCLOUD_SECRET_ID`/`TENCENTCLOUD_SECRET_KEY`, the profile file, a CVM
-role), resolved on the first call; nothing of them is stored or logged.
+Credentials: the SDK's own chain as `importers.tencent_api.chain` builds it (`TENCENTCLOUD_SECRET_ID`/
+`TENCENTCLOUD_SECRET_KEY`, the profile file, a CVM role on a CVM instance or where one is named), resolved on the
+first call; nothing of them is stored or logged.
 What CVM cannot do here: move a tag (tags are written by the Tag API, another SDK package), so an extension
 moves the request's end in the store, which the reaper reads, and leaves the instances' `expires-at` tag as
 launched.

@@ -18,6 +18,9 @@ import socket
 import sys
 
 REFUSED_LOG_ENV = "GPU_ASSIST_TEST_REFUSED_LOG"
+# Set (to 1) where a test runs the product as if this machine had no network at all (tests/offline.py): a refusal
+# is then the OSError an unreachable address or an unknown name gives, which the code under test must cope with.
+UNREACHABLE_ENV = "GPU_ASSIST_TEST_UNREACHABLE"
 ALLOWED = "127.0.0.0/8, ::1, localhost and Unix sockets"
 
 _INTERNET = (socket.AF_INET, socket.AF_INET6)
@@ -89,8 +92,9 @@ def _where(host, port) -> str:
     return f"{shown}:{port}" if port is not None else shown
 
 
-def refuse(what: str) -> LoopbackOnlyError:
-    """Record the attempt (for tests/conftest.py) and build the error to raise."""
+def refuse(what: str, *, lookup: bool = False) -> Exception:
+    """Record the attempt (for tests/conftest.py) and build the error to raise: `LoopbackOnlyError`, or where
+    UNREACHABLE_ENV is set, what an unreachable network raises (`socket.gaierror` for a lookup)."""
     path = os.environ.get(REFUSED_LOG_ENV)
     if path:
         line = f"{what}\t{os.getpid()}\t{' '.join(sys.argv)[:120]}\n".encode("utf-8", "replace")
@@ -99,6 +103,9 @@ def refuse(what: str) -> LoopbackOnlyError:
             os.write(descriptor, line)  # one write to an O_APPEND file: whole lines, whichever process writes
         finally:
             os.close(descriptor)
+    if os.environ.get(UNREACHABLE_ENV):
+        return socket.gaierror(socket.EAI_NONAME, f"{what}: no network here") if lookup else \
+            ConnectionRefusedError(111, f"{what}: no network here")
     return LoopbackOnlyError(f"the tests reach only loopback ({ALLOWED}): {what} was refused before anything left "
                              "this machine")
 
@@ -137,19 +144,19 @@ def _sendmsg(self, buffers, *rest):
 def _getaddrinfo(host, port, *args, **kwargs):
     flags = kwargs.get("flags", args[3] if len(args) > 3 else 0)
     if not (_asks_no_one(host) or flags & socket.AI_NUMERICHOST):
-        raise refuse(f"look up {_where(host, port)}")
+        raise refuse(f"look up {_where(host, port)}", lookup=True)
     return _REAL_LOOKUPS["getaddrinfo"](host, port, *args, **kwargs)
 
 
 def _gethostbyname(hostname):
     if not _asks_no_one(hostname):
-        raise refuse(f"look up {_where(hostname, None)}")
+        raise refuse(f"look up {_where(hostname, None)}", lookup=True)
     return _REAL_LOOKUPS["gethostbyname"](hostname)
 
 
 def _gethostbyname_ex(hostname):
     if not _asks_no_one(hostname):
-        raise refuse(f"look up {_where(hostname, None)}")
+        raise refuse(f"look up {_where(hostname, None)}", lookup=True)
     return _REAL_LOOKUPS["gethostbyname_ex"](hostname)
 
 
@@ -157,13 +164,13 @@ def _gethostbyaddr(host):
     # a reverse lookup of any address but loopback's asks DNS; of this machine's own name, the hosts file
     name = _text(host) or ""
     if not (is_loopback(name) or name.lower().rstrip(".") == socket.gethostname().lower()):
-        raise refuse(f"look up the name of {_where(host, None)}")
+        raise refuse(f"look up the name of {_where(host, None)}", lookup=True)
     return _REAL_LOOKUPS["gethostbyaddr"](host)
 
 
 def _getnameinfo(sockaddr, flags):
     if not (flags & socket.NI_NUMERICHOST or (isinstance(sockaddr, tuple) and is_loopback(sockaddr[0]))):
-        raise refuse(f"look up the name of {_where(sockaddr[0], sockaddr[1])}")
+        raise refuse(f"look up the name of {_where(sockaddr[0], sockaddr[1])}", lookup=True)
     return _REAL_LOOKUPS["getnameinfo"](sockaddr, flags)
 
 

@@ -192,14 +192,10 @@ def test_a_failure_changes_nothing(huawei, catalog_dir):
 
 
 def test_without_credentials_the_refresh_exits_2_with_one_line_naming_the_variables(tmp_path, monkeypatch, capsys):
-    from huaweicloudsdkcore.auth.internal import MetadataAccessor
-
     for name in ("HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "HUAWEICLOUD_SDK_CREDENTIALS_FILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    # A machine outside Huawei Cloud: the SDK's chain ends by asking the ECS metadata service (169.254.169.254, a
-    # real address) for an agency's keys; here it asks a loopback port nothing listens on, refused at once.
-    monkeypatch.setattr(MetadataAccessor, "_METADATA_ENDPOINT", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("GPU_ASSIST_CLOUD_HOST", "none")  # whatever machine runs the suite: no metadata service call
     assert main(["catalog", "refresh", "huawei", "--catalog-dir", str(CATALOGS)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK" in err[0]

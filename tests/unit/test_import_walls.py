@@ -17,7 +17,7 @@ FACES = ("gpu_assist.render", "gpu_assist.commands", "gpu_assist.cli", "gpu_assi
          "gpu_assist.notebook", "slackbot")
 ADAPTERS = ("gpu_assist.aws", "gpu_assist.provision.aws", "gpu_assist.provision.tencent",
             "gpu_assist.provision.alibaba", "gpu_assist.importers", "gpu_assist.nvml", "gpu_assist.cost_explorer",
-            "gpu_assist.fleet", "gpu_assist.metrics", "gpu_assist.spot",
+            "gpu_assist.fleet", "gpu_assist.metrics", "gpu_assist.spot", "gpu_assist.cloud_host",
             "boto3", "botocore", "pynvml", "requests", "urllib3", "tencentcloud", "alibabacloud",
             "alibabacloud_ecs20140526", "huaweicloudsdkcore", "huaweicloudsdkecs", "huaweicloudsdkbss",
             "prometheus_client", "slack_bolt", "slack_sdk", "ipywidgets", "jupyter_server", "waitress", "gunicorn")

@@ -5,6 +5,8 @@ override the policy allows): which kind of actor may take which step is `gpu_ass
 `Policy.decider_kind`. A decision is one conditional UPDATE, so double clicks, Slack retries and replicas cannot
 both win, and only the winner goes on to carry it out (`gpu_assist.orchestration`). Every attempt, allowed or
 refused, is in the audit log; what a request would buy and cost is worked out first, by `gpu_assist.planning`.
+An attempt a face may run more than once (a Slack click run again after its process died) names its delivery, an
+opaque key: its decision row carries it, and a run that finds it recorded decides nothing and answers as it did.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .periods import month_start
 from .standing import TeamStanding, team_standing
 from .states import Transition
 from .records import RequestRecord, new_request_id
-from .store import Store, requests_table
+from .store import DeliveryRecorded, Store, requests_table
 
 T = TypeVar("T")
 
@@ -127,57 +129,101 @@ class Approvals:
 
     # ---- decide -----------------------------------------------------------------------------------------
     def approve(self, request_id: str, approver: str, *, reason: str = "",
-                on_approved: Callable[[RequestRecord], None] | None = None) -> RequestRecord:
+                on_approved: Callable[[RequestRecord], None] | None = None,
+                delivery: str | None = None) -> RequestRecord:
         """Approve and carry out; only the first of concurrent approvals launches anything, as the request's owner
         (named in the same UPDATE, with a lease: the reconciler leaves it alone while this call works on it). The
         policy and the budgets are checked again now. `on_approved` hears of the decision before the (slow)
-        carrying out."""
+        carrying out. `delivery`: see `_once`; a delivery approved already returns the request as it is now (its
+        carrying out is its owner's, or the reconciler's once that owner is gone)."""
         now, orchestration, owner = self.clock(), self.orchestration, owners.new_owner()
-        record = self._decided_by(request_id, states.APPROVE, approver, reason, now)
-        problem = approval_problem(record, self.policy, self.budget_standing(record), approver)
-        if problem:
-            raise self._refuse(request_id, approver, states.APPROVE.action, problem, now)
-        self._decide(request_id, states.APPROVE, approver, reason, now, owner=owner,
-                     owned_until=now + orchestration.lease)
+        decision = _Decision(states.APPROVE, approver, reason, now, delivery)
+
+        def decide() -> None:
+            record = self._decided_by(request_id, decision)
+            problem = approval_problem(record, self.policy, self.budget_standing(record), approver)
+            if problem:
+                raise self._refuse(request_id, decision, problem)
+            self._decide(request_id, decision, owner=owner, owned_until=now + orchestration.lease)
+
+        earlier = self._once(request_id, delivery, decide)
+        if earlier is not None:
+            return earlier
         if on_approved is not None:
             on_approved(self.store.fetch(request_id))
         return orchestration.carry_out(request_id, actor=approver, owner=owner)
 
-    def reject(self, request_id: str, approver: str, reason: str = "") -> RequestRecord:
-        now = self.clock()
-        self._decided_by(request_id, states.REJECT, approver, reason, now)
-        self._decide(request_id, states.REJECT, approver, reason, now)
+    def reject(self, request_id: str, approver: str, reason: str = "", *,
+               delivery: str | None = None) -> RequestRecord:
+        """Reject; `delivery`: see `_once`."""
+        decision = _Decision(states.REJECT, approver, reason, self.clock(), delivery)
+
+        def decide() -> None:
+            self._decided_by(request_id, decision)
+            self._decide(request_id, decision)
+
+        return self._once(request_id, delivery, decide) or self.store.fetch(request_id)
+
+    def _once(self, request_id: str, delivery: str | None, decide: Callable[[], None]) -> RequestRecord | None:
+        """`decide()`, which records one decision row (an approval or rejection, or a refusal it raises), naming
+        `delivery` (what asked for it: a Slack click, say) unless that is None; None when it decided. A delivery
+        whose decision is recorded already (its first run died before its face marked it done, or another run of
+        it got there first: then the store rolled this one back) decides nothing again: a recorded refusal is
+        raised again, not audited again, and a recorded decision returns the request as it is now."""
+        try:
+            first = self.store.caused_by(delivery) if delivery is not None else None
+            if first is None:
+                decide()
+                return None
+        except DeliveryRecorded as recorded:
+            first = recorded.event
+        if first.outcome != "ok":
+            raise PolicyError(first.detail)
         return self.store.fetch(request_id)
 
-    def _decided_by(self, request_id: str, step: Transition, actor: str, reason: str, now: dt.datetime
-                    ) -> RequestRecord:
-        """The request, when `actor` is of a kind that may take `step`; refused and audited otherwise."""
+    def _decided_by(self, request_id: str, decision: _Decision) -> RequestRecord:
+        """The request, when the decider is of a kind that may take the decision's step; refused and audited
+        otherwise."""
+        step, actor = decision.step, decision.actor
         record = self.store.get(request_id)
         if record is None:
-            raise self._refuse(None, actor, step.action, f"no request {request_id}", now)
+            raise self._refuse(None, decision, f"no request {request_id}")
         kind, why_not = self.policy.decider_kind(actor, requester=record.requester, request_kind=record.kind,
-                                                 reason=reason)
+                                                 reason=decision.reason)
         if kind not in step.actors:
-            raise self._refuse(request_id, actor, step.action, why_not or f"{actor} may not {step.action}", now)
+            raise self._refuse(request_id, decision, why_not or f"{actor} may not {step.action}")
         return record
 
-    def _decide(self, request_id: str, step: Transition, actor: str, reason: str, now: dt.datetime,
-                **values: Any) -> None:
-        """`step`, once, before the request expires; a break-glass decision is audited as an override, with its
-        reason. `values`: more columns the same UPDATE sets (an approval's owner)."""
+    def _decide(self, request_id: str, decision: _Decision, **values: Any) -> None:
+        """The decision's step, once, before the request expires; a break-glass decision is audited as an
+        override, with its reason. `values`: more columns the same UPDATE sets (an approval's owner)."""
+        step, actor, reason, now = decision.step, decision.actor, decision.reason, decision.now
         action, detail = (f"{step.action} (override)", f"break-glass override: {reason.strip()}") \
             if realm_of(actor) == BREAK_GLASS else (step.action, reason)
         if self.store.transition(request_id, step, actor=actor, action=action, detail=detail, now=now,
                                  condition=requests_table.c.expires_at > now, approver=actor, decided_at=now,
-                                 **values):
+                                 delivery=decision.delivery, **values):
             return
         record = self.store.fetch(request_id)
         if record.state == "pending" and record.expires_at <= now:
             self.store.transition(request_id, states.EXPIRE, actor="system", now=now)
-            raise self._refuse(request_id, actor, step.action, f"request {request_id} has expired", now)
+            raise self._refuse(request_id, decision, f"request {request_id} has expired")
         by = f" by {record.approver}" if record.approver else ""
-        raise self._refuse(request_id, actor, step.action, f"request {request_id} is already {record.state}{by}", now)
+        raise self._refuse(request_id, decision, f"request {request_id} is already {record.state}{by}")
 
-    def _refuse(self, request_id: str | None, actor: str, action: str, message: str, now: dt.datetime) -> PolicyError:
-        self.store.audit(request_id, actor, action, "refused", now=now, detail=message)
+    def _refuse(self, request_id: str | None, decision: _Decision, message: str) -> PolicyError:
+        self.store.audit(request_id, decision.actor, decision.step.action, "refused", now=decision.now,
+                         detail=message, delivery=decision.delivery)
         return PolicyError(message)
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """One attempt to decide: the step (approve, reject), who asks, why (a break-glass reason), when, and the
+    delivery that asked for it (None: nothing will run it again)."""
+
+    step: Transition
+    actor: str
+    reason: str
+    now: dt.datetime
+    delivery: str | None

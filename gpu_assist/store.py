@@ -3,14 +3,17 @@
 Every state change is one conditional UPDATE built from a declared `states.Transition` (`… WHERE id = :id AND
 state IN (:source) AND kind IN (:kinds)`), so two clicks, a Slack retry or two replicas can never both win a
 transition, and no code moves a request along an arrow `gpu_assist.states` does not declare. `audit_events` is
-append-only: the code only inserts, and a database trigger refuses UPDATE and DELETE. The tables below are the
-code's model of the schema; the schema itself is made by the Alembic migrations in `gpu_assist/migrations/`
-(`gpu_assist.schema`).
+append-only: the code only inserts, and a database trigger refuses UPDATE and DELETE. A row may name the delivery
+that caused it (an opaque key, a Slack click's), unique among the rows: a write whose row names a delivery already
+recorded is rolled back whole, state change included (`DeliveryRecorded`), so one delivery decides once however
+often it is run. The tables below are the code's model of the schema; the schema itself is made by the Alembic
+migrations in `gpu_assist/migrations/` (`gpu_assist.schema`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -19,8 +22,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Integer, MetaData, Numeric, String, Table,
-                        Text, and_, create_engine, event, exists, insert, literal, or_, select, text, update)
+from sqlalchemy import (JSON, BigInteger, CheckConstraint, Column, DateTime, Index, Integer, MetaData, Numeric, String,
+                        Table, Text, and_, create_engine, event, exists, insert, literal, or_, select, text, update)
 from sqlalchemy.engine import Connection, Engine, RowMapping
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
 from sqlalchemy.sql.elements import ColumnElement
@@ -77,7 +80,11 @@ audit_table = Table(
     Column("from_state", String(16)),
     Column("to_state", String(16)),
     Column("detail", Text, nullable=False, default=""),
+    Column("delivery", String(128)),  # the delivery that caused it (a Slack click's key), when one did: one row each
+    Index("ix_audit_events_delivery", "delivery", unique=True, sqlite_where=text("delivery IS NOT NULL"),
+          postgresql_where=text("delivery IS NOT NULL")),
 )
+_EVENT_COLUMNS = [audit_table.c[f.name] for f in dataclasses.fields(AuditEvent)]  # what a reader of the log sees
 
 notices_table = Table(
     "notices", metadata,
@@ -133,6 +140,15 @@ def _engine(url: str, connect_args: dict[str, Any]) -> Engine:
                           hint="it takes an SQLAlchemy URL, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB "
                                "(unset: ~/.local/share/gpu-assist/state.db)",
                           example="GPU_ASSIST_DB_URL=sqlite:////tmp/gpu-assist.db gpu-assist requests") from None
+
+
+class DeliveryRecorded(Exception):
+    """A write whose audit row names a delivery that has its row already: nothing of it was written. `event` is the
+    row recorded first (what that delivery decided)."""
+
+    def __init__(self, event: AuditEvent):
+        super().__init__(f"{event.action} {event.outcome} is recorded for this delivery already")
+        self.event = event
 
 
 def _aware(value: dt.datetime | None) -> dt.datetime | None:
@@ -196,9 +212,11 @@ class Store:
                         record.created_at)
 
     def transition(self, request_id: str, step: Transition, *, actor: str, now: dt.datetime, detail: str = "",
-                   action: str | None = None, condition: ColumnElement[bool] | None = None, **values: Any) -> bool:
+                   action: str | None = None, condition: ColumnElement[bool] | None = None,
+                   delivery: str | None = None, **values: Any) -> bool:
         """`step` as one conditional UPDATE; True when this caller won it (and its audit row, named `action` or
-        the step's own, is written)."""
+        the step's own, is written, naming `delivery` when given). DeliveryRecorded, and nothing changed, when
+        `delivery` has its row already."""
         if step.target == "running" and "running" not in step.source and "launched_at" not in values:
             values["launched_at"] = now  # the spend clock starts once, when it first runs
         if step.target == "stopped" and "stopped_at" not in values:
@@ -209,14 +227,14 @@ class Store:
             where = and_(where, condition)
         if "spec" in values:
             values["spec"] = to_json(values["spec"])
-        with self.engine.begin() as connection:
+        with self._once(delivery), self.engine.begin() as connection:
             current = connection.execute(select(requests_table.c.state).where(requests_table.c.id == request_id)
                                          ).scalar()
             result = connection.execute(update(requests_table).where(where).values(
                 state=step.target, version=requests_table.c.version + 1, **values))
             if result.rowcount == 1:
                 self._audit(connection, request_id, actor, action or step.action, "ok", current, step.target, detail,
-                            now)
+                            now, delivery=delivery)
                 return True
         return False
 
@@ -252,18 +270,40 @@ class Store:
                 card_channel=channel, card_ts=ts))
 
     def audit(self, request_id: str | None, actor: str, action: str, outcome: str, *, now: dt.datetime,
-              detail: str = "") -> None:
-        with self.engine.begin() as connection:
+              detail: str = "", delivery: str | None = None) -> None:
+        """An audit row without a state change; naming `delivery` when given (DeliveryRecorded, and no row, when
+        that delivery has its row already)."""
+        with self._once(delivery), self.engine.begin() as connection:
             state = connection.execute(select(requests_table.c.state).where(requests_table.c.id == request_id)
                                        ).scalar() if request_id else None
-            self._audit(connection, request_id, actor, action, outcome, state, state, detail, now)
+            self._audit(connection, request_id, actor, action, outcome, state, state, detail, now, delivery=delivery)
+
+    def caused_by(self, delivery: str) -> AuditEvent | None:
+        """The audit row `delivery` caused, if it has one."""
+        with self.engine.connect() as connection:
+            row = connection.execute(select(*_EVENT_COLUMNS).where(audit_table.c.delivery == delivery)
+                                     ).mappings().first()
+        return AuditEvent(**{**row, "at": _utc(row["at"])}) if row else None
+
+    @contextlib.contextmanager
+    def _once(self, delivery: str | None) -> Iterator[None]:
+        """Around a transaction whose audit row names `delivery`: its insert colliding with the row that delivery
+        has already (the unique index; the transaction is rolled back by then) is DeliveryRecorded."""
+        try:
+            yield
+        except IntegrityError:
+            first = self.caused_by(delivery) if delivery is not None else None
+            if first is None:
+                raise
+            raise DeliveryRecorded(first) from None
 
     @staticmethod
     def _audit(connection: Connection, request_id: str | None, actor: str, action: str, outcome: str,
-               from_state: str | None, to_state: str | None, detail: str, now: dt.datetime) -> None:
+               from_state: str | None, to_state: str | None, detail: str, now: dt.datetime, *,
+               delivery: str | None = None) -> None:
         connection.execute(insert(audit_table).values(
             at=now, request_id=request_id, actor=actor, action=action, outcome=outcome, from_state=from_state,
-            to_state=to_state, detail=detail))
+            to_state=to_state, detail=detail, delivery=delivery))
 
     def get(self, request_id: str) -> RequestRecord | None:
         with self.engine.connect() as connection:
@@ -300,7 +340,7 @@ class Store:
             return [_record(row) for row in connection.execute(query).mappings()]
 
     def audit_trail(self, request_id: str | None = None) -> Events:
-        query = select(audit_table).order_by(audit_table.c.id)
+        query = select(*_EVENT_COLUMNS).order_by(audit_table.c.id)
         if request_id:
             query = query.where(audit_table.c.request_id == request_id)
         with self.engine.connect() as connection:

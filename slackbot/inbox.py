@@ -7,7 +7,9 @@ audited, as a command past its pool is), records the click, then acks and starts
 (`gpu_assist.owners`) with a lease, and is marked done once its handler ran. A replica killed after the ack leaves
 clicks not done whose owner is gone (same host) or whose lease ends: the jobs leader's round takes them over and
 runs them (`recover`), answering through the click's own `response_url`. A retry of a recorded click (the same
-key) is acked and not run again; the decisions themselves are exactly once by the state machine anyway.
+key) is acked and not run again. A click run again may have got further the first time: the decisions themselves
+are once by the state machine, and a decision's audit row names its click (`click_key`), so a click run again
+finds its decision recorded and records no second one (`listeners/approvals.py`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ log = logging.getLogger("gpu_assist.slack")
 Payload = dict[str, Any]  # a Slack JSON object: an interaction's body, or one of its actions
 Respond = Callable[..., object]  # Bolt's `respond`, or a response_url poster's (`ResponsePoster.responder`)
 Handler = Callable[[Payload, Payload, Respond], None]  # (payload, action, respond)
-CLICK_LEASE = dt.timedelta(minutes=5)  # a click not done by then, by a live owner, is run again (decisions are once)
+CLICK_LEASE = dt.timedelta(minutes=5)  # a click not done by then, by a live owner, is run again (decides once)
 CLICKS_KEPT = dt.timedelta(days=1)  # Slack retries within minutes; a done click older than this can be forgotten
 
 

@@ -19,6 +19,7 @@ class MockSlack:
         self._lock = threading.Lock()
         self._counter = 0
         self.slow: dict[str, float] = {}  # path -> seconds to wait before answering (a slow Slack)
+        self.held: dict[str, threading.Event] = {}  # path -> its calls wait until this is set (`hold`)
         self.arrivals: list[str] = []  # every call's method as it arrives, before any slow wait
         mock = self
 
@@ -42,6 +43,9 @@ class MockSlack:
                 with mock._lock:
                     mock.arrivals.append(method)
                 time.sleep(mock.slow.get(method, 0))
+                gate = mock.held.get(method)
+                if gate is not None:
+                    gate.wait(timeout=60)
                 with mock._lock:
                     mock._counter += 1
                     ts = f"{int(time.time())}.{mock._counter:06d}"
@@ -53,11 +57,14 @@ class MockSlack:
                 elif method.startswith("chat."):
                     body.update(channel=params.get("channel"), ts=params.get("ts") or ts, message_ts=ts)
                 encoded = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(encoded)))
-                self.end_headers()
-                self.wfile.write(encoded)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(encoded)))
+                    self.end_headers()
+                    self.wfile.write(encoded)
+                except OSError:  # the caller is gone (a process killed while its call was held): nobody to answer
+                    self.close_connection = True
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True  # a connection kept open must not hold up stop()
@@ -89,6 +96,15 @@ class MockSlack:
         with self._lock:
             self.received.clear()
             self.arrivals.clear()
+
+    def hold(self, method: str) -> None:
+        """From now on, calls to `method` arrive (`arrivals`) and then wait, unanswered and not yet in `received`,
+        until `release(method)` (at most a minute): a caller can be caught in the middle of one."""
+        self.held[method] = threading.Event()
+
+    def release(self, method: str) -> None:
+        """End a `hold`: the calls waiting at it are answered (and recorded) now, later ones at once."""
+        self.held.pop(method).set()
 
     def wait_for_arrivals(self, method: str, count: int, timeout: float = 20.0) -> None:
         """Until `count` calls to exactly `method` have arrived (a slow one may still be waiting to answer)."""

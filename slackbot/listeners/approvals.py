@@ -3,9 +3,12 @@
 The decider is the signed Slack user id of the click (never the display name); who may decide what is
 `gpu_assist.approvals`' business, which refuses and audits the rest (the clicker hears why, ephemerally). The
 state machine makes a decision once however often it is clicked or retried, and audits every attempt, so these
-buttons are not claimed per click as the ones that make a request are. The card shows the approval at once, then
-its outcome; the outcome also goes to the card's thread (an extension's to its launch's thread), naming the
-requester, once, whoever finished it (`slackbot/outcomes.py`).
+buttons are not claimed per click as the ones that make a request are. Each click's decision row names the click
+(its inbox key, `inbox.click_key`): a click the jobs leader runs again because its process died after deciding and
+before the click was marked done finds its decision recorded, so each click has one decision row, and the clicker
+hears the same answer again. The card shows the approval at once, then its outcome; the outcome also goes to the
+card's thread (an extension's to its launch's thread), naming the requester, once, whoever finished it
+(`slackbot/outcomes.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from gpu_assist.errors import GpuAssistError
 from gpu_assist.identity import SLACK, actor
 from gpu_assist.records import RequestRecord
 from slackbot import blocks
+from ..inbox import click_key
 from ..outcomes import announce
 
 if TYPE_CHECKING:
@@ -42,7 +46,7 @@ class Decisions:
         user = body["user"]["id"]
         decider = actor(SLACK, user)  # the signed user id; the display name (body["user"]["username"]) is not used
         channel, ts = body["container"]["channel_id"], body["container"]["message_ts"]
-        approvals = self.deps.context.approvals
+        approvals, click = self.deps.context.approvals, click_key(body, action)
 
         def launching(record: RequestRecord) -> None:
             text, card = blocks.decided_card(record, blocks.carrying_out_line(record, decider),
@@ -51,9 +55,9 @@ class Decisions:
 
         try:
             if approve:
-                record = approvals.approve(action["value"], decider, on_approved=launching)
+                record = approvals.approve(action["value"], decider, on_approved=launching, delivery=click)
             else:
-                record = approvals.reject(action["value"], decider)
+                record = approvals.reject(action["value"], decider, delivery=click)
         except GpuAssistError as error:
             self.deps.client.chat_postEphemeral(channel=channel, user=user, text=blocks.not_done(error))
             return

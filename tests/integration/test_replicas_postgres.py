@@ -1,4 +1,5 @@
-"""Two processes on one PostgreSQL: concurrent approvals launch once; a crash mid-launch is reconciled."""
+"""Two processes on one PostgreSQL: concurrent approvals launch once; a crash mid-launch is reconciled; runs of
+one click at once record one decision."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gpu_assist import aws as aws_clients
@@ -85,3 +87,24 @@ def test_periodic_jobs_run_in_one_replica_at_a_time(pg_store):
     with pg_store.job_lock("reap") as held:
         results.append(("after", held))
     assert results == [("first", True), ("second", False), ("after", True)]
+
+
+def test_runs_of_one_click_at_once_record_one_decision_and_launch_once(aws, pg_store, catalog):
+    """Eight runs of one Approve click past the check for its decision together (as a click the jobs leader took
+    over from an owner that was only slow would be): one wins the UPDATE, the others' decision rows collide with its
+    row, so their transactions roll back; each answers the approval, none is refused or audited."""
+    approvals = Approvals(pg_store, POLICY, AwsProvisioner(POLICY), catalog)
+    record = submit_launch(approvals, "slack:U-CAROL", "8xA100 6h region=us-east-1")
+    together = threading.Barrier(8)
+
+    def run(_: int) -> str:
+        together.wait(timeout=30)
+        return approvals.approve(record.id, "slack:U-BOB", delivery="click-1").approver
+
+    with ThreadPoolExecutor(max_workers=8) as runs:
+        answers = list(runs.map(run, range(8)))
+    assert answers == ["slack:U-BOB"] * 8
+    approves = [e for e in pg_store.audit_trail(record.id) if e.action == "approve"]
+    assert [(e.actor, e.outcome) for e in approves] == [("slack:U-BOB", "ok")]
+    assert pg_store.caused_by("click-1") == approves[0]
+    assert len(_tagged(record.id)) == 1 and pg_store.get(record.id).state == "running"

@@ -1,5 +1,6 @@
 """The store's schema comes from the Alembic migrations: exactly the tables the code models, the state and kind
-CHECKs, the append-only audit trigger, on SQLite and PostgreSQL; upgrading is idempotent and serialised."""
+CHECKs, the append-only audit trigger, one audit row per delivery, on SQLite and PostgreSQL; upgrading is
+idempotent and serialised."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def fresh_engine(request, tmp_path):
 
 def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
     assert schema.current(fresh_engine) is None
-    assert schema.upgrade(fresh_engine) == schema.head() == "0006"
+    assert schema.upgrade(fresh_engine) == schema.head() == "0007"
     with fresh_engine.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), metadata)
         inspector = sqlalchemy.inspect(connection)
@@ -44,7 +45,7 @@ def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
     assert set(checks) == {"request_state_known", "request_kind_known"}
     assert "'stopping'" in checks["request_state_known"] and "'extended'" in checks["request_state_known"]
     assert "'extend'" in checks["request_kind_known"]
-    assert indexes == {"ix_requests_state", "ix_audit_events_request_id"}
+    assert indexes == {"ix_requests_state", "ix_audit_events_request_id", "ix_audit_events_delivery"}
     store = Store(engine=fresh_engine)
     with pytest.raises(sqlalchemy.exc.IntegrityError):  # the state CHECK holds
         with fresh_engine.begin() as connection:
@@ -53,12 +54,36 @@ def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
                 "instance_ids, version) VALUES ('r-1', 'launch', 'x', '{}', 'USD', 'bogus', :t, :t, '[]', 0)"),
                 {"t": "2026-12-03 00:00:00"})
     store.audit(None, "slack:U1", "submit launch", "refused", now=_now())
+    store.audit(None, "slack:U1", "submit launch", "refused", now=_now())  # no delivery: as many as happen
+    store.audit(None, "slack:U2", "approve", "refused", now=_now(), delivery="click-1")
+    with pytest.raises(sqlalchemy.exc.IntegrityError):  # one row per delivery, whatever writes it
+        with fresh_engine.begin() as connection:
+            connection.execute(audit_table.insert().values(at=_now(), actor="slack:U2", action="approve",
+                                                           outcome="ok", detail="", delivery="click-1"))
     for statement in ("UPDATE audit_events SET actor = 'someone else'", "DELETE FROM audit_events"):
         with pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"):
             with fresh_engine.begin() as connection:
                 connection.execute(sqlalchemy.text(statement))
-    assert schema.upgrade(fresh_engine) == "0006"  # idempotent
-    assert [e.actor for e in store.audit_trail()] == ["slack:U1"]
+    assert schema.upgrade(fresh_engine) == "0007"  # idempotent
+    assert [e.actor for e in store.audit_trail()] == ["slack:U1", "slack:U1", "slack:U2"]
+
+
+def test_going_below_0007_drops_the_deliveries_and_keeps_the_log_append_only(fresh_engine):
+    from alembic import command
+
+    schema.upgrade(fresh_engine)
+    Store(engine=fresh_engine).audit(None, "slack:U2", "approve", "refused", now=_now(), delivery="click-1")
+    with fresh_engine.begin() as connection:
+        command.downgrade(schema._config(connection), "0006")
+    with fresh_engine.connect() as connection:
+        columns = {c["name"] for c in sqlalchemy.inspect(connection).get_columns("audit_events")}
+        assert connection.execute(sqlalchemy.text("SELECT actor FROM audit_events")).scalars().all() == ["slack:U2"]
+    assert "delivery" not in columns and schema.current(fresh_engine) == "0006"
+    with pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"):
+        with fresh_engine.begin() as connection:
+            connection.execute(sqlalchemy.text("DELETE FROM audit_events"))
+    assert schema.upgrade(fresh_engine) == "0007"
+    assert [e.actor for e in Store(engine=fresh_engine).audit_trail()] == ["slack:U2"]
 
 
 def test_a_store_made_before_migrations_is_stamped_then_kept(tmp_path):
@@ -68,7 +93,7 @@ def test_a_store_made_before_migrations_is_stamped_then_kept(tmp_path):
         connection.execute(audit_table.insert().values(at=_now(), actor="U-OLD", action="submit", outcome="ok",
                                                        detail=""))
     assert schema.current(engine) is None
-    assert schema.upgrade(engine) == "0006"
+    assert schema.upgrade(engine) == "0007"
     assert [e.actor for e in Store(engine=engine).audit_trail()] == ["U-OLD"]
     assert requests_table.name in sqlalchemy.inspect(engine).get_table_names()
 
@@ -95,7 +120,7 @@ def test_processes_upgrading_one_fresh_postgres_at_once_take_turns(postgres_url)
         thread.start()
     for thread in threads:
         thread.join()
-    assert [(r.returncode, r.stdout.strip()) for r in results] == [(0, "0006")] * 4, [r.stderr[-800:] for r in
+    assert [(r.returncode, r.stdout.strip()) for r in results] == [(0, "0007")] * 4, [r.stderr[-800:] for r in
                                                                                         results]
 
 
@@ -103,25 +128,29 @@ def test_db_upgrade_and_current_from_the_cli(tmp_path, monkeypatch, capsys):
     from gpu_assist.cli import main
 
     monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'cli.db'}")
-    assert main(["db", "current"]) == 0 and "schema at none, newest 0006" in capsys.readouterr().out
-    assert main(["db", "upgrade"]) == 0 and "schema at 0006 (newest)" in capsys.readouterr().out
+    assert main(["db", "current"]) == 0 and "schema at none, newest 0007" in capsys.readouterr().out
+    assert main(["db", "upgrade"]) == 0 and "schema at 0007 (newest)" in capsys.readouterr().out
     assert main(["db", "upgrade"]) == 0 and main(["db", "current"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].endswith("schema at 0006, newest 0006")
+    assert capsys.readouterr().out.splitlines()[-1].endswith("schema at 0007, newest 0007")
 
 
 def _first_revision_metadata() -> sqlalchemy.MetaData:
     """The tables as revision 0001 (and gpu-assist before the migrations) had them: no spend or card columns, no
-    notices, only the first states and kinds."""
+    notices, no deliveries in the audit log, only the first states and kinds."""
     states = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed")
     old = sqlalchemy.MetaData()
-    added = {"hourly_price", "launched_at", "stopped_at", "card_channel", "card_ts", "owner", "owned_until"}
-    sqlalchemy.Table("requests", old, *[sqlalchemy.Column(c.name, c.type, primary_key=c.primary_key,
-                                                          nullable=c.nullable, index=c.index)
-                                        for c in requests_table.columns if c.name not in added],
+    added = {"hourly_price", "launched_at", "stopped_at", "card_channel", "card_ts", "owner", "owned_until",
+             "delivery"}
+
+    def columns(table: sqlalchemy.Table) -> list[sqlalchemy.Column]:
+        return [sqlalchemy.Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable, index=c.index)
+                for c in table.columns if c.name not in added]
+
+    sqlalchemy.Table("requests", old, *columns(requests_table),
                      sqlalchemy.CheckConstraint("state IN (" + ", ".join(f"'{s}'" for s in states) + ")",
                                                 name="request_state_known"),
                      sqlalchemy.CheckConstraint("kind IN ('launch', 'stop')", name="request_kind_known"))
-    audit_table.to_metadata(old)
+    sqlalchemy.Table("audit_events", old, *columns(audit_table))
     return old
 
 
@@ -146,7 +175,7 @@ def test_upgrading_from_0001_fills_in_the_spend_of_earlier_launches(tmp_path):
                                                            action="a", outcome="ok", from_state=from_state,
                                                            to_state=to_state, detail=""))
     assert schema.current(engine) == "0001"
-    assert schema.upgrade(engine) == "0006"
+    assert schema.upgrade(engine) == "0007"
     record = Store(engine=engine).get("r-000000000001")
     assert record.hourly_price == 43 and record.launched_at.hour == 10 and record.stopped_at.hour == 15
 
@@ -165,7 +194,7 @@ def test_upgrading_from_0002_keeps_the_requests_and_adds_cards_and_extensions(fr
         with fresh_engine.begin() as connection:
             connection.execute(sqlalchemy.text(insert), {**row, "id": "r-000000000002", "kind": "extend",
                                                          "state": "pending"})
-    assert schema.upgrade(fresh_engine) == "0006"
+    assert schema.upgrade(fresh_engine) == "0007"
     with fresh_engine.begin() as connection:
         kept = connection.execute(sqlalchemy.text("SELECT id, state, card_channel, card_ts FROM requests")).all()
         connection.execute(sqlalchemy.text(insert), {**row, "id": "r-000000000002", "kind": "extend",
@@ -178,7 +207,7 @@ def test_upgrading_from_0002_keeps_the_requests_and_adds_cards_and_extensions(fr
     with pytest.raises(RuntimeError, match="1 extension request"):  # requests are never deleted to go back
         with fresh_engine.begin() as connection:
             command.downgrade(schema._config(connection), "0002")
-    assert schema.current(fresh_engine) == "0006"
+    assert schema.current(fresh_engine) == "0007"
 
 
 def _now():

@@ -16,6 +16,7 @@ import json
 import socket
 import time
 from decimal import Decimal
+from urllib.parse import parse_qs
 
 import pytest
 from slack_bolt import BoltRequest
@@ -33,6 +34,7 @@ from gpu_assist.store import Store
 from gpu_assist.watch import idle_key
 from slack_client import BOT_TOKEN, SIGNING_SECRET, action_body, command_body
 from slackbot.app import SlackSettings, create_app, new_inbox, work_pool
+from slackbot.inbox import click_key
 from support import AWS_SECRET, submit_launch
 
 LAUNCH = "launch 8xA100 4h region=us-east-1"
@@ -247,6 +249,54 @@ def test_someone_not_an_approver_cannot_decide(slack, mock_slack):
     (refusal,) = mock_slack.wait_for("chat.postEphemeral")
     assert refusal["params"]["text"] == "Not done: slack:U-MALLORY is not an approver"
     assert slack.approvals.store.get(request_id).state == "pending"
+
+
+def _run_then_die(slack, mock, action_id: str, request_id: str, user: str) -> str:
+    """A click recorded and run by a process that died after its decision and answer, before it could mark the click
+    done: its row names an owner on another host whose lease is over. The click's key."""
+    payload = json.loads(parse_qs(action_body(action_id, request_id, user=user, response_url=mock.response_url())
+                                  )["payload"][0])
+    action, name, now = payload["actions"][0], {blocks.APPROVE: "approve", blocks.REJECT: "reject"}[action_id], \
+        slack.approvals.clock()
+    key = click_key(payload, action)
+    assert slack.approvals.store.receive_click(key, name, {"payload": payload, "action": action},
+                                               owner="elsewhere:4242:1/dead", until=now, now=now,
+                                               actor=f"slack:{user}", request_id=request_id, detail=action_id)
+    slack.inbox.handlers[name](payload, action, lambda **_: None)  # its first run, up to where the process died
+    return key
+
+
+@pytest.mark.parametrize("action_id, user, decided_before, decision", [
+    (blocks.APPROVE, "U-BOB", False, ("approve", "ok")),
+    (blocks.REJECT, "U-ALICE", False, ("reject", "ok")),
+    (blocks.APPROVE, "U-CAROL", False, ("approve", "refused")),  # the requester's own request
+    (blocks.APPROVE, "U-ALICE", True, ("approve", "refused")),  # approved already, by U-BOB
+], ids=["approve", "reject", "own request", "approved already"])
+def test_a_click_run_again_after_its_process_died_past_the_decision_decides_once(slack, replica, mock_slack,
+                                                                                 action_id, user, decided_before,
+                                                                                 decision):
+    request_id = _pending_launch(slack, mock_slack)
+    if decided_before:
+        slack.approvals.approve(request_id, "slack:U-BOB")
+    key = _run_then_die(slack, mock_slack, action_id, request_id, user)
+    slack.drained()
+    leader = replica()  # the jobs leader's round, in another process
+    store, before = slack.approvals.store, [c["method"] for c in mock_slack.received]
+    assert leader.inbox.recover() == 1
+    leader.drained()
+    assert leader.inbox.recover() == 0  # done now
+    trail = store.audit_trail(request_id)
+    clicked = [(e.action, e.outcome) for e in trail if e.actor == f"slack:{user}" and e.action in (
+        "click", "approve", "reject")]
+    assert clicked == [("click", "received"), decision]
+    assert store.caused_by(key) == next(e for e in trail if (e.actor, e.action) == (f"slack:{user}", decision[0]))
+    after = [c["method"] for c in mock_slack.received][len(before):]
+    if decision[1] == "refused":  # told again, in the same words; nothing else
+        first, again = mock_slack.calls("chat.postEphemeral")
+        assert after == ["chat.postEphemeral"] and again["params"] == first["params"]
+    else:  # carried out and announced once, by the first run: the second changes and posts nothing
+        assert after == [] and [e.action for e in trail].count("announce") == 1
+        assert store.get(request_id).state == ("failed" if decision[0] == "approve" else "rejected")
 
 
 def _more_button(answer: dict) -> dict:

@@ -88,9 +88,9 @@ test-alone: install-test
 golden: install-test
 	GPU_ASSIST_GOLDEN_UPDATE=1 $(BIN)/python -m pytest -q tests/golden
 
-# The request state machine's table in docs/ARCHITECTURE.md, from gpu_assist/states.py (a test fails when they differ).
+# The request state machine's table in docs/ARCHITECTURE.md, from gpu_assist/lifecycle/states.py (a test fails when they differ).
 docs: install
-	$(BIN)/python -m gpu_assist.states docs/ARCHITECTURE.md
+	$(BIN)/python -m gpu_assist.lifecycle.states docs/ARCHITECTURE.md
 
 # The JupyterLab sidebar's screenshots in docs/jupyterlab.md (docs/screenshots/*.png), taken by its browser tests
 # (tests/e2e/test_lab_tabs.py); `make test` runs the same tests but keeps their screenshots in temporary folders.

@@ -14,7 +14,7 @@ import statistics
 import time
 from pathlib import Path
 
-from gpu_assist.nvml import NvmlSampler
+from gpu_assist.host.nvml import NvmlSampler
 
 
 def main() -> int:

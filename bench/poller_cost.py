@@ -14,7 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from fake_nvml import FakeNvml, eight_gpus  # noqa: E402
-from gpu_assist.nvml import NvmlSampler, Poller  # noqa: E402
+
+from gpu_assist.host.nvml import NvmlSampler, Poller  # noqa: E402
 
 
 def measure(samples: int = 2000) -> dict:

@@ -25,9 +25,9 @@ from pathlib import Path
 from gpu_assist.catalog import OFFER_COLUMNS, Catalog, load_catalog
 from gpu_assist.commands import QuoteCommand
 from gpu_assist.commands.quoting import quote_view
-from gpu_assist.pricing import quote
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import quote
 from gpu_assist.render import text as render_text
-from gpu_assist.request import parse_request
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -17,14 +17,20 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    """`gpu_assist.quote` and the rest of the notebook's API, from `notebook.py` on first use (PEP 562)."""
+    """`gpu_assist.quote` and the rest of the notebook's API, from `notebook.py` on first use (PEP 562); and
+    `from gpu_assist import spot`, the spot watch a training script on a spot instance imports (docs/spot.md),
+    which lives with the other adapters to this machine."""
     if name in NOTEBOOK_API:
         from . import notebook  # pandas and the whole core: not for `import gpu_assist`, which every CLI start does
 
         return getattr(notebook, name)
+    if name == "spot":
+        from .host import spot_watch  # requests: only for the scripts that watch a spot instance
+
+        return spot_watch
     raise AttributeError(f"module 'gpu_assist' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     """The API's names for a notebook's completion, loaded or not."""
-    return sorted({*globals(), *NOTEBOOK_API})
+    return sorted({*globals(), *NOTEBOOK_API, "spot"})

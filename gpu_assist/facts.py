@@ -68,7 +68,7 @@ class Flag(StrEnum):
     ZERO_HOST_PRICE = "zero-host-price"
     ARTICLE_CLAIM_CONTRADICTED = "article-claim-contradicted"
     FRACTIONAL_GPU = "fractional-gpu"
-    # Caught at import by the price sanity rules (`importers/sanity.py`; the rule each belongs to in `SANITY_RULE`).
+    # Caught at import by the price sanity rules (`sources/sanity.py`; the rule each belongs to in `SANITY_RULE`).
     BELOW_PARTS_PRICE = "below-parts-price"
     FLEX_START_PRICE = "flex-start-price"
     FAR_BELOW_GPU_MEDIAN = "far-below-gpu-median"
@@ -192,7 +192,7 @@ class SourcesDisagree(CatalogLabel):
 
 class ContradictedBy(CatalogLabel):
     """An article's claim (its instance name or GPU) that the provider's documentation contradicts; `text` is
-    `contradicted-by <source>`, the source's key in SOURCES.md (`importers/china.py` writes it)."""
+    `contradicted-by <source>`, the source's key in SOURCES.md (`sources/china.py` writes it)."""
 
     _about_trust = True
 
@@ -284,7 +284,7 @@ def _parsed_flags(column: str) -> tuple[ScopedFlag, ...]:
 
 def parse_labels(column: str) -> tuple[CatalogLabel, ...]:
     """The `notes` column (`all:text;spot:text`) as facts, once per distinct column text. The catalogs' importers
-    write the two kinds the core decides by in these words (`importers/skypilot_rules.py`, `committed.py`)."""
+    write the two kinds the core decides by in these words (`sources/skypilot_rules.py`, `committed.py`)."""
     return _parsed_labels(column) if column else ()
 
 

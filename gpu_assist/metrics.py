@@ -22,8 +22,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from .nvml import GpuSample, NvmlSampler, Poller, Snapshot, idle_gpus
-from .standing import TeamStanding
+from .host.nvml import GpuSample, NvmlSampler, Poller, Snapshot, idle_gpus
+from .team.standing import TeamStanding
 
 log = logging.getLogger("gpu_assist.metrics")
 MIB = 2**20

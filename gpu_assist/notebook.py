@@ -12,17 +12,16 @@ import pandas as pd
 from .catalog import load_catalog
 from .commands import CommitCommand, Context, SpendCommand
 from .commands.execute import run, spend_of
-from .commitments import CommitmentAdvice
-from .frames import records_frame
-from .nvml import NvmlSampler
-from .periods import parse_period
-from .pricing import quote as price
-from .recommendation import recommend as plan
+from .host.nvml import NvmlSampler
+from .plan.recommendation import recommend as plan
+from .plan.workload import parse_workload
+from .pricing.query import parse_request
+from .pricing.quote import quote as price
 from .render.commit import commitment_rows, coverage_chart
-from .render.frames import plans_frame, quote_frame
+from .render.frames import plans_frame, quote_frame, records_frame
 from .render.notes import words
-from .request import parse_request
-from .workload import parse_workload
+from .team.commitments import CommitmentAdvice
+from .team.periods import parse_period
 
 
 def quote(text: str, **options: Any) -> pd.DataFrame:

@@ -4,7 +4,7 @@ Every listener acks at once. `/gpu` work (quotes over all regions, recommendatio
 bounded pool (`workers.WorkPool`) and answers through the command's `response_url`; a button's click is recorded
 in the store before its ack and run from there on a bounded pool of its own (`inbox.Inbox`), so no acknowledged
 click dies with its process. Identity is the Slack user id in the signed request, as `slack:<id>` (never the
-display name); the approval rules themselves live in `gpu_assist.approvals`, the words and cards in
+display name); the approval rules themselves live in `gpu_assist.lifecycle.approvals`, the words and cards in
 `slackbot.blocks`.
 """
 
@@ -21,8 +21,8 @@ from gpu_assist.commands import Context
 from gpu_assist.errors import GpuAssistError
 
 from . import listeners
-from .listeners.deps import Deps
 from .inbox import Inbox
+from .listeners.deps import Deps
 from .response_url import ResponsePoster
 from .settings import SlackSettings
 from .workers import WorkPool

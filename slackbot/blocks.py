@@ -14,30 +14,30 @@ from functools import singledispatch
 from typing import Any, Sequence
 
 from gpu_assist import facts
-from gpu_assist.budgets import BudgetStatus
+from gpu_assist.clouds.fleet import FleetReport
 from gpu_assist.commands.objects import QuoteCommand
-from gpu_assist.compare import Comparison, ComparisonRow
-from gpu_assist.facts import LaunchCloud
-from gpu_assist.fleet import FleetReport
-from gpu_assist.identity import slack_mention
-from gpu_assist.interruptions import Interruption
-from gpu_assist.plural import plural
-from gpu_assist.pricing import Quote
-from gpu_assist.recommendation import Recommendation
-from gpu_assist.records import RequestRecord
-from gpu_assist.request import Request, format_duration
 from gpu_assist.errors import ParseError
-from gpu_assist.request import is_duration_s
-from gpu_assist.specs import Checks, ExtendSpec, LaunchSpec, OptionId
-from gpu_assist.standing import TeamStanding
-from gpu_assist.watch import EXTENSION_S, IdleAlert
-from gpu_assist.render import operations as _operations, plans as _plans  # noqa: F401 - the text of what Slack shows
+from gpu_assist.facts import LaunchCloud
+from gpu_assist.lifecycle.identity import slack_mention
+from gpu_assist.lifecycle.records import RequestRecord
+from gpu_assist.lifecycle.specs import Checks, ExtendSpec, LaunchSpec, OptionId
+from gpu_assist.plan.recommendation import Recommendation
+from gpu_assist.plural import plural
+from gpu_assist.pricing.compare import Comparison, ComparisonRow
+from gpu_assist.pricing.query import Query, format_duration, is_duration_s
+from gpu_assist.pricing.quote import Quote
+from gpu_assist.render import operations as _operations  # noqa: F401 - the text of what Slack shows
+from gpu_assist.render import plans as _plans  # noqa: F401 - the text of what Slack shows
 from gpu_assist.render.comparison import HEADERS, job_length, layout
 from gpu_assist.render.money import format_hours, format_money, format_percent, format_plan_cost
 from gpu_assist.render.notes import said, words
 from gpu_assist.render.spend import budget_line, idle_alert, interruption_line, team_line
 from gpu_assist.render.tables import table, text_table
 from gpu_assist.render.text import render as render_text
+from gpu_assist.team.budgets import BudgetStatus
+from gpu_assist.team.interruptions import Interruption
+from gpu_assist.team.standing import TeamStanding
+from gpu_assist.team.watch import EXTENSION_S, IdleAlert
 
 Block = dict[str, Any]  # one Block Kit block, as Slack's Web API takes it
 
@@ -157,7 +157,7 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[Block]:
     return blocks
 
 
-def _launch_button(row: ComparisonRow, index: int, request: Request) -> Block | None:
+def _launch_button(row: ComparisonRow, index: int, request: Query) -> Block | None:
     """A "Request launch" accessory for a verified AWS row, for its cheapest on-demand or spot option."""
     options = [o for m, o in row.cells if m in ("on-demand", "spot") and o.verified]
     if row.provider != "aws" or not options:

@@ -4,7 +4,7 @@
 Slack does not resend a click it got a 200 for, so work that lives only in a process's memory dies with it. Here
 the listener reserves a place in a bounded pool first (none left: the clicker is told "busy", and that is
 audited, as a command past its pool is), records the click, then acks and starts it. The click names its owner
-(`gpu_assist.owners`) with a lease, and is marked done once its handler ran. A replica killed after the ack leaves
+(`lifecycle.owners`) with a lease, and is marked done once its handler ran. A replica killed after the ack leaves
 clicks not done whose owner is gone (same host) or whose lease ends: the jobs leader's round takes them over and
 runs them (`recover`), answering through the click's own `response_url`. A retry of a recorded click (the same
 key) is acked and not run again. A click run again may have got further the first time: the decisions themselves
@@ -21,9 +21,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from gpu_assist import owners
-from gpu_assist.identity import SLACK, actor
-from gpu_assist.records import REQUEST_ID
+from gpu_assist.lifecycle import owners
+from gpu_assist.lifecycle.identity import SLACK, actor
+from gpu_assist.lifecycle.records import REQUEST_ID
 from slackbot import blocks
 
 if TYPE_CHECKING:

@@ -14,13 +14,13 @@ import datetime as dt
 import logging
 from typing import TYPE_CHECKING
 
-from gpu_assist import states
+from gpu_assist.clouds.fleet import find_instances
 from gpu_assist.facts import PricingModel
-from gpu_assist.fleet import find_instances
-from gpu_assist.interruptions import interrupted
-from slackbot.blocks import interruption_blocks
+from gpu_assist.lifecycle import states
+from gpu_assist.lifecycle.specs import LaunchSpec, OptionId
 from gpu_assist.render.spend import interruption_line
-from gpu_assist.specs import LaunchSpec, OptionId
+from gpu_assist.team.interruptions import interrupted
+from slackbot.blocks import interruption_blocks
 
 from .spend_watch import thread_of
 

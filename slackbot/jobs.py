@@ -30,8 +30,8 @@ from .workers import prune_deliveries
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
-    from gpu_assist.approvals import Approvals
     from gpu_assist.commands import Context
+    from gpu_assist.lifecycle.approvals import Approvals
     from gpu_assist.store import Store
 
 log = logging.getLogger("gpu_assist.slack")

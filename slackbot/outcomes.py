@@ -15,16 +15,16 @@ import datetime as dt
 import logging
 from typing import TYPE_CHECKING
 
+from gpu_assist.lifecycle.specs import ExtendSpec
 from slackbot import blocks
-from gpu_assist.specs import ExtendSpec
 
 from .spend_watch import Thread, thread_of
 
 if TYPE_CHECKING:
     from slack_sdk import WebClient
 
-    from gpu_assist.approvals import Approvals
-    from gpu_assist.records import RequestRecord
+    from gpu_assist.lifecycle.approvals import Approvals
+    from gpu_assist.lifecycle.records import RequestRecord
 
 log = logging.getLogger("gpu_assist.slack")
 OUTCOME = "outcome"

@@ -11,21 +11,21 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, TypedDict
 
-from gpu_assist.budgets import crossings, standing
-from gpu_assist.fleet import fleet_usage
-from gpu_assist.records import describe
-from slackbot.blocks import idle_alert_blocks
+from gpu_assist.clouds.fleet import fleet_usage
+from gpu_assist.lifecycle.records import describe
+from gpu_assist.lifecycle.specs import LaunchSpec
 from gpu_assist.render.spend import crossing_line, idle_alert, render_digest
-from gpu_assist.specs import LaunchSpec
-from gpu_assist.periods import month_start
-from gpu_assist.watch import build_digest, digest_due, idle_alerts
+from gpu_assist.team.budgets import crossings, standing
+from gpu_assist.team.periods import month_start
+from gpu_assist.team.watch import build_digest, digest_due, idle_alerts
+from slackbot.blocks import idle_alert_blocks
 
 if TYPE_CHECKING:
     from slack_sdk import WebClient
 
+    from gpu_assist.clouds.fleet import FleetReport
     from gpu_assist.commands import Context
-    from gpu_assist.fleet import FleetReport
-    from gpu_assist.records import RequestRecord
+    from gpu_assist.lifecycle.records import RequestRecord
 
 # Where a message goes, as `chat_postMessage`'s arguments: a channel, and a thread in it (None: the channel itself).
 Thread = TypedDict("Thread", {"channel": str, "thread_ts": str | None})

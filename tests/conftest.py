@@ -12,11 +12,11 @@ import time
 import urllib.request
 
 import pytest
+from support import AWS_SECRET, CATALOGS, DB_PASSWORD, NOON, free_port
 
 from child_startup import loopback_only
 from gpu_assist.catalog import load_catalog
-from gpu_assist.sources import rows_to_csv
-from support import AWS_SECRET, CATALOGS, DB_PASSWORD, NOON, free_port
+from gpu_assist.sources.refresh import rows_to_csv
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 

@@ -6,17 +6,18 @@ answer depends on the day the tests run. The store, policy and AWS come from the
 
 from __future__ import annotations
 
-from gpu_assist.commands import Context
 from support import Clock
+
+from gpu_assist.commands import Context
 
 
 def pin_context(serverapp, catalog, clock: Clock, **fields) -> Context:
     """Serve the routes of `serverapp` from a prepared Context on `catalog` and `clock` (and any other `fields` of
     a Context: a sampler, say); returns it."""
     def approvals(context: Context):
-        from gpu_assist.approvals import Approvals
-        from gpu_assist.policy import load_policy
-        from gpu_assist.provision.aws import AwsProvisioner
+        from gpu_assist.clouds.launch.aws import AwsProvisioner
+        from gpu_assist.lifecycle.approvals import Approvals
+        from gpu_assist.lifecycle.policy import load_policy
         from gpu_assist.store import Store
 
         policy = load_policy()

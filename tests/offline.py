@@ -1,6 +1,6 @@
 """`gpu-assist …` run as a user runs it, in a process of its own that cannot reach another machine: the loopback
 guard every test child starts with (tests/child_startup/) refuses every connection beyond loopback and every name
-lookup as an unreachable network would, logging each to this run's own file, and gpu_assist.cloud_host reads a DMI
+lookup as an unreachable network would, logging each to this run's own file, and gpu_assist.host.cloud_host reads a DMI
 folder the test writes (a laptop's, or a cloud instance's). No cloud keys, no profile files (HOME is empty),
 nothing of the test's own environment but PATH, PYTHONPATH and a moved clock."""
 
@@ -18,7 +18,7 @@ from support import REPO
 CHILD_STARTUP = REPO / "tests" / "child_startup"
 MOVED_CLOCK = ("GPU_ASSIST_TEST_CLOCK_SHIFT_S",)  # `pytest --moved-clock` moves every process's clock (conftest.py)
 # What the firmware says (the files of /sys/class/dmi/id), on a laptop and on an instance of each cloud: the signs
-# gpu_assist/cloud_host.py's docstring cites, the other files filled as a virtual machine's firmware fills them.
+# gpu_assist/host/cloud_host.py's docstring cites, the other files filled as a virtual machine's firmware fills them.
 LAPTOP = {"sys_vendor": "LENOVO", "product_name": "21HMCTO1WW", "board_vendor": "LENOVO", "bios_vendor": "LENOVO",
           "bios_version": "N3XET53W (1.28 )", "chassis_vendor": "LENOVO", "chassis_asset_tag": "No Asset Information"}
 INSTANCES = {

@@ -13,11 +13,11 @@ import sys
 from dataclasses import replace
 from typing import Any, Callable
 
+from ..catalog.gpus import GpuTable
 from ..commands import Command, Context, HelpCommand, QuoteCommand, RecommendCommand, Result, quote_grammar
 from ..commands.quoting import quote_view
-from ..gpus import GpuTable
+from ..pricing.query import parse_currency, parse_pricing_models, parse_providers, parse_regions
 from ..render import notes
-from ..request import parse_currency, parse_pricing_models, parse_providers, parse_regions
 
 DEFAULT_TOP = 15  # a terminal's worth of comparison rows; JSON gives every option
 

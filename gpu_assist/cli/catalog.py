@@ -12,23 +12,24 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..aws import explain, require_credentials
 from ..catalog import default_catalog_dir, load_catalog, source_disagreements, validate_directory
-from ..catalog_files import corrected_rows, dropped_rows
-from ..catalog_report import CAUGHT_COLUMNS, billing_footnote, caught_table, gpu_summary, provider_status
-from ..data_prices import FILE_NAME, replace_rows
+from ..catalog.data_prices import FILE_NAME, replace_rows
+from ..catalog.files import corrected_rows, dropped_rows
+from ..catalog.gpus import load_gpus
+from ..catalog.regions import default_region
+from ..catalog.report import CAUGHT_COLUMNS, billing_footnote, caught_table, gpu_summary, provider_status
+from ..clouds.aws import explain, require_credentials
 from ..errors import CatalogError, GpuAssistError, ParseError
-from ..gpus import load_gpus
-from ..importers import aws_api, aws_public, china, public, sanity, skypilot
-from ..importers.committed import WithCommittedPrices
-from ..importers.ecb import write_fx
 from ..plural import plural
-from ..regions import default_region
 from ..render.comparison import wrap
 from ..render.money import format_rate, restate_money
 from ..render.notes import words
 from ..render.tables import table, text_table
-from ..sources import PriceSource, refresh
+from ..sources import aws_account as aws_api
+from ..sources import aws_public, china, public, sanity, skypilot
+from ..sources.committed import WithCommittedPrices
+from ..sources.ecb import write_fx
+from ..sources.refresh import PriceSource, refresh
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,7 +73,7 @@ def _validate(directory: Path) -> int:
     disagreements = source_disagreements(directory)
     if disagreements:
         print(f"{plural(len(disagreements), 'offer')} where two sources disagree (kept, labelled in quotes):")
-        # the committed-use datasets' figures are dollars (importers/committed.py), shown as quotes show them
+        # the committed-use datasets' figures are dollars (sources/committed.py), shown as quotes show them
         print("\n".join(folded for line in disagreements
                         for folded in wrap(f"  {restate_money(line, 'USD', 'USD')}", "    ")))
     _print_corrected_and_dropped(directory)
@@ -125,7 +126,7 @@ def _refresh_tencent(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh tencent`: the account's CVM API (on-demand, spot and monthly per zone); the catalog's
     published list and article rows stay, and nothing changes on failure."""
     # the `china` extra's SDK, imported by its importer: absent, `answer` says which extra to install
-    from ..importers import tencent_api
+    from ..sources import tencent as tencent_api
 
     tencent_api.credential()  # no keys: one line naming the variables, before any progress bar
     regions = _names(args.regions, tencent_api.DEFAULT_REGIONS)
@@ -140,7 +141,7 @@ def _refresh_aliyun(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh aliyun`: the account's ECS API (pay-as-you-go and monthly per region); the articles' rows
     stay, and nothing changes on failure."""
     # the `china` extra's SDK, imported by its importer: absent, `answer` says which extra to install
-    from ..importers import aliyun_api
+    from ..sources import aliyun as aliyun_api
 
     aliyun_api.credential()  # no keys: one line naming the variables, before any progress bar
     regions = _names(args.regions, aliyun_api.DEFAULT_REGIONS)
@@ -154,7 +155,7 @@ def _refresh_huawei(args: argparse.Namespace, directory: Path) -> int:
     """`catalog refresh huawei`: the account's ECS flavors and BSS ratings (pay-per-use and monthly per region),
     GPUs from the documentation in `sources/cn_gpu_specs.csv`; the articles' rows stay, nothing changes on failure."""
     # the `china` extra's SDK, imported by its importer: absent, `answer` says which extra to install
-    from ..importers import huawei_api
+    from ..sources import huawei as huawei_api
 
     huawei_api.credential()  # no keys: one line naming the variables, before any progress bar
     regions = _names(args.regions, huawei_api.DEFAULT_REGIONS)

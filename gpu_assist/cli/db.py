@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import schema
-from ..store import Store
+from ..store import Store, schema
 
 
 def answer(args: argparse.Namespace) -> int:

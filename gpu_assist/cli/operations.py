@@ -7,7 +7,7 @@ import argparse
 
 from ..commands import Context
 from ..errors import GpuAssistError
-from ..identity import operator_override
+from ..lifecycle.identity import operator_override
 from ..plural import plural
 from ..render import operations  # noqa: F401 - registers the renderers of a request record
 from .answers import renderer

@@ -355,7 +355,7 @@ def _unknown_verb(word: str) -> NoReturn:
 def _tco_keys() -> str:
     """The keys `tco` reads, for `tco --help`, within 100 columns."""
     # tco imports the planning core (recommendation, sizing): only for `tco --help`, never on a quote's path
-    from ..tco import EXAMPLE, OPTIONS
+    from ..plan.tco import EXAMPLE, OPTIONS
 
     width = max(len(key) for key in OPTIONS) + 1
     lines = ["keys:"]

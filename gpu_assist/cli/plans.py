@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
+from ..catalog.gpus import GpuTable
 from ..commands import Command, Context, grammar, quote_grammar
 from ..commands.execute import run
-from ..gpus import GpuTable
 from ..render import plans  # noqa: F401 - registers the renderers of plans and tco results
 from .answers import show
 

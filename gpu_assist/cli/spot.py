@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import GpuAssistError
-from ..spot import run_job
+from ..host.spot_watch import run_job
 
 
 def answer(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ import argparse
 
 from ..commands import Context, grammar, quote_grammar
 from ..commands.execute import run
-from ..identity import chosen_name
+from ..lifecycle.identity import chosen_name
 from ..render import operations  # noqa: F401 - registers the renderers of a submitted request
 from .answers import show
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from ..catalog.gpus import GpuTable
 from ..commands import Command, Context, grammar, quote_grammar
 from ..commands.execute import run
-from ..gpus import GpuTable
 from ..render import operations  # noqa: F401 - registers the renderers of requests, spend and commitments
 from .answers import show
 

@@ -9,10 +9,10 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from ..catalog.gpus import GpuTable
 from ..commands import Context, Result, UtilCommand, grammar, quote_grammar
 from ..commands.execute import run
-from ..gpus import GpuTable
-from ..nvml import Snapshot
+from ..host.nvml import Snapshot
 from ..render import operations, text  # noqa: F401 - operations registers the renderers of snapshots and fleets
 from .answers import renderer, show, terminal
 

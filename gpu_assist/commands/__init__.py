@@ -9,9 +9,23 @@ only: importing it costs a quote nothing it does not use.
 """
 
 from .context import Context
-from .objects import (HELP, Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
-                      RecommendCommand, RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand,
-                      UtilCommand)
+from .objects import (
+    HELP,
+    Command,
+    CommitCommand,
+    ExtendCommand,
+    HelpCommand,
+    LaunchCommand,
+    QuoteCommand,
+    RecommendCommand,
+    RequestDetail,
+    RequestsCommand,
+    Result,
+    SpendCommand,
+    StopCommand,
+    TcoCommand,
+    UtilCommand,
+)
 
 __all__ = ["HELP", "Command", "CommitCommand", "Context", "ExtendCommand", "HelpCommand", "LaunchCommand",
            "QuoteCommand", "RecommendCommand", "RequestDetail", "RequestsCommand", "Result", "SpendCommand",

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 from ..catalog import Catalog, load_catalog
 from ..errors import ConfigError
-from ..request import CURRENCIES
+from ..pricing.query import CURRENCIES
 
 if TYPE_CHECKING:
-    from ..approvals import Approvals
-    from ..nvml import NvmlSampler
+    from ..host.nvml import NvmlSampler
+    from ..lifecycle.approvals import Approvals
 
 ANSWERS_KEPT = 256
 T = TypeVar("T")
@@ -42,13 +42,13 @@ def currency_setting() -> str:
 
 
 def _nvml_sampler() -> NvmlSampler:
-    from ..nvml import NvmlSampler  # `util` alone reads the GPUs: a quote does not load the NVML sampler
+    from ..host.nvml import NvmlSampler  # `util` alone reads the GPUs: a quote does not load the NVML sampler
 
     return NvmlSampler()
 
 
 def _aws_client(service: str, region: str | None) -> Any:
-    from ..aws import client  # boto3, for fleet and spend alone: a quote does not load it
+    from ..clouds.aws import client  # boto3, for fleet and spend alone: a quote does not load it
 
     return client(service, region)
 

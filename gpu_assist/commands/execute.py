@@ -8,27 +8,40 @@ import datetime as dt
 from functools import singledispatch
 from typing import Any
 
-from ..budgets import standing
-from ..commitments import plan_commitments
-from ..cost_explorer import actual_cost
+from ..catalog.regions import default_region
+from ..clouds.cost_explorer import actual_cost
+from ..clouds.fleet import fleet_usage
 from ..errors import ParseError
-from ..fleet import fleet_usage
-from ..periods import month_start
-from ..recommendation import recommend
-from ..regions import default_region
-from ..spending import SpendReport, spend_report
-from ..tco import total_cost_of_ownership
+from ..plan.recommendation import recommend
+from ..plan.tco import total_cost_of_ownership
+from ..team.budgets import standing
+from ..team.commitments import plan_commitments
+from ..team.periods import month_start
+from ..team.spending import SpendReport, spend_report
 from .context import Context
-from .objects import (Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
-                      RecommendCommand, RequestDetail, RequestsCommand, Result, SpendCommand, StopCommand, TcoCommand,
-                      UtilCommand)
+from .objects import (
+    Command,
+    CommitCommand,
+    ExtendCommand,
+    HelpCommand,
+    LaunchCommand,
+    QuoteCommand,
+    RecommendCommand,
+    RequestDetail,
+    RequestsCommand,
+    Result,
+    SpendCommand,
+    StopCommand,
+    TcoCommand,
+    UtilCommand,
+)
 from .quoting import quote_view
 
 
 def run(command: Command, context: Context, *, actor: str | None = None) -> Result:
     """Execute a parsed command against the context; results are rendered by `render/`.
 
-    `actor` is who asks, as `realm:name` (`gpu_assist.identity`). Requests record it; approvals check it.
+    `actor` is who asks, as `realm:name` (`gpu_assist.lifecycle.identity`). Requests record it; approvals check it.
     """
     return _execute(command, context, actor)
 

@@ -9,23 +9,42 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
-from ..budgets import PROJECT
+from ..catalog.gpus import GpuTable
 from ..errors import ParseError
 from ..facts import PricingModel
-from ..gpus import GpuTable
-from ..periods import PERIOD_EXAMPLE, parse_period
-from ..policy import LAUNCH_PROVIDERS
-from ..provision import cloud_of
-from ..records import REQUEST_ID
-from ..request import parse_duration, parse_request_words
-from ..specs import OptionId
-from ..spending import GROUPS
-from ..tco import parse_tco
-from ..workload import parse_workload_words
-from .objects import (Command, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, RecommendCommand,
-                      RequestsCommand, SpendCommand, StopCommand, TcoCommand, UtilCommand)
-from .quote_grammar import (QUOTE_OPTIONS, parse_max_price, parse_min_gpu_memory, parse_quote, parse_sort,
-                            parse_top, take_options, words_of)
+from ..lifecycle.policy import LAUNCH_PROVIDERS
+from ..lifecycle.ports import cloud_of
+from ..lifecycle.records import REQUEST_ID
+from ..lifecycle.specs import OptionId
+from ..plan.tco import parse_tco
+from ..plan.workload import parse_workload_words
+from ..pricing.query import parse_duration, parse_request_words
+from ..team.budgets import PROJECT
+from ..team.periods import PERIOD_EXAMPLE, parse_period
+from ..team.spending import GROUPS
+from .objects import (
+    Command,
+    CommitCommand,
+    ExtendCommand,
+    HelpCommand,
+    LaunchCommand,
+    RecommendCommand,
+    RequestsCommand,
+    SpendCommand,
+    StopCommand,
+    TcoCommand,
+    UtilCommand,
+)
+from .quote_grammar import (
+    QUOTE_OPTIONS,
+    parse_max_price,
+    parse_min_gpu_memory,
+    parse_quote,
+    parse_sort,
+    parse_top,
+    take_options,
+    words_of,
+)
 
 __all__ = ["QUOTE_OPTIONS", "parse_command", "parse_commit", "parse_instance_id", "parse_max_price",
            "parse_min_gpu_memory", "parse_quote", "parse_recommend", "parse_sort", "parse_spend", "parse_threshold",

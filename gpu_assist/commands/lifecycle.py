@@ -6,13 +6,13 @@ provisioner, which a quote needs none of; `Context` imports it on the first use 
 
 from __future__ import annotations
 
-from ..approvals import Approvals
 from ..catalog import Catalog
-from ..policy import LAUNCH_PROVIDERS, Policy, load_policy
-from ..provision import Clouds, Provisioner
-from ..provision.alibaba import AlibabaProvisioner
-from ..provision.aws import AwsProvisioner
-from ..provision.tencent import TencentProvisioner
+from ..clouds.launch.aliyun import AlibabaProvisioner
+from ..clouds.launch.aws import AwsProvisioner
+from ..clouds.launch.tencent import TencentProvisioner
+from ..lifecycle.approvals import Approvals
+from ..lifecycle.policy import LAUNCH_PROVIDERS, Policy, load_policy
+from ..lifecycle.ports import Clouds, Provisioner
 from ..store import Store
 
 

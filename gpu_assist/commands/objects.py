@@ -11,25 +11,25 @@ from dataclasses import dataclass, fields, replace
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Callable, TypeAlias
 
-from ..compare import SORTS
+from ..catalog.regions import PROVIDERS
 from ..facts import PricingModel
-from ..job_data import JobData
-from ..periods import AskedPeriod
-from ..regions import PROVIDERS
-from ..request import CURRENCIES, MAX_GPUS, PRICING_MODELS, Request, format_duration, is_duration_s
+from ..pricing.compare import SORTS
+from ..pricing.job_data import JobData
+from ..pricing.query import CURRENCIES, MAX_GPUS, PRICING_MODELS, Query, format_duration, is_duration_s
+from ..team.periods import AskedPeriod
 
 if TYPE_CHECKING:
-    from ..specs import OptionId
-    from ..compare import Comparison
-    from ..fleet import FleetReport
-    from ..pricing import Quote
-    from ..recommendation import Recommendation
-    from ..records import AuditEvent, RequestRecord
-    from ..commitments import CommitmentAdvice
-    from ..spending import SpendReport
-    from ..tco import TcoInput, TcoResult
-    from ..nvml import Snapshot
-    from ..workload import Workload
+    from ..clouds.fleet import FleetReport
+    from ..host.nvml import Snapshot
+    from ..lifecycle.records import AuditEvent, RequestRecord
+    from ..lifecycle.specs import OptionId
+    from ..plan.recommendation import Recommendation
+    from ..plan.tco import TcoInput, TcoResult
+    from ..plan.workload import Workload
+    from ..pricing.compare import Comparison
+    from ..pricing.quote import Quote
+    from ..team.commitments import CommitmentAdvice
+    from ..team.spending import SpendReport
 
 # Within 100 columns, the meanings of a group aligned by display width (a Chinese character takes two).
 HELP = """\
@@ -81,7 +81,7 @@ MAX_TOP = 10_000
 
 @dataclass(frozen=True)
 class QuoteCommand:
-    request: Request
+    request: Query
     top: int | None = None
     all_regions: bool = False
     include_flagged: bool = False
@@ -98,7 +98,7 @@ class QuoteCommand:
     def to_fields(self) -> dict[str, Any]:
         """The command as plain JSON values, the request's fields inlined and defaults left out: what a Slack
         button carries to ask the same question again (`from_fields` reads it back)."""
-        values, defaults = _flat(self), _flat(QuoteCommand(Request(gpu=self.request.gpu)))
+        values, defaults = _flat(self), _flat(QuoteCommand(Query(gpu=self.request.gpu)))
         fields_ = {name: list(value) if isinstance(value, tuple) else str(value) if isinstance(value, Decimal)
                    else value for name, value in values.items()
                    if name != "job_data" and (name == "gpu" or value != defaults[name])}
@@ -122,14 +122,14 @@ class QuoteCommand:
             read["pricing_models"] = tuple(map(PricingModel, read["pricing_models"]))
         if "job_data" in read:
             read["job_data"] = JobData.from_fields(read["job_data"])
-        request_names = {f.name for f in fields(Request)}
-        request = Request(**{k: v for k, v in read.items() if k in request_names})
+        request_names = {f.name for f in fields(Query)}
+        request = Query(**{k: v for k, v in read.items() if k in request_names})
         return replace(cls(request), **{k: v for k, v in read.items() if k not in request_names})
 
 
 def _flat(command: QuoteCommand) -> dict[str, Any]:
     """The request's fields and the command's own, in one mapping."""
-    return {**{f.name: getattr(command.request, f.name) for f in fields(Request)},
+    return {**{f.name: getattr(command.request, f.name) for f in fields(Query)},
             **{f.name: getattr(command, f.name) for f in fields(QuoteCommand) if f.name != "request"}}
 
 
@@ -200,13 +200,13 @@ class LaunchCommand:
     row by its option id (`launch aws:p4d.24xlarge:us-east-1:spot 72h`, a quote card's button). The approval path
     takes it as a `specs.LaunchIntent`."""
 
-    what: Request | OptionId
+    what: Query | OptionId
     duration_s: int             # its time to live, from when it runs
     project: str | None = None  # charged to that project's budget, tagged on the instances
 
     def words(self) -> str:
         """The command in the grammar's words, for the record (never parsed again)."""
-        if isinstance(self.what, Request):
+        if isinstance(self.what, Query):
             request = self.what
             clouds = [f"provider={p}" for p in request.providers if p != "aws"]  # AWS's launches read as always
             asked = " ".join([f"{request.count}x{request.gpu}", format_duration(self.duration_s),

@@ -13,12 +13,12 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable
 
-from ..amounts import parse_amount
-from ..compare import SORTS
+from ..catalog.gpus import GpuTable
 from ..errors import ParseError
-from ..gpus import GpuTable
-from ..job_data import take_job_data
-from ..request import normalise, parse_request_words
+from ..pricing.amounts import parse_amount
+from ..pricing.compare import SORTS
+from ..pricing.job_data import take_job_data
+from ..pricing.query import normalise, parse_request_words
 from .objects import MAX_TOP, QuoteCommand
 
 _FLAG_OPTIONS = ("all-regions", "include-flagged", "include-unverified", "verified-only", "explain", "list")

@@ -8,10 +8,10 @@ from dataclasses import replace
 from decimal import Decimal
 
 from ..catalog import Catalog
-from ..compare import Comparison, compare, refine
+from ..catalog.fx import rate_places
 from ..facts import PriceCapConverted
-from ..fx import rate_places
-from ..pricing import Quote, quote
+from ..pricing.compare import Comparison, compare, refine
+from ..pricing.quote import Quote, quote
 from .objects import QuoteCommand
 
 

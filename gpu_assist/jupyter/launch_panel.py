@@ -15,9 +15,9 @@ from ..commands.execute import run
 from ..commands.grammar import parse_verb
 from ..commands.quote_grammar import words_of
 from ..errors import GpuAssistError
-from ..identity import chosen_name
-from ..records import RequestRecord, describe
-from ..specs import to_json
+from ..lifecycle.identity import chosen_name
+from ..lifecycle.records import RequestRecord, describe
+from ..lifecycle.specs import to_json
 from .client import JupyterServer
 from .panels import _error_line, _show_error
 

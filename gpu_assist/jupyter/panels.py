@@ -20,26 +20,38 @@ from typing import TYPE_CHECKING, Any, Callable
 import ipywidgets as widgets
 from IPython.display import HTML, display
 
-from ..amounts import parse_count
+from ..catalog.regions import PROVIDERS
 from ..commands import Command, Context, QuoteCommand, RecommendCommand, Result
 from ..commands.execute import run
 from ..commands.quote_grammar import words_of
-from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
-from ..identity import chosen_name
-from ..pricing import Quote
+from ..lifecycle.identity import chosen_name
+from ..plan.workload import EXAMPLE, METHODS, PRECISIONS, workload_of
+from ..pricing.amounts import parse_count
+from ..pricing.compare import COLUMNS, Comparison
+from ..pricing.query import (
+    HOUR_S,
+    NO_DURATION,
+    PRICING_MODELS,
+    Query,
+    accepted_gpus,
+    normalise,
+    parse_currency,
+    parse_duration,
+    parse_pricing_models,
+    parse_providers,
+    parse_regions,
+)
+from ..pricing.quote import Quote
+from ..render import operations as _operations  # noqa: F401 - register their texts
+from ..render import plans as _plans  # noqa: F401 - register their texts
 from ..render.frames import comparison_frame, quote_frame
-from ..render import operations as _operations, plans as _plans  # noqa: F401 - register their texts
 from ..render.money import format_money
 from ..render.notes import said, words
 from ..render.text import render
-from ..regions import PROVIDERS
-from ..request import (HOUR_S, NO_DURATION, PRICING_MODELS, Request, accepted_gpus, normalise, parse_currency,
-                       parse_duration, parse_pricing_models, parse_providers, parse_regions)
-from ..workload import EXAMPLE, METHODS, PRECISIONS, workload_of
 
 if TYPE_CHECKING:
-    from ..recommendation import Recommendation
+    from ..plan.recommendation import Recommendation
 
 # IPython's display functions carry no annotations: their types as the panels call them.
 show_object: Callable[[object], None] = display
@@ -132,7 +144,7 @@ class QuotePanel(_Panel):
         duration = self.duration.value.strip()
         region = self.region.value.strip()
         gpu, variants = accepted_gpus(self.context.catalog.gpus, self.gpu.value)
-        request = Request(
+        request = Query(
             gpu=gpu, variants=variants, count=self.count.value,
             duration_s=parse_duration(duration) if duration else HOUR_S,
             assumptions=() if duration else (NO_DURATION,),

@@ -32,21 +32,21 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
-from .. import states
 from ..commands import Command, Context, RequestDetail, UtilCommand
 from ..commands.execute import run
-from ..commands.grammar import parse_verb
+from ..commands.grammar import parse_threshold, parse_verb, parse_window
 from ..commands.quote_grammar import parse_quote, words_of
-from ..commands.grammar import parse_threshold, parse_window
-from ..compare import Comparison
 from ..errors import ConfigError, GpuAssistError, ParseError, PolicyError, ProvisionError
-from ..identity import JUPYTER, actor
-from ..records import REQUEST_ID_FORM
-from ..render import json as render_json, operations as render_operations
+from ..lifecycle import states
+from ..lifecycle.identity import JUPYTER, actor
+from ..lifecycle.records import REQUEST_ID_FORM
+from ..pricing.compare import Comparison
+from ..render import json as render_json
+from ..render import operations as render_operations
 from ..render import plans as _plans  # noqa: F401 - registers the JSON of recommend's and tco's results
 
 if TYPE_CHECKING:
-    from ..records import RequestRecord
+    from ..lifecycle.records import RequestRecord
 
 # Threads per pool: two quotes or plans at a time leave the loop its share of the GIL; AWS and store calls mostly
 # wait on sockets, so more of them may wait at once.

@@ -12,12 +12,13 @@ from decimal import Decimal
 import ipywidgets as widgets
 
 from ..commands import Context, SpendCommand
-from ..commands.quote_grammar import words_of
 from ..commands.grammar import parse_spend
-from ..render import operations as _operations, plans as _plans  # noqa: F401 - register their texts
+from ..commands.quote_grammar import words_of
+from ..render import operations as _operations  # noqa: F401 - register their texts
+from ..render import plans as _plans  # noqa: F401 - register their texts
 from ..render.money import format_money
 from ..render.text import render
-from ..spending import GROUPS, SpendReport
+from ..team.spending import GROUPS, SpendReport
 from .panels import _Panel, show_html
 
 

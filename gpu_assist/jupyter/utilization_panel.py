@@ -10,8 +10,8 @@ import threading
 
 import ipywidgets as widgets
 
+from ..host.nvml import IDLE_BELOW_PCT, NvmlSampler, Poller, idle_gpus
 from ..plural import plural
-from ..nvml import IDLE_BELOW_PCT, NvmlSampler, Poller, idle_gpus
 
 
 class UtilizationPanel(widgets.VBox):

@@ -1,4 +1,4 @@
-"""Alembic's entry point: always handed an open connection by `gpu_assist.schema` (which holds the upgrade lock)."""
+"""Alembic's entry point: always handed an open connection by `store.schema` (which holds the upgrade lock)."""
 
 from __future__ import annotations
 

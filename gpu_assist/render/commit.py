@@ -1,4 +1,4 @@
-"""Commitment advice (`gpu_assist.commitments`) in words and rows: the text every face shows, the rows JSON, CSV
+"""Commitment advice (`gpu_assist.team.commitments`) in words and rows: the text every face shows, the rows JSON, CSV
 and the notebook's DataFrame share, and the notebook's coverage-versus-cost chart (HTML bars, no plotting
 dependency)."""
 
@@ -9,8 +9,8 @@ from decimal import Decimal
 from functools import partial
 from typing import Any
 
-from ..commitments import CommitmentAdvice, UsageGroup, monthly_bills
 from ..plural import plural
+from ..team.commitments import CommitmentAdvice, UsageGroup, monthly_bills
 from .comparison import wrap
 from .money import format_money, format_percent, round_money
 from .notes import words

@@ -12,12 +12,12 @@ import textwrap
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..compare import Comparison, ComparisonRow
 from ..facts import PricingModel, SpotInterruption
 from ..plural import plural
-from ..price_table import HOURS_PER_YEAR
-from ..pricing import QuoteOption
-from ..request import HOUR_S, Request, format_duration
+from ..pricing.compare import Comparison, ComparisonRow
+from ..pricing.price_table import HOURS_PER_YEAR
+from ..pricing.query import HOUR_S, Query, format_duration
+from ..pricing.quote import QuoteOption
 from .money import format_hours, format_money
 from .notes import words
 from .tables import WIDTH
@@ -73,7 +73,7 @@ class Layout:
     more: int
 
 
-def job(request: Request, gpu_memory_gib: float | None) -> str:
+def job(request: Query, gpu_memory_gib: float | None) -> str:
     """What a quote prices, as its titles say it: `8×A100 40 GB for 72h`; the memory only where the GPU's
     name does not already say it (`1×A100-80GB`)."""
     named = gpu_memory_gib is not None and f"{gpu_memory_gib:g}GB" in request.gpu.upper()

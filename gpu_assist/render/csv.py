@@ -8,9 +8,9 @@ import io
 from functools import singledispatch
 from typing import Any
 
-from ..compare import COLUMNS, Comparison
 from ..errors import GpuAssistError
-from ..pricing import Quote
+from ..pricing.compare import COLUMNS, Comparison
+from ..pricing.quote import Quote
 from .notes import words
 from .tabular import quote_table
 

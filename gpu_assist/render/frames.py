@@ -1,19 +1,34 @@
 """The notebook's DataFrames of quotes, comparisons and plans: the core's records as columns, notes in words.
 
-Money is float64 there (`frames.records_frame` says why); the exact figures stay in the objects.
+The core keeps money and billed hours as exact `Decimal`s (JSON and the faces print them exactly). In a
+DataFrame a column of Decimals is an `object` column: sums are slow, plots and `describe()` refuse it. So
+here such a column becomes float64, NaN where a value is missing; the exact figures stay in the objects.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 import pandas as pd
 
-from ..compare import COLUMNS, Comparison
-from ..frames import records_frame
-from ..pricing import Quote, QuoteOption
-from ..recommendation import Recommendation
+from ..plan.recommendation import Recommendation
+from ..pricing.compare import COLUMNS, Comparison
+from ..pricing.quote import Quote, QuoteOption
 from .notes import said, words
+
+
+def records_frame(records: Iterable[dict[str, Any]], columns: list[str] | None = None) -> pd.DataFrame:
+    """`records` as a pandas DataFrame, every column of Decimals (and Nones) as float64."""
+    frame = pd.DataFrame(list(records), columns=columns)
+    for name in frame.columns:
+        values = frame[name]
+        if values.dtype == object and values.map(lambda v: isinstance(v, Decimal)).any() and \
+                values.map(lambda v: v is None or isinstance(v, Decimal)).all():
+            frame[name] = [math.nan if v is None else float(v) for v in values]
+    return frame
 
 
 def quote_frame(quote: Quote) -> pd.DataFrame:

@@ -14,9 +14,9 @@ from functools import singledispatch
 from typing import Any
 
 from ..commands.objects import HelpCommand
-from ..compare import Comparison, ComparisonRow, compare
 from ..facts import Fact
-from ..pricing import Quote
+from ..pricing.compare import Comparison, ComparisonRow, compare
+from ..pricing.quote import Quote
 from .comparison import layout, said, shared_notes
 from .money import round_money
 from .notes import words

@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import singledispatch
 from typing import Any, Collection, Sequence
 
-from ..compare import Comparison
 from ..errors import GpuAssistError
-from ..pricing import Quote
+from ..pricing.compare import Comparison
+from ..pricing.quote import Quote
 from .comparison import layout
 from .notes import words
 from .tabular import quote_table

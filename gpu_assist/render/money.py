@@ -6,10 +6,10 @@ import re
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Callable
 
-from ..fx import rate_places
+from ..catalog.fx import rate_places
 
 if TYPE_CHECKING:
-    from ..recommendation import Plan
+    from ..plan.recommendation import Plan
 
 _SYMBOL = {"USD": "$", "CNY": "¥"}
 

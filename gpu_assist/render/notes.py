@@ -14,8 +14,8 @@ from functools import singledispatch
 
 from .. import facts as f
 from ..plural import plural
-from ..price_table import HOURS_PER_YEAR
-from ..request import HOUR_S, format_duration
+from ..pricing.price_table import HOURS_PER_YEAR
+from ..pricing.query import HOUR_S, format_duration
 from .money import format_money, format_rate, restate_money
 
 # The Spot Advisor's interruption bands as its page words them (a band is a number in `facts.FleetSpotRisk`).

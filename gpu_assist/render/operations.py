@@ -10,17 +10,17 @@ from dataclasses import asdict, replace
 from decimal import Decimal
 from typing import Any, Sequence
 
-from ..budgets import BudgetStatus
+from ..clouds.fleet import FleetReport
 from ..commands.objects import RequestDetail
-from ..commitments import CommitmentAdvice
 from ..facts import LaunchCloud
-from ..fleet import FleetReport
-from ..nvml import IDLE_BELOW_PCT, Snapshot, idle_gpus
+from ..host.nvml import IDLE_BELOW_PCT, Snapshot, idle_gpus
+from ..lifecycle.records import AuditEvent, RequestRecord, describe
+from ..lifecycle.specs import Checks, ExtendSpec, LaunchSpec, to_json
 from ..plural import plural
-from ..records import AuditEvent, RequestRecord, describe
-from ..request import format_duration
-from ..specs import Checks, ExtendSpec, LaunchSpec, to_json
-from ..spending import SpendReport
+from ..pricing.query import format_duration
+from ..team.budgets import BudgetStatus
+from ..team.commitments import CommitmentAdvice
+from ..team.spending import SpendReport
 from . import json
 from .commit import commitment_rows, render_commitments
 from .comparison import wrap

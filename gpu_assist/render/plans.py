@@ -10,10 +10,10 @@ from functools import partial
 from typing import Any
 
 from .. import facts
-from .. import recommendation as recommendation_module
+from ..plan import recommendation as recommendation_module
+from ..plan.recommendation import Recommendation
+from ..plan.tco import TcoResult
 from ..plural import plural
-from ..recommendation import Recommendation
-from ..tco import TcoResult
 from . import csv, json, markdown, text
 from .comparison import format_total, wrap
 from .json import plain

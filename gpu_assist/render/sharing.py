@@ -1,10 +1,10 @@
-"""Sharing advice in words (`gpu_assist.sharing`): one line a person reads beside a lightly used GPU."""
+"""Sharing advice in words (`gpu_assist.team.sharing`): one line a person reads beside a lightly used GPU."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..sharing import SharingAdvice
+from ..team.sharing import SharingAdvice
 from .money import format_money
 
 

@@ -7,12 +7,12 @@ import textwrap
 from decimal import Decimal
 from functools import partial
 
-from ..budgets import BudgetStatus
-from ..interruptions import Interruption
 from ..plural import plural
-from ..spending import SpendReport
-from ..standing import TeamStanding
-from ..watch import Digest, IdleAlert
+from ..team.budgets import BudgetStatus
+from ..team.interruptions import Interruption
+from ..team.spending import SpendReport
+from ..team.standing import TeamStanding
+from ..team.watch import Digest, IdleAlert
 from .money import format_hours, format_money, format_percent
 from .sharing import sharing_line
 from .tables import table

@@ -5,12 +5,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..pricing import Quote
+from ..pricing.quote import Quote
 from .money import format_hours, format_money, format_percent
 from .notes import words
 
 if TYPE_CHECKING:  # the planner's type: a quote's CSV or Markdown does not load the planner
-    from ..recommendation import Recommendation
+    from ..plan.recommendation import Recommendation
 
 
 def _money(amount: Decimal | None, currency: str, plain: bool, places: int = 2) -> str:

@@ -13,9 +13,9 @@ from functools import singledispatch
 from typing import Any, TypeVar
 
 from ..commands.objects import HelpCommand
-from ..compare import Comparison
 from ..plural import plural
-from ..pricing import Quote
+from ..pricing.compare import Comparison
+from ..pricing.quote import Quote
 from .comparison import BEST, UNITS, Layout, format_total, job, layout, scale_of, unit_legend, wrap
 from .money import format_money, format_percent, format_rate
 from .notes import words

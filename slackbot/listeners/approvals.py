@@ -1,7 +1,7 @@
 """The Approve and Reject buttons of an approval card.
 
 The decider is the signed Slack user id of the click (never the display name); who may decide what is
-`gpu_assist.approvals`' business, which refuses and audits the rest (the clicker hears why, ephemerally). The
+`gpu_assist.lifecycle.approvals`' business, which refuses and audits the rest (the clicker hears why, ephemerally). The
 state machine makes a decision once however often it is clicked or retried, and audits every attempt, so these
 buttons are not claimed per click as the ones that make a request are. Each click's decision row names the click
 (its inbox key, `inbox.click_key`): a click the jobs leader runs again because its process died after deciding and
@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpu_assist.errors import GpuAssistError
-from gpu_assist.identity import SLACK, actor
-from gpu_assist.records import RequestRecord
+from gpu_assist.lifecycle.identity import SLACK, actor
+from gpu_assist.lifecycle.records import RequestRecord
 from slackbot import blocks
 from ..inbox import click_key
 from ..outcomes import announce
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from slack_bolt import App
 
     from ..inbox import Payload, Respond
-
     from .deps import Deps
 
 

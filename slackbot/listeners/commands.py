@@ -12,14 +12,25 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, cast
 
-from gpu_assist.commands import (HELP, CommitCommand, ExtendCommand, HelpCommand, LaunchCommand, QuoteCommand,
-                                 RecommendCommand, RequestsCommand, SpendCommand, StopCommand, TcoCommand,
-                                 UtilCommand)
+from gpu_assist.commands import (
+    HELP,
+    CommitCommand,
+    ExtendCommand,
+    HelpCommand,
+    LaunchCommand,
+    QuoteCommand,
+    RecommendCommand,
+    RequestsCommand,
+    SpendCommand,
+    StopCommand,
+    TcoCommand,
+    UtilCommand,
+)
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import GpuAssistError
-from gpu_assist.identity import SLACK, actor
-from gpu_assist.records import RequestRecord
+from gpu_assist.lifecycle.identity import SLACK, actor
+from gpu_assist.lifecycle.records import RequestRecord
 from slackbot import blocks
 
 from ..response_url import EncodedAnswers
@@ -31,7 +42,6 @@ if TYPE_CHECKING:
     from gpu_assist.commands import Command
 
     from ..inbox import Payload, Respond
-
     from .deps import Deps
 
 log = logging.getLogger("gpu_assist.slack")

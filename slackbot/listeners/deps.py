@@ -16,11 +16,11 @@ if TYPE_CHECKING:
     from slack_sdk import WebClient
 
     from gpu_assist.commands import Context
-    from gpu_assist.records import RequestRecord
+    from gpu_assist.lifecycle.records import RequestRecord
 
-    from ..settings import SlackSettings
     from ..inbox import Handler, Inbox, Payload, Respond
     from ..response_url import ResponsePoster
+    from ..settings import SlackSettings
     from ..workers import WorkPool
 
 log = logging.getLogger("gpu_assist.slack")

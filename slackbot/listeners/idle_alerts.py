@@ -13,22 +13,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from gpu_assist.errors import GpuAssistError, PolicyError
-from gpu_assist.identity import AUTO_APPROVE, SLACK, actor, same_person
-from gpu_assist.records import RequestRecord
+from gpu_assist.lifecycle.identity import AUTO_APPROVE, SLACK, actor, same_person
+from gpu_assist.lifecycle.records import RequestRecord
+from gpu_assist.lifecycle.specs import StopSpec
+from gpu_assist.team.watch import EXTENSION_S, SNOOZE, idle_key
 from slackbot import blocks
-from gpu_assist.specs import StopSpec
-from gpu_assist.watch import EXTENSION_S, SNOOZE, idle_key
 
 from .deps import channel_of, once_per_click
 
 if TYPE_CHECKING:
     from slack_bolt import App
 
-    from gpu_assist.approvals import Approvals
     from gpu_assist.commands import Context
+    from gpu_assist.lifecycle.approvals import Approvals
 
     from ..inbox import Handler, Payload, Respond
-
     from .deps import Deps
 
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from gpu_assist.commands import LaunchCommand
 from gpu_assist.commands.execute import run
-from gpu_assist.compare import Comparison
 from gpu_assist.errors import GpuAssistError
-from gpu_assist.identity import SLACK, actor
+from gpu_assist.lifecycle.identity import SLACK, actor
+from gpu_assist.pricing.compare import Comparison
 from slackbot import blocks
 
 from .deps import channel_of, once_per_click
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from slack_bolt import App
 
     from ..inbox import Payload, Respond
-
     from .deps import Deps
 
 _REQUEST_BUTTON = re.compile(rf"^({blocks.REQUEST_LAUNCH}|{blocks.REQUEST_STOP})_\d+$")

@@ -5,7 +5,7 @@ for the whole run):
 - while `pytest --moved-clock` moves the suite's clock, the process's wall clock is shifted by the same offset as the
   test process's, so a server and its test agree on the time (a Slack signature's age, a TTL, a digest's day).
   Monotonic clocks and sleeps are left alone;
-- where GPU_ASSIST_TEST_DMI_DIR names a folder laid out as /sys/class/dmi/id, gpu_assist.cloud_host reads the
+- where GPU_ASSIST_TEST_DMI_DIR names a folder laid out as /sys/class/dmi/id, gpu_assist.host.cloud_host reads the
   firmware's strings from it, so a test says which cloud's instance the process runs on (tests/offline.py)."""
 
 import os
@@ -27,6 +27,6 @@ _DMI_DIR = os.environ.get("GPU_ASSIST_TEST_DMI_DIR")
 if _DMI_DIR:
     from pathlib import Path
 
-    import gpu_assist.cloud_host
+    import gpu_assist.host.cloud_host
 
-    gpu_assist.cloud_host.DMI_DIR = Path(_DMI_DIR)
+    gpu_assist.host.cloud_host.DMI_DIR = Path(_DMI_DIR)

@@ -15,10 +15,11 @@ import datetime as dt
 import itertools
 
 from fake_nvml import FakeGpu, FakeNvml
-from gpu_assist.catalog import load_catalog
-from gpu_assist.nvml import NvmlSampler
 from jupyter_context import pin_context
 from support import CATALOGS, NOON, Clock, submit_launch
+
+from gpu_assist.catalog import load_catalog
+from gpu_assist.host.nvml import NvmlSampler
 
 # (requester, the launch's words, hours before NOON it was approved); bob approves them all.
 SEED = (("jupyter:carol", "8xA100 72h region=us-east-1 project=vision", 27),

@@ -25,15 +25,15 @@ from pathlib import Path
 
 import boto3
 import pytest
+from jupyter_users import TOKENS
+from support import AWS_SECRET, NOON, free_port
 
-from gpu_assist.aws import REQUEST_TAG
+from gpu_assist.clouds.aws import REQUEST_TAG
+from gpu_assist.clouds.fleet import NAMESPACE, UTILIZATION
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
-from gpu_assist.fleet import NAMESPACE, UTILIZATION
 from gpu_assist.render import csv as render_csv
-from jupyter_users import TOKENS
-from support import AWS_SECRET, NOON, free_port
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

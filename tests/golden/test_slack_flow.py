@@ -6,14 +6,14 @@ Request ids, instance ids, Slack timestamps and dates vary per run and are repla
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import re
 
-from gpu_assist import aws as aws_clients
-from gpu_assist.provision.aws import REQUEST_TAG
+import pytest
 from slack_client import action_body, command_body, signed_post
+
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.launch.aws import REQUEST_TAG
 
 pytestmark = pytest.mark.slow  # the real server process, moto and the mock Slack
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_assist.nvml import NvmlSampler, Poller, idle_gpus
+from gpu_assist.host.nvml import NvmlSampler, Poller, idle_gpus
 
 _FIRST = NvmlSampler().sample()
 pytestmark = pytest.mark.skipif(not _FIRST.gpus, reason=f"no NVIDIA GPU here: {_FIRST.reason}")

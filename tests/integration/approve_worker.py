@@ -14,11 +14,11 @@ import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from gpu_assist.approvals import Approvals
 from gpu_assist.catalog import load_catalog
+from gpu_assist.clouds.launch.aws import AwsProvisioner
 from gpu_assist.errors import PolicyError
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import AwsProvisioner
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
 from gpu_assist.store import Store
 
 POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")

@@ -9,14 +9,15 @@ from decimal import Decimal
 import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
-
-from gpu_assist import aws as aws_clients, states
-from gpu_assist.approvals import Approvals
-from gpu_assist.errors import ParseError, PolicyError
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
-from gpu_assist.store import Store
 from support import Clock, submit_launch
+
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
+from gpu_assist.errors import ParseError, PolicyError
+from gpu_assist.lifecycle import states
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.store import Store
 
 IMAGE = "ami-12c6146b"  # one of moto's built-in AMIs
 
@@ -354,7 +355,7 @@ def test_reconcile_finishes_an_extension_a_crash_left_half_done(approvals, clock
 
 
 def test_project_on_launch_is_recorded_tagged_and_checked_against_the_budgets(approvals):
-    from gpu_assist.budgets import Budgets
+    from gpu_assist.team.budgets import Budgets
 
     budgets = Budgets({"*": Decimal(50_000), "vision": Decimal(20_000), "llm": Decimal(8000)}, "USD")
     team = _under(approvals, budgets=budgets, cost_tags={"project": "llm", "team": "ml"})

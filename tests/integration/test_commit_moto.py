@@ -11,13 +11,13 @@ import json
 from decimal import Decimal
 
 import pytest
-
-from gpu_assist.approvals import Approvals
-from gpu_assist.cli import main
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.store import Store
 from support import Clock, offer, submit_launch
+
+from gpu_assist.cli import main
+from gpu_assist.clouds.launch.aws import AwsProvisioner
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.store import Store
 
 pytestmark = pytest.mark.slow
 

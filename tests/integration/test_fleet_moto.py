@@ -6,12 +6,12 @@ import datetime as dt
 import json
 
 import pytest
-
-from gpu_assist import aws as aws_clients
-from gpu_assist.cli import main
-from gpu_assist.errors import ProvisionError
-from gpu_assist.fleet import MEMORY_USED, NAMESPACE, REQUEST_TAG, UTILIZATION, fleet_usage
 from support import NOON as NOW
+
+from gpu_assist.cli import main
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.fleet import MEMORY_USED, NAMESPACE, REQUEST_TAG, UTILIZATION, fleet_usage
+from gpu_assist.errors import ProvisionError
 
 IMAGE = "ami-12c6146b"  # one of moto's built-in AMIs
 
@@ -109,8 +109,8 @@ def test_a_lightly_used_a100_instance_gets_mig_profiles_that_fit_and_a_cheaper_i
     A100-SXM4-40GB's 2g.10gb holds 10 GB and 2 of 7 compute slices, 3 to a GPU), and the cheapest 8-GPU instance in
     the region whose GPUs hold the memory and the compute, priced from the bundled catalog."""
     from gpu_assist.facts import PricingModel
-    from gpu_assist.render.tables import fits
     from gpu_assist.render import operations as _operations  # noqa: F401 - registers the fleet's text
+    from gpu_assist.render.tables import fits
     from gpu_assist.render.text import render
 
     ec2, cloudwatch = aws_clients.client("ec2"), aws_clients.client("cloudwatch")

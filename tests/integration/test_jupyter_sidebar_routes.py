@@ -11,17 +11,17 @@ import io
 import json
 
 import pytest
-from tornado.httpclient import HTTPClientError
-
-from gpu_assist.aws import REQUEST_TAG, client
-from gpu_assist.commands import Context
-from gpu_assist.commands.execute import run
-from gpu_assist.commands.grammar import parse_command
-from gpu_assist.fleet import NAMESPACE, UTILIZATION
-from gpu_assist.render import csv as render_csv
 from jupyter_context import pin_context
 from jupyter_users import TokenUsers, auth
 from support import Clock
+from tornado.httpclient import HTTPClientError
+
+from gpu_assist.clouds.aws import REQUEST_TAG, client
+from gpu_assist.clouds.fleet import NAMESPACE, UTILIZATION
+from gpu_assist.commands import Context
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
+from gpu_assist.render import csv as render_csv
 
 
 @pytest.fixture

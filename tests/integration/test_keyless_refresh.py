@@ -99,7 +99,8 @@ class _ImdsHandler(http.server.BaseHTTPRequestHandler):
 
 
 def test_on_an_ec2_instance_the_chain_gets_the_instance_roles_keys(tmp_path, monkeypatch):
-    from gpu_assist import aws, cloud_host
+    from gpu_assist.clouds import aws
+    from gpu_assist.host import cloud_host
 
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
                  "AWS_EC2_METADATA_DISABLED", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",

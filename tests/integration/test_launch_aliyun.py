@@ -10,20 +10,20 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from ecs_fake import ACCESS_KEY_ID, ACCESS_KEY_SECRET, FakeEcs
-from gpu_assist.approvals import Approvals
-from gpu_assist.errors import PolicyError
-from gpu_assist.policy import Policy
-from gpu_assist.provision import Clouds
-from gpu_assist.provision.alibaba import AlibabaProvisioner
-from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.store import Store
 from support import Clock, offer, running, submit_launch
+
+from gpu_assist.clouds.launch.aliyun import AlibabaProvisioner
+from gpu_assist.clouds.launch.aws import AwsProvisioner
+from gpu_assist.errors import PolicyError
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.lifecycle.ports import Clouds
+from gpu_assist.store import Store
 
 pytest.importorskip("alibabacloud_ecs20140526")
 
-from gpu_assist.importers.aliyun_api import ecs_client  # noqa: E402
+from gpu_assist.sources.aliyun import ecs_client  # noqa: E402
 
 APPROVERS = [f"slack:U-APPROVER{n}" for n in range(1, 6)]
 ALIYUN = {"account": "acme-hz", "image_id": "ubuntu_22_04_x64_20G_alibase_gpu", "vswitch_id": "vsw-bp1test"}

@@ -4,16 +4,16 @@ as `unauthenticated:<login>`, offers no Approve button, and no name a kernel pic
 from __future__ import annotations
 
 import pytest
+from support import TODAY
 
-from gpu_assist.approvals import Approvals
+from gpu_assist.clouds.launch.aws import AwsProvisioner
 from gpu_assist.commands import Context
 from gpu_assist.errors import PolicyError
-from gpu_assist.identity import chosen_name
 from gpu_assist.jupyter import LaunchPanel
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import AwsProvisioner
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.identity import chosen_name
+from gpu_assist.lifecycle.policy import Policy
 from gpu_assist.store import Store
-from support import TODAY
 
 POLICY = Policy(approvers=frozenset({"jupyter:bob", "slack:U-BOB"}), ami_id="ami-12c6146b")
 

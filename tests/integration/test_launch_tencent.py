@@ -10,18 +10,18 @@ import threading
 from decimal import Decimal
 
 import pytest
-
 from cvm_fake import SECRET_ID, SECRET_KEY, FakeCvm
-from gpu_assist.approvals import Approvals
+from support import Clock, offer, running, submit_launch
+
+from gpu_assist.clouds.launch.aws import AwsProvisioner
+from gpu_assist.clouds.launch.tencent import TencentProvisioner
 from gpu_assist.commands.lifecycle import clouds
 from gpu_assist.errors import PolicyError
-from gpu_assist.importers.tencent_api import cvm_client
-from gpu_assist.policy import Policy
-from gpu_assist.provision import Clouds
-from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.provision.tencent import TencentProvisioner
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.lifecycle.ports import Clouds
+from gpu_assist.sources.tencent import cvm_client
 from gpu_assist.store import Store
-from support import Clock, offer, running, submit_launch
 
 pytest.importorskip("tencentcloud.cvm.v20170312")
 
@@ -277,8 +277,8 @@ def test_wrong_keys_are_a_clear_refusal_without_the_secret(cvm, tmp_path, fresh_
 ])
 def test_spend_counts_a_tencent_launch_in_the_teams_currency(cvm, tmp_path, fresh_catalog, clock, currency, hourly,
                                                              five_hours):
-    from gpu_assist.periods import month_start, parse_period
-    from gpu_assist.spending import spend_report
+    from gpu_assist.team.periods import month_start, parse_period
+    from gpu_assist.team.spending import spend_report
 
     approvals = _approvals(cvm, tmp_path, fresh_catalog, clock, _policy(currency=currency, max_cost=Decimal(90_000)))
     record = approvals.approve(submit_launch(approvals, "slack:U-CAROL", LAUNCH).id, APPROVERS[0])

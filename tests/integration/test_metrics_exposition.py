@@ -22,19 +22,19 @@ from types import SimpleNamespace
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
-
 from fake_nvml import FakeGpu, FakeNvml
-from gpu_assist.approvals import Approvals
-from gpu_assist.budgets import Budgets
-from gpu_assist.commands import Context
-from gpu_assist.metrics import metrics_application
-from gpu_assist.nvml import NvmlSampler
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.store import Store
+from prometheus_client.parser import text_string_to_metric_families
 from slack_client import start_slack_server
 from support import Clock, free_port, running, submit_launch
+
+from gpu_assist.clouds.launch.aws import AwsProvisioner
+from gpu_assist.commands import Context
+from gpu_assist.host.nvml import NvmlSampler
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.metrics import metrics_application
+from gpu_assist.store import Store
+from gpu_assist.team.budgets import Budgets
 
 pytestmark = pytest.mark.slow
 GIB = 2**30

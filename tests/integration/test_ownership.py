@@ -12,12 +12,12 @@ from __future__ import annotations
 import threading
 
 import pytest
-
-from gpu_assist import aws as aws_clients
-from gpu_assist.approvals import Approvals
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
 from support import Clock, submit_launch
+
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
 
 POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")
 

@@ -10,17 +10,17 @@ import shutil
 import urllib.parse
 
 import pytest
-
 from support import CATALOGS, FIXTURES, TODAY, free_port, running
+
 from gpu_assist.catalog import validate_directory
+from gpu_assist.catalog.gpus import load_gpus
 from gpu_assist.cli import main
 from gpu_assist.errors import GpuAssistError
-from gpu_assist.gpus import load_gpus
-from gpu_assist.sources import refresh
+from gpu_assist.sources.refresh import refresh
 
 pytest.importorskip("alibabacloud_ecs20140526")
 
-from gpu_assist.importers.aliyun_api import SOURCE_KEY, AliyunPriceSource, ecs_client  # noqa: E402
+from gpu_assist.sources.aliyun import SOURCE_KEY, AliyunPriceSource, ecs_client  # noqa: E402
 
 _THROTTLED = {"RequestId": "0B7A8F3C-1C2D-4E5F-8A9B-0C1D2E3F4A5B", "HostId": "ecs.aliyuncs.com",
               "Code": "Throttling.User", "Message": "Request was denied due to user flow control."}
@@ -141,7 +141,7 @@ def test_without_credentials_the_refresh_exits_2_with_one_line_naming_the_variab
 
 
 def test_the_cli_refreshes_a_copy_of_the_catalog_and_says_what_it_wrote(ecs, catalog_dir, monkeypatch, capsys):
-    from gpu_assist.importers import aliyun_api
+    from gpu_assist.sources import aliyun as aliyun_api
 
     endpoint = f"127.0.0.1:{ecs.server_port}"
     monkeypatch.setattr(aliyun_api, "ecs_client", lambda region: ecs_client(region, endpoint))

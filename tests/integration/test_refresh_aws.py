@@ -10,16 +10,23 @@ from decimal import Decimal
 
 import pytest
 from botocore.stub import ANY, Stubber
+from support import CATALOGS
+from support import FIXTURES as RECORDED
 
-from gpu_assist import aws as aws_clients
 from gpu_assist.catalog import load_catalog, validate_directory
-from gpu_assist.gpus import load_gpus
-from gpu_assist.importers.aws_api import (AwsPriceSource, cheapest_standard, gpu_instance_types, latest_spot_prices,
-                                          on_demand_rate, reserved_rates)
-from gpu_assist.pricing import quote
-from gpu_assist.request import parse_request
-from gpu_assist.sources import refresh
-from support import CATALOGS, FIXTURES as RECORDED
+from gpu_assist.catalog.gpus import load_gpus
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import quote
+from gpu_assist.sources.aws_account import (
+    AwsPriceSource,
+    cheapest_standard,
+    gpu_instance_types,
+    latest_spot_prices,
+    on_demand_rate,
+    reserved_rates,
+)
+from gpu_assist.sources.refresh import refresh
 
 FIXTURES = RECORDED / "aws"
 

@@ -10,11 +10,11 @@ import sys
 from decimal import Decimal
 
 import pytest
-
 from support import FIXTURES, child_env, free_port, offer, serving
+
 from gpu_assist.errors import CatalogError
-from gpu_assist.importers import aws_public, public
-from gpu_assist.sources import refresh
+from gpu_assist.sources import aws_public, public
+from gpu_assist.sources.refresh import refresh
 
 FILES = {
     aws_public.EC2_INDEX: "ec2_region_index.json",
@@ -134,7 +134,7 @@ def test_ebs_gp3_storage_from_the_same_files_becomes_a_dated_data_price(server, 
     """The whole bill (#33): the EC2 file's `Storage` product `volumeApiName=gp3` (`GB-Mo`) replaces that region's
     block row of data_prices.csv, dated by the file; other rows are kept and the file still loads."""
     from gpu_assist.catalog import load_catalog
-    from gpu_assist.data_prices import FILE_NAME, read_data_prices, replace_rows
+    from gpu_assist.catalog.data_prices import FILE_NAME, read_data_prices, replace_rows
 
     (catalog_dir / FILE_NAME).write_text("provider,region,item,unit,price,currency,up_to,source,as_of,verified\n"
                                          "aws,us-east-1,block,GB,0.08,USD,,aws-ebs-gp3,2026-12-05,no\n"

@@ -11,19 +11,19 @@ import shutil
 import zlib
 
 import pytest
-
 from support import CATALOGS, FIXTURES, SOURCES, TODAY, free_port, running
+
 from gpu_assist.catalog import validate_directory
+from gpu_assist.catalog.gpus import load_gpus
 from gpu_assist.cli import main
 from gpu_assist.errors import GpuAssistError
-from gpu_assist.gpus import load_gpus
-from gpu_assist.importers.china import SPECS_FILE, read_specs
-from gpu_assist.sources import refresh
+from gpu_assist.sources.china import SPECS_FILE, read_specs
+from gpu_assist.sources.refresh import refresh
 
 pytest.importorskip("huaweicloudsdkecs.v2")
 pytest.importorskip("huaweicloudsdkbss.v2")
 
-from gpu_assist.importers.huawei_api import SOURCE_KEY, HuaweiPriceSource, bss_client, ecs_client  # noqa: E402
+from gpu_assist.sources.huawei import SOURCE_KEY, HuaweiPriceSource, bss_client, ecs_client  # noqa: E402
 
 PROJECT = "0b7a8f3c1c2d4e5f8a9b0c1d2e3f4a5b"
 DOMAIN = "d0a1b2c3d4e5f60718293a4b5c6d7e8f"
@@ -202,7 +202,7 @@ def test_without_credentials_the_refresh_exits_2_with_one_line_naming_the_variab
 
 
 def test_the_cli_refreshes_a_copy_of_the_catalog_and_says_what_it_wrote(huawei, catalog_dir, monkeypatch, capsys):
-    from gpu_assist.importers import huawei_api
+    from gpu_assist.sources import huawei as huawei_api
 
     monkeypatch.setattr(huawei_api, "ecs_client", lambda region: ecs_client(region, huawei.endpoint))
     monkeypatch.setattr(huawei_api, "bss_client", lambda: bss_client(huawei.endpoint))

@@ -9,11 +9,11 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
-
 from support import CATALOGS, FIXTURES, free_port, offer, serving
+
 from gpu_assist.errors import CatalogError
-from gpu_assist.importers import public
-from gpu_assist.sources import refresh
+from gpu_assist.sources import public
+from gpu_assist.sources.refresh import refresh
 
 TODAY = dt.date(2026, 12, 3)
 COMMIT = "00148f2af3672e2229b4f7bf8157d5a3f36e3c35"

@@ -10,13 +10,13 @@ import json
 import shutil
 
 import pytest
-
 from support import CATALOGS, FIXTURES, TODAY, free_port, running
+
 from gpu_assist.catalog import validate_directory
 from gpu_assist.cli import main
 from gpu_assist.errors import GpuAssistError
-from gpu_assist.importers.tencent_api import SOURCE_KEY, TencentPriceSource, cvm_client
-from gpu_assist.sources import refresh
+from gpu_assist.sources.refresh import refresh
+from gpu_assist.sources.tencent import SOURCE_KEY, TencentPriceSource, cvm_client
 
 pytest.importorskip("tencentcloud.cvm.v20170312")
 
@@ -129,7 +129,7 @@ def test_without_credentials_the_refresh_exits_2_with_one_line_naming_the_variab
 
 
 def test_the_cli_refreshes_a_copy_of_the_catalog_and_says_what_it_wrote(cvm, catalog_dir, monkeypatch, capsys):
-    from gpu_assist.importers import tencent_api
+    from gpu_assist.sources import tencent as tencent_api
 
     endpoint = f"127.0.0.1:{cvm.server_port}"
     monkeypatch.setattr(tencent_api, "cvm_client", lambda region: cvm_client(region, endpoint))

@@ -13,8 +13,7 @@ import sqlalchemy
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from gpu_assist import schema
-from gpu_assist.store import Store, audit_table, metadata, requests_table
+from gpu_assist.store import Store, audit_table, metadata, requests_table, schema
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -106,7 +105,7 @@ def test_processes_upgrading_one_fresh_postgres_at_once_take_turns(postgres_url)
     admin.dispose()
     url = postgres_url.rsplit("/", 1)[0] + "/upgrade_race"
     gate = threading.Barrier(4)
-    code = ("import sys; from gpu_assist.store import Store; from gpu_assist import schema; "
+    code = ("import sys; from gpu_assist.store import Store; from gpu_assist.store import schema; "
             "print(schema.current(Store(sys.argv[1]).engine))")
     results = []
 
@@ -158,9 +157,8 @@ def test_upgrading_from_0001_fills_in_the_spend_of_earlier_launches(tmp_path):
     import datetime as dt
     import json
 
-    from support import OLD_LAUNCH  # a launch's spec as gpu-assist stored it then
-
     from alembic import command
+    from support import OLD_LAUNCH  # a launch's spec as gpu-assist stored it then
 
     engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'v1.db'}")
     with engine.begin() as connection:

@@ -9,16 +9,16 @@ import time
 import urllib.request
 
 import pytest
-
-from gpu_assist import aws as aws_clients
-from gpu_assist.compare import compare, refine
-from gpu_assist.pricing import quote
-from gpu_assist.provision.aws import REQUEST_TAG
-from gpu_assist.render.comparison import format_total
-from gpu_assist.render.notes import words
-from gpu_assist.request import parse_request
 from slack_client import SIGNING_SECRET, action_body, command_body, settle, signed_post
 from support import TODAY
+
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.launch.aws import REQUEST_TAG
+from gpu_assist.pricing.compare import compare, refine
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import quote
+from gpu_assist.render.comparison import format_total
+from gpu_assist.render.notes import words
 
 
 @pytest.fixture
@@ -259,7 +259,7 @@ def test_forged_requests_get_401_and_change_nothing(slack, mock_slack, case):
 
 
 def test_util_shows_the_fleet_with_stop_buttons_for_idle_instances(slack, mock_slack):
-    from gpu_assist.fleet import NAMESPACE, UTILIZATION
+    from gpu_assist.clouds.fleet import NAMESPACE, UTILIZATION
 
     _command(slack, mock_slack, "launch 8xA100 4h region=us-east-1")
     request_id = _card_request_id(mock_slack.wait_for("chat.postMessage")[0])

@@ -8,18 +8,18 @@ import datetime as dt
 import time
 
 import pytest
+from slack_client import action_body, command_body, signed_post
 from slack_sdk import WebClient
 
-from gpu_assist import aws as aws_clients
-from gpu_assist.approvals import Approvals
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.fleet import MEMORY_USED, NAMESPACE, UTILIZATION
+from gpu_assist.clouds.launch.aws import AwsProvisioner
 from gpu_assist.commands import Context
-from gpu_assist.fleet import MEMORY_USED, NAMESPACE, UTILIZATION
-from gpu_assist.policy import load_policy
-from gpu_assist.provision.aws import AwsProvisioner
-from slackbot.blocks import IDLE_EXTEND, IDLE_KEEP, IDLE_STOP
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import load_policy
 from gpu_assist.store import Store
-from gpu_assist.watch import idle_key
-from slack_client import action_body, command_body, signed_post
+from gpu_assist.team.watch import idle_key
+from slackbot.blocks import IDLE_EXTEND, IDLE_KEEP, IDLE_STOP
 from slackbot.spend_watch import watch_round
 
 

@@ -10,19 +10,21 @@ import urllib.request
 from decimal import Decimal
 
 import pytest
+from support import Clock, submit_launch
 
-from gpu_assist.approvals import Approvals
-from gpu_assist.budgets import Budgets
+from gpu_assist.clouds.launch.aws import AwsProvisioner
 from gpu_assist.commands import Context, SpendCommand
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError, PolicyError
-from gpu_assist.periods import parse_period
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.render import json as render_json, operations as _operations, text as render_text  # noqa: F401
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.render import json as render_json  # noqa: F401
+from gpu_assist.render import operations as _operations  # noqa: F401
+from gpu_assist.render import text as render_text
 from gpu_assist.store import Store
-from support import Clock, submit_launch
+from gpu_assist.team.budgets import Budgets
+from gpu_assist.team.periods import parse_period
 
 IMAGE = "ami-12c6146b"
 
@@ -131,7 +133,7 @@ def test_bad_spend_words_are_clear(catalog):
 
 
 def test_bad_budgets_in_the_policy_are_clear(tmp_path):
-    from gpu_assist.policy import load_policy
+    from gpu_assist.lifecycle.policy import load_policy
 
     for table, words in (('monthly = { "*" = -5 }', "budget '\\*' must be a number of USD that is 0 or more"),
                          ('currency = "XYZ"\nmonthly = { "*" = 5 }', "budget currency 'XYZ' is unknown"),

@@ -9,20 +9,20 @@ from decimal import Decimal
 
 import pytest
 from slack_sdk import WebClient
+from support import Clock, submit_launch
 
-from gpu_assist import aws as aws_clients
-from gpu_assist.approvals import Approvals
-from gpu_assist.budgets import Budgets
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.fleet import MEMORY_USED, NAMESPACE, UTILIZATION
+from gpu_assist.clouds.launch.aws import AwsProvisioner
 from gpu_assist.commands import Context
-from gpu_assist.identity import AUTO_APPROVE
-from gpu_assist.fleet import MEMORY_USED, NAMESPACE, UTILIZATION
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import AwsProvisioner
-from slackbot.blocks import IDLE_EXTEND, IDLE_KEEP, IDLE_STOP
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.identity import AUTO_APPROVE
+from gpu_assist.lifecycle.policy import Policy
 from gpu_assist.store import Store
+from gpu_assist.team.budgets import Budgets
+from slackbot.blocks import IDLE_EXTEND, IDLE_KEEP, IDLE_STOP
 from slackbot.listeners.idle_alerts import on_idle_extend, on_idle_keep, on_idle_stop
 from slackbot.spend_watch import watch_round
-from support import Clock, submit_launch
 
 IMAGE = "ami-12c6146b"
 # 09:00 UTC on an ordinary weekday, mid-month: the 7 hours the first test moves its clock stay inside one day and

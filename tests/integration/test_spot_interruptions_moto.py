@@ -15,15 +15,15 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ec2.models import ec2_backends
 from moto.ec2.models.instances import StateReason
 from slack_sdk import WebClient
-
-from gpu_assist.approvals import Approvals
-from gpu_assist.commands import Context, LaunchCommand
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import AwsProvisioner
-from slackbot.blocks import launch_button_choice
-from gpu_assist.store import Store
-from slackbot.interruptions import interruption_round
 from support import Clock, submit_launch
+
+from gpu_assist.clouds.launch.aws import AwsProvisioner
+from gpu_assist.commands import Context, LaunchCommand
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.store import Store
+from slackbot.blocks import launch_button_choice
+from slackbot.interruptions import interruption_round
 
 pytestmark = pytest.mark.slow
 

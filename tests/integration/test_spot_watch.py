@@ -18,9 +18,9 @@ import threading
 import time
 
 import pytest
-
-from gpu_assist import spot
 from support import free_port, running
+
+from gpu_assist.host import spot_watch as spot
 
 pytestmark = pytest.mark.slow
 

@@ -7,14 +7,14 @@ import random
 from decimal import Decimal
 
 import pytest
-
-from gpu_assist import aws as aws_clients
-from gpu_assist.approvals import Approvals
-from gpu_assist.errors import PolicyError
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
-from gpu_assist.store import Store
 from support import submit_launch
+
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
+from gpu_assist.errors import PolicyError
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.store import Store
 
 APPROVERS = ("slack:U-ALICE", "slack:U-BOB")
 POLICY = Policy(approvers=frozenset(APPROVERS), ami_id="ami-12c6146b", max_cost=Decimal(20_000))

@@ -10,14 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fault_proxy import FaultProxy
-from gpu_assist import aws as aws_clients
-from gpu_assist.approvals import Approvals
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
-from gpu_assist.states import TERMINAL
 from support import submit_launch
+
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.lifecycle.states import TERMINAL
 
 POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")
 WORKER = Path(__file__).parent.parent / "integration" / "approve_worker.py"

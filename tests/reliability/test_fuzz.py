@@ -7,16 +7,17 @@ import re
 import typing
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import TODAY, offer, soak
 
 from gpu_assist.catalog import OFFER_COLUMNS, OPTIONAL_COLUMNS, load_catalog, validate_directory
 from gpu_assist.commands import Command, Context, QuoteCommand, RecommendCommand, TcoCommand
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import CatalogError, GpuAssistError
-from gpu_assist.pricing import Quote
-from gpu_assist.sources import rows_to_csv
-from support import TODAY, offer, soak
+from gpu_assist.pricing.quote import Quote
+from gpu_assist.sources.refresh import rows_to_csv
 
 EXAMPLES = 100_000 if soak() else 1_500
 _COUNTS: dict[str, int] = {}
@@ -152,7 +153,8 @@ def test_any_quote_or_plan_is_answered_or_refused_in_every_face(catalog_for_fuzz
 
 
 def _answer_in_every_face(catalog, text: str):
-    from gpu_assist.render import json as render_json, text as render_text
+    from gpu_assist.render import json as render_json
+    from gpu_assist.render import text as render_text
     from slackbot import blocks
 
     context = Context(catalog_loader=lambda: catalog, today=lambda: TODAY, currency="USD")

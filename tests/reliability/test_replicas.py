@@ -8,13 +8,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
-from gpu_assist import aws as aws_clients
-from gpu_assist.approvals import Approvals
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import REQUEST_TAG, AwsProvisioner
 from slack_client import action_body, signed_post, start_slack_server
 from support import soak, submit_launch
+
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
 
 REQUESTS, CLICKS = (50, 1000) if soak() else (10, 200)
 POLICY = Policy(approvers=frozenset({"U-ALICE", "U-BOB"}), ami_id="ami-12c6146b")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sqlalchemy
-
-from gpu_assist.aws import explain
-from gpu_assist.cli import main
 from slack_client import BOT_TOKEN, SIGNING_SECRET, command_body, settle, signed_post, start_slack_server
 from support import AWS_SECRET, DB_PASSWORD
+
+from gpu_assist.cli import main
+from gpu_assist.clouds.aws import explain
 
 SECRETS = (BOT_TOKEN, SIGNING_SECRET, AWS_SECRET)
 

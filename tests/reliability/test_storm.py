@@ -21,14 +21,14 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
 import pytest
-from sqlalchemy import select
-
-from gpu_assist import aws as aws_clients
-from gpu_assist.provision.aws import REQUEST_TAG
-from slackbot.blocks import BUSY
-from gpu_assist.store import audit_table, clicks_table
 from slack_client import action_body, command_body, signed_post, start_slack_server
+from sqlalchemy import select
 from support import soak
+
+from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.launch.aws import REQUEST_TAG
+from gpu_assist.store import audit_table, clicks_table
+from slackbot.blocks import BUSY
 
 RUNS, REQUESTS, CLICKS = (30, 20, 400) if soak() else (3, 10, 200)
 CLICKERS = ["U-ALICE"] * 9 + ["U-BOB"] * 9 + ["U-CAROL", "U-MALLORY"]  # approvers; the requester; a stranger

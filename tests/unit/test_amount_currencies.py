@@ -8,17 +8,16 @@ from dataclasses import replace
 from decimal import Decimal
 
 import pytest
-
 from support import TODAY
+
 from gpu_assist.cli import main
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run
-from gpu_assist.commands.grammar import parse_command
-from gpu_assist.commands.grammar import parse_quote, words_of
-from gpu_assist.compare import job_hourly
-from slackbot.blocks import comparison_blocks
+from gpu_assist.commands.grammar import parse_command, parse_quote, words_of
+from gpu_assist.pricing.compare import job_hourly
 from gpu_assist.render.json import quote_answer
 from gpu_assist.render.notes import words
+from slackbot.blocks import comparison_blocks
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")

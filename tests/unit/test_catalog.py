@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-
 from support import CATALOGS, offer
+
 from gpu_assist.catalog import OFFER_COLUMNS, load_catalog, validate_directory
+from gpu_assist.catalog.regions import PROVIDERS
 from gpu_assist.errors import CatalogError
-from gpu_assist.regions import PROVIDERS
-from gpu_assist.sources import rows_to_csv
+from gpu_assist.sources.refresh import rows_to_csv
 
 
 def test_bundled_catalogs_validate_and_cover_every_provider(catalog):

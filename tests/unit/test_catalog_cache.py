@@ -8,11 +8,12 @@ import os
 import shutil
 
 import pytest
-
-from gpu_assist import catalog as catalog_module, catalog_cache
-from gpu_assist.catalog import load_catalog
-from gpu_assist.sources import rows_to_csv
 from support import offer
+
+from gpu_assist import catalog as catalog_module
+from gpu_assist.catalog import cache as catalog_cache
+from gpu_assist.catalog import load_catalog
+from gpu_assist.sources.refresh import rows_to_csv
 
 
 @pytest.fixture
@@ -64,11 +65,12 @@ def test_a_change_to_the_loading_rules_invalidates_the_cache(make_catalog, tmp_p
     code = tmp_path / "code"
     code.mkdir()
     for name in catalog_cache.LOADER_MODULES:
+        (code / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(catalog_cache._PACKAGE / name, code / name)
     monkeypatch.setattr(catalog_cache, "_PACKAGE", code)
     load_catalog(directory, cache_dir=tmp_path / "cache")
     assert reads[0] == 1  # the same code: a hit
-    with (code / "catalog.py").open("a") as source:
+    with (code / "catalog" / "files.py").open("a") as source:
         source.write("\n# a new row rule\n")
     load_catalog(directory, cache_dir=tmp_path / "cache")
     assert reads[0] == 2

@@ -12,27 +12,26 @@ import sys
 from decimal import Decimal
 
 import pytest
-
-import gpu_assist.importers
-
 from support import CATALOGS, SOURCES, TODAY
+
+import gpu_assist.sources
 from gpu_assist.catalog import validate_directory
-from gpu_assist.catalog_report import provider_status
+from gpu_assist.catalog.regions import CHINA_PROVIDERS
+from gpu_assist.catalog.report import provider_status
 from gpu_assist.cli import main
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.facts import ContradictedBy, Flag, OtherSize, PricedFrom, PricingModel, Stale
-from gpu_assist.pricing import quote
-from gpu_assist.recommendation import recommend
-from gpu_assist.regions import CHINA_PROVIDERS
+from gpu_assist.plan.recommendation import recommend
+from gpu_assist.plan.workload import parse_workload
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import quote
 from gpu_assist.render import json as render_json
-from slackbot.blocks import message
 from gpu_assist.render.frames import comparison_frame
 from gpu_assist.render.notes import said
 from gpu_assist.render.text import render
-from gpu_assist.request import parse_request
-from gpu_assist.workload import parse_workload
+from slackbot.blocks import message
 
 CHINA_FILES = tuple(f"{provider}.csv" for provider in CHINA_PROVIDERS)
 
@@ -237,8 +236,8 @@ def test_catalog_status_shows_each_chinese_provider_with_sources_and_verified_sh
 def test_a_refresh_without_its_sdk_says_which_extra_to_install(provider, sdk, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, sdk, None)  # as if the `china` extra were not installed
     # the importer imports its SDK at its top: imported afresh, as in a process without the extra
-    monkeypatch.delitem(sys.modules, f"gpu_assist.importers.{provider}_api", raising=False)
-    monkeypatch.delattr(gpu_assist.importers, f"{provider}_api", raising=False)
+    monkeypatch.delitem(sys.modules, f"gpu_assist.sources.{provider}", raising=False)
+    monkeypatch.delattr(gpu_assist.sources, provider, raising=False)
     assert main(["catalog", "refresh", provider, "--catalog-dir", str(CATALOGS)]) == 2
     err = capsys.readouterr().err
     assert f"catalog refresh {provider} needs its cloud's SDK" in err and "gpu-assist[china]" in err

@@ -8,15 +8,15 @@ import subprocess
 import sys
 
 import pytest
-
 from support import TODAY
+
 from gpu_assist.cli import main
 from gpu_assist.commands import HELP, Context, HelpCommand, QuoteCommand
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError
-from gpu_assist.pricing import quote
-from gpu_assist.request import parse_request
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import quote
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
@@ -96,8 +96,8 @@ def test_flags_build_the_command_their_words_would(catalog):
 def test_util_takes_the_grammars_words_as_help_and_slack_say_them(catalog, capsys):
     """`util fleet region=us-east-1 window=30m threshold=10`, the example `help` prints, exited 2 with
     "unrecognized arguments": the CLI's util took only flags."""
-    from gpu_assist.cli.util import command_of
     from gpu_assist.cli.parser import build_parser, parse_args
+    from gpu_assist.cli.util import command_of
 
     def built(*argv):
         return command_of(parse_args(build_parser("util"), ["util", *argv]), catalog.gpus)

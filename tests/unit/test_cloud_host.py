@@ -4,10 +4,10 @@ credential chain may ask that cloud's metadata service."""
 from __future__ import annotations
 
 import pytest
-
-from gpu_assist import cloud_host
-from gpu_assist.errors import ConfigError
 from offline import INSTANCES, LAPTOP, dmi_folder
+
+from gpu_assist.errors import ConfigError
+from gpu_assist.host import cloud_host
 
 
 @pytest.mark.parametrize("cloud", cloud_host.CLOUDS)

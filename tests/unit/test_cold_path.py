@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from support import CATALOGS
 
 # Packages a quote must not import: each costs from tens to hundreds of milliseconds to import.
@@ -26,12 +25,12 @@ HEAVY = {"pandas", "numpy", "rich", "boto3", "botocore", "slack_bolt", "slack_sd
 QUOTE_MODULES = {
     "gpu_assist", "gpu_assist.errors", "gpu_assist.cli", "gpu_assist.cli.parser", "gpu_assist.cli.answers",
     "gpu_assist.commands", "gpu_assist.commands.context", "gpu_assist.commands.quote_grammar",
-    "gpu_assist.commands.quoting", "gpu_assist.commands.objects", "gpu_assist.job_data", "gpu_assist.amounts",
-    "gpu_assist.periods", "gpu_assist.job_costs",
-    "gpu_assist.catalog", "gpu_assist.catalog_cache", "gpu_assist.catalog_files", "gpu_assist.offers",
-    "gpu_assist.gpus", "gpu_assist.fx", "gpu_assist.regions", "gpu_assist.request",
-    "gpu_assist.pricing", "gpu_assist.price_table", "gpu_assist.compare", "gpu_assist.plural",
-    "gpu_assist.facts", "gpu_assist.data_prices",
+    "gpu_assist.commands.quoting", "gpu_assist.commands.objects", "gpu_assist.pricing", "gpu_assist.pricing.job_data",
+    "gpu_assist.pricing.amounts", "gpu_assist.team", "gpu_assist.team.periods", "gpu_assist.pricing.job_costs",
+    "gpu_assist.catalog", "gpu_assist.catalog.cache", "gpu_assist.catalog.files", "gpu_assist.catalog.offers",
+    "gpu_assist.catalog.gpus", "gpu_assist.catalog.fx", "gpu_assist.catalog.regions", "gpu_assist.pricing.query",
+    "gpu_assist.pricing.quote", "gpu_assist.pricing.price_table", "gpu_assist.pricing.compare", "gpu_assist.plural",
+    "gpu_assist.facts", "gpu_assist.catalog.data_prices",
     "gpu_assist.render", "gpu_assist.render.money", "gpu_assist.render.notes",
     "gpu_assist.render.text", "gpu_assist.render.tables", "gpu_assist.render.comparison",
 }

@@ -10,19 +10,20 @@ import json
 from decimal import Decimal
 
 import pytest
+from support import offer
 
 from gpu_assist import facts as f
 from gpu_assist.commands import CommitCommand
 from gpu_assist.commands.grammar import parse_command
-from gpu_assist.commitments import HOURS_PER_MONTH, plan_commitments
 from gpu_assist.errors import ParseError
 from gpu_assist.facts import PricingModel
-from gpu_assist.records import RequestRecord
-from gpu_assist.render import json as render_json, operations as _operations  # noqa: F401 - registers the JSON
+from gpu_assist.lifecycle.records import RequestRecord
+from gpu_assist.lifecycle.specs import LaunchSpec
+from gpu_assist.render import json as render_json  # noqa: F401 - registers the JSON
+from gpu_assist.render import operations as _operations  # noqa: F401 - registers the JSON
 from gpu_assist.render.commit import commitment_rows, coverage_costs, render_commitments
 from gpu_assist.render.tables import fits
-from gpu_assist.specs import LaunchSpec
-from support import offer
+from gpu_assist.team.commitments import HOURS_PER_MONTH, plan_commitments
 
 NOW = dt.datetime(2026, 12, 5, 9, 0, tzinfo=dt.timezone.utc)
 ON_DEMAND = Decimal("32.7726")

@@ -7,21 +7,22 @@ import io
 import json
 
 import pytest
-
 from support import TODAY, offer
+
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, QuoteCommand
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
-from gpu_assist.compare import Comparison, compare, job_hourly, refine
 from gpu_assist.errors import ParseError
 from gpu_assist.facts import AlsoAs, Derived, Labelled, MemoryFilter, MultiHost, PriceCap, Stale
-from gpu_assist.pricing import Quote, QuoteOption, quote
-from gpu_assist.render import csv as render_csv, markdown as render_markdown
-from slackbot.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks, read_more
+from gpu_assist.pricing.compare import Comparison, compare, job_hourly, refine
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import Quote, QuoteOption, quote
+from gpu_assist.render import csv as render_csv
+from gpu_assist.render import markdown as render_markdown
 from gpu_assist.render.notes import said
 from gpu_assist.render.text import render
-from gpu_assist.request import parse_request
+from slackbot.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks, read_more
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")

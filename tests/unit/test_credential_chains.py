@@ -5,9 +5,10 @@ themselves, without resolving them (tests/integration/test_keyless_refresh.py ru
 from __future__ import annotations
 
 import pytest
-
-from gpu_assist import aws, cloud_host
 from offline import INSTANCES, LAPTOP, dmi_folder
+
+from gpu_assist.clouds import aws
+from gpu_assist.host import cloud_host
 
 
 @pytest.fixture
@@ -51,7 +52,7 @@ def test_aws_auto_defaults_mode_is_standard_off_ec2_without_asking(machine, monk
 
 
 def test_alibaba_asks_for_the_ram_role_on_ecs_or_when_it_is_named(machine, monkeypatch):
-    aliyun_api = pytest.importorskip("gpu_assist.importers.aliyun_api")
+    aliyun_api = pytest.importorskip("gpu_assist.sources.aliyun")
     from alibabacloud_credentials import provider
     from alibabacloud_credentials.utils import auth_util
 
@@ -72,7 +73,7 @@ def test_alibaba_asks_for_the_ram_role_on_ecs_or_when_it_is_named(machine, monke
 
 
 def test_tencent_asks_for_the_cvm_role_on_cvm_or_when_it_is_named(machine, monkeypatch):
-    tencent_api = pytest.importorskip("gpu_assist.importers.tencent_api")
+    tencent_api = pytest.importorskip("gpu_assist.sources.tencent")
 
     def links():
         return [(type(link.__self__).__name__, getattr(link.__self__, "role", None)) for link in tencent_api.chain()]
@@ -89,7 +90,7 @@ def test_tencent_asks_for_the_cvm_role_on_cvm_or_when_it_is_named(machine, monke
 
 @pytest.mark.parametrize("kind", ["basic", "global"])
 def test_huawei_asks_for_the_ecs_agency_on_huawei_cloud_or_when_told_it_is_there(kind, machine, monkeypatch):
-    huawei_api = pytest.importorskip("gpu_assist.importers.huawei_api")
+    huawei_api = pytest.importorskip("gpu_assist.sources.huawei")
 
     def links():
         return [type(link).__name__ for link in huawei_api.chain(kind)._providers]

@@ -12,9 +12,23 @@ import pytest
 
 import gpu_assist
 from gpu_assist import facts
-from gpu_assist.facts import (Conversion, Derived, Fact, Flag, Label, Labelled, MultiHost, PricingModel, ScopedFlag,
-                              SourcesDisagree, Stale, Unverified, parse_flags, parse_labels)
-from gpu_assist.pricing import QuoteOption
+from gpu_assist.facts import (
+    Conversion,
+    Derived,
+    Fact,
+    Flag,
+    Label,
+    Labelled,
+    MultiHost,
+    PricingModel,
+    ScopedFlag,
+    SourcesDisagree,
+    Stale,
+    Unverified,
+    parse_flags,
+    parse_labels,
+)
+from gpu_assist.pricing.quote import QuoteOption
 from gpu_assist.render.notes import words
 
 PACKAGE = Path(gpu_assist.__file__).parent

@@ -1,10 +1,9 @@
-"""The walls between the core and its faces and adapters (#30, step 2), read from the source: every import, at the
-top of a module, inside a function or under `TYPE_CHECKING`, resolved to the module it names.
+"""The walls between the core, its adapters and its faces, read from the folders and the source: every import, at
+the top of a module, inside a function or under `TYPE_CHECKING`, resolved to the module it names.
 
-The core (catalog, pricing, planning and recommendation, the request lifecycle, and everything else that is
-neither a face nor an adapter) imports no face (`render`, `commands`, `cli`, `jupyter`, `slackbot`, the notebook
-API in `gpu_assist/notebook.py`) and no adapter (boto3 and the clouds' SDKs, NVML, HTTP, Prometheus, and the
-modules that wrap them); faces and adapters import the core.
+A module's layer is its folder under `gpu_assist/` (docs/ARCHITECTURE.md, "Folders"): the core imports only the
+core (no face, no adapter, no cloud SDK); an adapter imports the core and its SDK, never a face; a face imports
+anything. A new folder must be given a layer here, or the test that every module has one fails.
 """
 
 from __future__ import annotations
@@ -13,14 +12,14 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FACES = ("gpu_assist.render", "gpu_assist.commands", "gpu_assist.cli", "gpu_assist.jupyter", "gpu_assist.__main__",
-         "gpu_assist.notebook", "slackbot")
-ADAPTERS = ("gpu_assist.aws", "gpu_assist.provision.aws", "gpu_assist.provision.tencent",
-            "gpu_assist.provision.alibaba", "gpu_assist.importers", "gpu_assist.nvml", "gpu_assist.cost_explorer",
-            "gpu_assist.fleet", "gpu_assist.metrics", "gpu_assist.spot", "gpu_assist.cloud_host",
-            "boto3", "botocore", "pynvml", "requests", "urllib3", "tencentcloud", "alibabacloud",
-            "alibabacloud_ecs20140526", "huaweicloudsdkcore", "huaweicloudsdkecs", "huaweicloudsdkbss",
-            "prometheus_client", "slack_bolt", "slack_sdk", "ipywidgets", "jupyter_server", "waitress", "gunicorn")
+CORE = ("facts", "errors", "plural", "catalog", "pricing", "plan", "lifecycle", "store", "team")
+ADAPTERS = ("clouds", "sources", "host")
+FACES = ("commands", "render", "cli", "jupyter", "notebook", "metrics", "__main__")
+# Libraries only an adapter or a face may import: the clouds' SDKs, NVML, HTTP, Prometheus, Slack, Jupyter, servers.
+OUTSIDE = ("boto3", "botocore", "pynvml", "requests", "urllib3", "tencentcloud", "alibabacloud",
+           "alibabacloud_ecs20140526", "alibabacloud_tea_openapi", "alibabacloud_credentials", "huaweicloudsdkcore",
+           "huaweicloudsdkecs", "huaweicloudsdkbss", "prometheus_client", "slack_bolt", "slack_sdk", "ipywidgets",
+           "jupyter_server", "waitress", "gunicorn")
 
 
 def _modules() -> dict[str, Path]:
@@ -38,9 +37,17 @@ def _within(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def _layer(name: str) -> str:
-    if name == "gpu_assist" or _within(name, FACES):  # the package hands out the notebook API
+    """`core`, `adapter` or `face` by the module's folder (or top-level module) under gpu_assist; `library` for
+    what another package ships (an SDK listed in OUTSIDE is `adapter`); `unplaced` for a folder given no layer."""
+    parts = name.split(".")
+    if parts[0] == "slackbot" or name == "gpu_assist":  # the package hands out the notebook API
         return "face"
-    return "adapter" if _within(name, ADAPTERS) else "core"
+    if parts[0] != "gpu_assist":
+        return "adapter" if _within(name, OUTSIDE) else "library"
+    for layer, folders in (("core", CORE), ("adapter", ADAPTERS), ("face", FACES)):
+        if parts[1] in folders:
+            return layer
+    return "unplaced"
 
 
 def _imported(name: str, path: Path, node: ast.Import | ast.ImportFrom, modules: dict[str, Path]) -> list[str]:
@@ -55,24 +62,33 @@ def _imported(name: str, path: Path, node: ast.Import | ast.ImportFrom, modules:
     return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
 
 
-def test_the_core_imports_no_face_and_no_adapter():
+def _breaches(of_layer: str, allowed: tuple[str, ...]) -> list[str]:
     modules = _modules()
-    breaches = []
+    found = []
     for name, path in modules.items():
-        if _layer(name) != "core":
+        if _layer(name) != of_layer:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                breaches += [f"{name} imports {target} (line {node.lineno})"
-                             for target in _imported(name, path, node, modules) if _layer(target) != "core"]
-    assert len(modules) > 100 and breaches == []
+                found += [f"{name} imports {target} (line {node.lineno})"
+                          for target in _imported(name, path, node, modules) if _layer(target) not in allowed]
+    return found
 
 
-def test_the_layers_are_named_for_modules_that_exist():
-    """A renamed face or adapter module must not leave its wall silently open."""
+def test_the_core_imports_no_face_and_no_adapter():
+    assert len(_modules()) > 100 and _breaches("core", ("core", "library")) == []
+
+
+def test_an_adapter_imports_no_face():
+    assert _breaches("adapter", ("core", "adapter", "library")) == []
+
+
+def test_every_module_has_a_layer_and_every_layer_a_folder():
+    """A new folder must say which side of the walls it stands on; a renamed one must not leave a wall open."""
     modules = _modules()
-    ours = [prefix for prefix in (*FACES, *ADAPTERS) if prefix.startswith(("gpu_assist", "slackbot"))]
-    assert [prefix for prefix in ours if not any(_within(name, (prefix,)) for name in modules)] == []
+    assert [name for name in modules if _layer(name) == "unplaced"] == []
+    tops = {name.split(".")[1] for name in modules if name.startswith("gpu_assist.")}
+    assert [folder for folder in (*CORE, *ADAPTERS, *FACES) if folder not in tops] == []
 
 
 def _graph() -> dict[str, set[str]]:

@@ -6,16 +6,16 @@ import csv
 from decimal import Decimal
 
 import pytest
-
 from support import CATALOGS, SOURCES, offer
+
 from gpu_assist.catalog import load_catalog, validate_directory
+from gpu_assist.catalog.gpus import load_gpus
+from gpu_assist.cli import main
 from gpu_assist.errors import CatalogError
 from gpu_assist.facts import Replaced, parse_labels
-from gpu_assist.gpus import load_gpus
-from gpu_assist.importers.ecb import write_fx
-from gpu_assist.cli import main
-from gpu_assist.importers.skypilot import EXTRACTS, SkyPilotSource
-from gpu_assist.sources import refresh, rows_to_csv
+from gpu_assist.sources.ecb import write_fx
+from gpu_assist.sources.refresh import refresh, rows_to_csv
+from gpu_assist.sources.skypilot import EXTRACTS, SkyPilotSource
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")

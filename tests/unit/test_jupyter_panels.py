@@ -8,20 +8,20 @@ import sys
 import time
 
 import pytest
-
 from fake_nvml import FakeNvml, eight_gpus
+from support import TODAY
+
 from gpu_assist.commands import Context
 from gpu_assist.commands.grammar import parse_command
-from gpu_assist.compare import compare, refine
 from gpu_assist.facts import NoPrices
+from gpu_assist.host.nvml import NvmlSampler
 from gpu_assist.jupyter import QuotePanel, RecommendPanel, UtilizationPanel
 from gpu_assist.jupyter.panels import cost_bars
 from gpu_assist.jupyter.utilization_panel import sparkline
+from gpu_assist.pricing.compare import compare, refine
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import words
-from gpu_assist.pricing import quote
-from gpu_assist.request import parse_request
-from gpu_assist.nvml import NvmlSampler
-from support import TODAY
 
 
 @pytest.fixture

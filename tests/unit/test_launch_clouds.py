@@ -8,13 +8,13 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
+from support import OLD_LAUNCH
 
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError, PolicyError
-from gpu_assist.policy import Policy, load_policy
-from gpu_assist.provision import Clouds, cloud_of
-from gpu_assist.specs import ExtendSpec, LaunchSpec, spec_from_json, to_json
-from support import OLD_LAUNCH
+from gpu_assist.lifecycle.policy import Policy, load_policy
+from gpu_assist.lifecycle.ports import Clouds, cloud_of
+from gpu_assist.lifecycle.specs import ExtendSpec, LaunchSpec, spec_from_json, to_json
 
 
 def test_a_launch_names_one_cloud_and_its_words_keep_it(gpus):
@@ -138,7 +138,7 @@ def test_the_leaders_idle_round_asks_cloudwatch_about_aws_launches_only():
 
 
 def test_a_spot_bid_is_in_the_clouds_own_currency_whatever_the_team_counts_in():
-    from gpu_assist.provision.aws import AwsProvisioner
+    from gpu_assist.clouds.launch.aws import AwsProvisioner
 
     aws = AwsProvisioner(Policy(ami_id="ami-12c6146b"))
     cny_team = _spec(pricing_model="spot", currency="CNY", ceiling_hourly=Decimal("80.5"), native_currency="USD",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from fake_nvml import FakeGpu, FakeNvml
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from fake_nvml import FakeGpu, FakeNvml
+from gpu_assist.host.nvml import NvmlSampler
 from gpu_assist.metrics import GpuAssistCollector, registry
-from gpu_assist.nvml import NvmlSampler
 
 
 def _names(collected: CollectorRegistry) -> dict[str, list]:

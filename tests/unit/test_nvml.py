@@ -7,13 +7,14 @@ import sys
 import time
 
 from fake_nvml import NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_GPU_IS_LOST, FakeGpu, FakeNvml, eight_gpus
+
+from gpu_assist.host.nvml import NvmlSampler, Poller, average_utilization, idle_gpus
 from gpu_assist.render import operations as _operations  # noqa: F401 - registers the snapshot's text
 from gpu_assist.render.text import render
-from gpu_assist.nvml import NvmlSampler, Poller, average_utilization, idle_gpus
 
 
 def test_importing_gpu_assist_touches_no_driver_and_no_heavy_module():
-    code = ("import sys, gpu_assist, gpu_assist.nvml, gpu_assist.commands;"
+    code = ("import sys, gpu_assist, gpu_assist.host.nvml, gpu_assist.commands;"
             "print(sorted(m for m in ('pynvml', 'pandas', 'boto3') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr

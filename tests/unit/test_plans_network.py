@@ -9,21 +9,30 @@ import math
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support import TODAY, offer
+
 from gpu_assist.catalog import Catalog
-from gpu_assist.catalog_files import offer_values
+from gpu_assist.catalog.fabric import Link, SpotBand, block_days, load_plan_data
+from gpu_assist.catalog.files import offer_values
 from gpu_assist.cli import main
-from gpu_assist.facts import (CapacityBlock, Fabric, FleetSpotRisk, Folded, MarketplaceHosts, NoFabric, QuotaNeeded,
-                              SpotOverheadHigh)
-from gpu_assist.network import Link, SpotBand, block_days, load_plan_data
-from gpu_assist.recommendation import MARKETPLACES, recommend
-from gpu_assist.render.notes import words
-from gpu_assist.sizing import CALIBRATION, calibrated, finish_chance, scaling, spot_overhead
 from gpu_assist.commands.quote_grammar import words_of
-from gpu_assist.tco import parse_tco, total_cost_of_ownership
-from gpu_assist.workload import parse_workload
+from gpu_assist.facts import (
+    CapacityBlock,
+    Fabric,
+    FleetSpotRisk,
+    Folded,
+    MarketplaceHosts,
+    NoFabric,
+    QuotaNeeded,
+    SpotOverheadHigh,
+)
+from gpu_assist.plan.recommendation import MARKETPLACES, recommend
+from gpu_assist.plan.sizing import CALIBRATION, calibrated, finish_chance, scaling, spot_overhead
+from gpu_assist.plan.tco import parse_tco, total_cost_of_ownership
+from gpu_assist.plan.workload import parse_workload
+from gpu_assist.render.notes import words
 
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
 

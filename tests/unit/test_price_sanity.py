@@ -14,17 +14,18 @@ import statistics
 from decimal import Decimal
 
 import pytest
-from hypothesis import example, given, settings, strategies as st
-
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from support import CATALOGS, SOURCES, TODAY
+
 from gpu_assist.catalog import load_catalog
-from gpu_assist.catalog_report import defects_caught
+from gpu_assist.catalog.report import defects_caught
 from gpu_assist.cli import main
 from gpu_assist.facts import Corrected, Flag, Labelled, LocalZone, SpotOutlier, parse_flags, parse_labels
-from gpu_assist.importers import sanity
-from gpu_assist.pricing import quote
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import said
-from gpu_assist.request import parse_request
+from gpu_assist.sources import sanity
 
 
 @pytest.fixture(scope="module")
@@ -201,9 +202,9 @@ def test_no_rule_a_b_c_holds_for_a_gcp_row_that_passes_import(tmp_path_factory, 
     """For any GCP host + A100 part prices (Flex-start rates among them) and billing-catalog hours: a quotable
     on-demand price has no Flex-start part (c), is not below its parts (a) and is within 10 % of the billing
     catalog where it prices the machine (b)."""
-    from gpu_assist.gpus import load_gpus
-    from gpu_assist.importers.committed import WithCommittedPrices
-    from gpu_assist.importers.skypilot import SkyPilotSource
+    from gpu_assist.catalog.gpus import load_gpus
+    from gpu_assist.sources.committed import WithCommittedPrices
+    from gpu_assist.sources.skypilot import SkyPilotSource
 
     directory = tmp_path_factory.mktemp("gcp")
     lines, cud = [_GCP_HEADER], ["machine_type,region,hour,hour_spot,month,month_1y,month_3y,commit"]

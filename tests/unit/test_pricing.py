@@ -7,11 +7,24 @@ import math
 from decimal import Decimal
 
 from support import CATALOGS, SOURCES, TODAY, offer
-from gpu_assist.facts import (DateUnknown, Flag, Flagged, IdleGpus, MultiHost, PricingModel, ReservedTerm,
-                              ReservedUnknown, ScopedFlag, SpotInterruption, Stale, Unverified)
-from gpu_assist.pricing import quote
+
+from gpu_assist.facts import (
+    DateUnknown,
+    Flag,
+    Flagged,
+    IdleGpus,
+    MultiHost,
+    PricingModel,
+    ReservedTerm,
+    ReservedUnknown,
+    ScopedFlag,
+    SpotInterruption,
+    Stale,
+    Unverified,
+)
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import said
-from gpu_assist.request import parse_request
 
 
 def _quote(catalog, text, **options):

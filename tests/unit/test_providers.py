@@ -7,17 +7,17 @@ import json
 from decimal import Decimal
 
 import pytest
-
 from support import CATALOGS, SOURCES, TODAY
+
+from gpu_assist.catalog.gpus import load_gpus
+from gpu_assist.catalog.regions import location
 from gpu_assist.cli import main
 from gpu_assist.facts import Flag, Flagged, Labelled, Replaced, SourcesDisagree
-from gpu_assist.gpus import load_gpus
-from gpu_assist.importers import spot_flags
-from gpu_assist.importers.skypilot import SkyPilotSource, price_text
-from gpu_assist.pricing import quote
-from gpu_assist.regions import location
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import said
-from gpu_assist.request import parse_request
+from gpu_assist.sources import spot_flags
+from gpu_assist.sources.skypilot import SkyPilotSource, price_text
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")

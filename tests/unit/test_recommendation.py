@@ -3,25 +3,36 @@
 from __future__ import annotations
 
 import json
-import re
 import math
+import re
 from decimal import Decimal
 
 import pytest
-
 from support import TODAY, offer
+
+from gpu_assist.catalog.regions import location
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, RecommendCommand
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError
-from gpu_assist.facts import (Derived, Fabric, Fastest, FleetSpotRisk, Labelled, MultiHost, OverBudget, OverDeadline,
-                              Stale, TooManyToHold, Unverified)
-from gpu_assist.recommendation import MARKETPLACES, recommend
-from gpu_assist.sizing import GIB, memory_needed, min_gpus, spot_overhead, training_hours
-from gpu_assist.regions import location
+from gpu_assist.facts import (
+    Derived,
+    Fabric,
+    Fastest,
+    FleetSpotRisk,
+    Labelled,
+    MultiHost,
+    OverBudget,
+    OverDeadline,
+    Stale,
+    TooManyToHold,
+    Unverified,
+)
+from gpu_assist.plan.recommendation import MARKETPLACES, recommend
+from gpu_assist.plan.sizing import GIB, memory_needed, min_gpus, spot_overhead, training_hours
+from gpu_assist.plan.workload import parse_workload
 from gpu_assist.render.notes import words
-from gpu_assist.workload import parse_workload
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
@@ -132,7 +143,10 @@ def test_money_has_one_unit_per_figure_without_a_job_length(make_catalog, capsys
     monthly = next(p for p in result.plans if p.pricing_model == "monthly")
     assert monthly.hours is None and monthly.total is None
     assert monthly.hourly == Decimal(1) * monthly.instances  # 730 a month is 1 an hour, per instance
-    from gpu_assist.render import csv as render_csv, json as render_json, markdown, plans as _plans, text  # noqa: F401
+    from gpu_assist.render import csv as render_csv  # noqa: F401
+    from gpu_assist.render import json as render_json
+    from gpu_assist.render import markdown, text
+    from gpu_assist.render import plans as _plans  # noqa: F401 - registers the plans
 
     assert f"${monthly.instances:,}.00/h" in text.render(result)
     plan = json.loads(render_json.render(result))["plans"][0]

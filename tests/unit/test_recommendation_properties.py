@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from hypothesis import HealthCheck, given, settings, strategies as st
-
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support import TODAY, offer
+
 from gpu_assist.catalog import Catalog
-from gpu_assist.catalog_files import offer_values
-from gpu_assist.recommendation import recommend
-from gpu_assist.sizing import GIB
-from gpu_assist.workload import parse_workload
+from gpu_assist.catalog.files import offer_values
+from gpu_assist.plan.recommendation import recommend
+from gpu_assist.plan.sizing import GIB
+from gpu_assist.plan.workload import parse_workload
 
 # GPUs with dense TFLOPS for every training precision or a bf16 fallback, small to large memory.
 GPUS = ("T4", "A10", "L4", "RTX4090", "V100-32GB", "A100", "A100-80GB", "H100", "H200", "B200", "MI300X")

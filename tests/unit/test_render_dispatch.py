@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_assist.budgets import BudgetStatus  # noqa: F401 - a type the spend report's JSON carries
+from gpu_assist.clouds.fleet import FleetReport
 from gpu_assist.commands.objects import HelpCommand, RequestDetail
-from gpu_assist.commitments import CommitmentAdvice
-from gpu_assist.compare import Comparison
 from gpu_assist.errors import GpuAssistError
-from gpu_assist.fleet import FleetReport
-from gpu_assist.nvml import Snapshot
-from gpu_assist.pricing import Quote
-from gpu_assist.recommendation import Recommendation
-from gpu_assist.records import RequestRecord
+from gpu_assist.host.nvml import Snapshot
+from gpu_assist.lifecycle.records import RequestRecord
+from gpu_assist.plan.recommendation import Recommendation
+from gpu_assist.plan.tco import TcoResult
+from gpu_assist.pricing.compare import Comparison
+from gpu_assist.pricing.quote import Quote
 from gpu_assist.render import csv, json, markdown, operations, plans, text  # noqa: F401 - they register
-from gpu_assist.spending import SpendReport
-from gpu_assist.tco import TcoResult
+from gpu_assist.team.budgets import BudgetStatus  # noqa: F401 - a type the spend report's JSON carries
+from gpu_assist.team.commitments import CommitmentAdvice
+from gpu_assist.team.spending import SpendReport
 
 RESULTS = (Quote, Comparison, HelpCommand, Recommendation, TcoResult, Snapshot, FleetReport, RequestRecord,
            RequestDetail, SpendReport, CommitmentAdvice, tuple)
@@ -53,13 +53,13 @@ _FACE_CHECK = """
 import sys
 from gpu_assist.render import json, text
 __import__(sys.argv[1])
-from gpu_assist.commitments import CommitmentAdvice
-from gpu_assist.fleet import FleetReport
-from gpu_assist.nvml import Snapshot
-from gpu_assist.recommendation import Recommendation
-from gpu_assist.records import RequestRecord
-from gpu_assist.spending import SpendReport
-from gpu_assist.tco import TcoResult
+from gpu_assist.team.commitments import CommitmentAdvice
+from gpu_assist.clouds.fleet import FleetReport
+from gpu_assist.host.nvml import Snapshot
+from gpu_assist.plan.recommendation import Recommendation
+from gpu_assist.lifecycle.records import RequestRecord
+from gpu_assist.team.spending import SpendReport
+from gpu_assist.plan.tco import TcoResult
 generic = {"text": text.render, "json": json.payload}[sys.argv[2]]
 types = (Recommendation, TcoResult, Snapshot, FleetReport, RequestRecord, SpendReport, CommitmentAdvice)
 print(sorted(t.__name__ for t in types if generic.dispatch(t) is generic.registry[object]))

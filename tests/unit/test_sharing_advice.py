@@ -10,7 +10,7 @@ import pytest
 
 from gpu_assist.facts import PricingModel
 from gpu_assist.render.sharing import sharing_line
-from gpu_assist.sharing import MeasuredUse, mig_fit, mps_processes, sharing_advice
+from gpu_assist.team.sharing import MeasuredUse, mig_fit, mps_processes, sharing_advice
 
 
 def _use(catalog, gpu: str, memory_gib: float, pct: float, gpus: int = 1) -> MeasuredUse:

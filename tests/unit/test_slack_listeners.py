@@ -20,22 +20,22 @@ from urllib.parse import parse_qs
 
 import pytest
 from slack_bolt import BoltRequest
+from slack_client import BOT_TOKEN, SIGNING_SECRET, action_body, command_body
 from slack_sdk.signature import SignatureVerifier
+from support import AWS_SECRET, submit_launch
 
-from gpu_assist import states
-from gpu_assist.approvals import Approvals
+from gpu_assist.clouds.launch.aws import AwsProvisioner
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import AwsProvisioner
-from slackbot import blocks
+from gpu_assist.lifecycle import states
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
 from gpu_assist.store import Store
-from gpu_assist.watch import idle_key
-from slack_client import BOT_TOKEN, SIGNING_SECRET, action_body, command_body
+from gpu_assist.team.watch import idle_key
+from slackbot import blocks
 from slackbot.app import SlackSettings, create_app, new_inbox, work_pool
 from slackbot.inbox import click_key
-from support import AWS_SECRET, submit_launch
 
 LAUNCH = "launch 8xA100 4h region=us-east-1"
 INSTANCE = "i-0123456789abcdef0"

@@ -9,15 +9,15 @@ from __future__ import annotations
 import socket
 
 import pytest
-from slack_sdk import WebClient
-
-from gpu_assist.approvals import Approvals
-from gpu_assist.policy import Policy
-from gpu_assist.provision.aws import AwsProvisioner
-from gpu_assist.store import Store
 from slack_client import BOT_TOKEN
-from slackbot.outcomes import OUTCOME, POSTING, announce, announce_pending
+from slack_sdk import WebClient
 from support import Clock, submit_launch
+
+from gpu_assist.clouds.launch.aws import AwsProvisioner
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.store import Store
+from slackbot.outcomes import OUTCOME, POSTING, announce, announce_pending
 
 CARD = ("C-APPROVALS", "1700000000.000042")
 

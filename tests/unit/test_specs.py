@@ -10,13 +10,13 @@ from decimal import Decimal
 
 import pytest
 import sqlalchemy
+from support import OLD_LAUNCH
 
 from gpu_assist.errors import ParseError
-from gpu_assist.records import describe
-from gpu_assist.specs import Candidate, Checks, LaunchSpec, OptionId, StopSpec, spec_from_json, to_json
-from slackbot.blocks import launch_button_choice, launch_button_value
+from gpu_assist.lifecycle.records import describe
+from gpu_assist.lifecycle.specs import Candidate, Checks, LaunchSpec, OptionId, StopSpec, spec_from_json, to_json
 from gpu_assist.store import Store
-from support import OLD_LAUNCH
+from slackbot.blocks import launch_button_choice, launch_button_value
 
 
 def test_a_row_written_in_the_old_form_loads_typed_and_writes_back_the_same(tmp_path):

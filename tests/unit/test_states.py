@@ -1,4 +1,4 @@
-"""The request state machine is declared once (gpu_assist/states.py): the docs show exactly that table, the
+"""The request state machine is declared once (gpu_assist/lifecycle/states.py): the docs show exactly that table, the
 store's CHECKs hold exactly its states and kinds, and `Store.transition` takes no arrow it does not declare. A
 delivery (a Slack click, run again after its process died) has one decision row, even when two runs of it race."""
 
@@ -9,22 +9,22 @@ import datetime as dt
 
 import pytest
 import sqlalchemy
-
-from gpu_assist import states
-from gpu_assist.approvals import Approvals
-from gpu_assist.errors import PolicyError
-from gpu_assist.policy import Policy
-from gpu_assist.records import RequestRecord, new_request_id
-from gpu_assist.specs import StopSpec
-from gpu_assist.store import DeliveryRecorded, Store, requests_table
 from support import REPO
+
+from gpu_assist.errors import PolicyError
+from gpu_assist.lifecycle import states
+from gpu_assist.lifecycle.approvals import Approvals
+from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.lifecycle.records import RequestRecord, new_request_id
+from gpu_assist.lifecycle.specs import StopSpec
+from gpu_assist.store import DeliveryRecorded, Store, requests_table
 
 NOW = dt.datetime(2026, 12, 2, 12, tzinfo=dt.timezone.utc)
 
 
 def test_the_architecture_document_shows_the_declared_table():
     document = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
-    assert states.with_table(document) == document, "docs/ARCHITECTURE.md differs from gpu_assist/states.py: " \
+    assert states.with_table(document) == document, "docs/ARCHITECTURE.md differs from lifecycle/states.py: " \
                                                      "run `make docs`"
 
 

@@ -7,10 +7,10 @@ from decimal import Decimal
 
 import pytest
 
-from gpu_assist.errors import ParseError
-from gpu_assist.render.notes import words
 from gpu_assist.commands.quote_grammar import words_of
-from gpu_assist.tco import cheapest_cloud_rate, parse_tco, total_cost_of_ownership
+from gpu_assist.errors import ParseError
+from gpu_assist.plan.tco import cheapest_cloud_rate, parse_tco, total_cost_of_ownership
+from gpu_assist.render.notes import words
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")

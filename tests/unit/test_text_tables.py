@@ -11,16 +11,20 @@ import re
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rich.cells import cell_len
-
 from support import TODAY
+
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
-from gpu_assist.compare import COLUMNS, Comparison
-from gpu_assist.render import csv as render_csv, json as render_json, text as render_text
-from gpu_assist.render import operations as _operations, plans as _plans  # noqa: F401 - they register
+from gpu_assist.pricing.compare import COLUMNS, Comparison
+from gpu_assist.render import csv as render_csv
+from gpu_assist.render import json as render_json
+from gpu_assist.render import operations as _operations  # noqa: F401 - they register
+from gpu_assist.render import plans as _plans  # noqa: F401 - they register
+from gpu_assist.render import text as render_text
 from gpu_assist.render.comparison import layout
 from gpu_assist.render.tables import display_width, text_table
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from gpu_assist.budgets import Budgets, crossings, over_budget_problem, standing
-from gpu_assist.fleet import FleetReport, InstanceUsage
-from gpu_assist.records import RequestRecord
+from gpu_assist.clouds.fleet import FleetReport, InstanceUsage
+from gpu_assist.lifecycle.records import RequestRecord
+from gpu_assist.lifecycle.specs import LaunchSpec
 from gpu_assist.render.spend import budget_line, idle_alert, render_digest
-from gpu_assist.specs import LaunchSpec
-from gpu_assist.watch import build_digest, digest_due, idle_alerts
+from gpu_assist.team.budgets import Budgets, crossings, over_budget_problem, standing
+from gpu_assist.team.watch import build_digest, digest_due, idle_alerts
 
 NOW = dt.datetime(2026, 12, 3, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -72,7 +72,7 @@ def test_budget_standing_over_budget_needs_the_over_budget_approvers_and_crossin
 
 
 def test_the_digest_lists_running_owners_spend_idle_ttls_ending_and_waiting_requests():
-    from gpu_assist.records import describe
+    from gpu_assist.lifecycle.records import describe
 
     budgets = Budgets({"*": Decimal(20000)}, "USD")
     records = [launch("r-000000000001", hours_ago=30), launch("r-000000000002", hours_ago=60, ttl_h=72,
@@ -92,8 +92,8 @@ def test_the_digest_lists_running_owners_spend_idle_ttls_ending_and_waiting_requ
 
 
 def test_the_approval_card_shows_the_teams_month_without_any_budget():
+    from gpu_assist.team.standing import team_standing
     from slackbot.blocks import approval_card
-    from gpu_assist.standing import team_standing
 
     records = [launch("r-000000000001", hours_ago=10, project="llm"),
                launch("r-000000000002", hours_ago=30, ttl_h=72, instance="i-0abc000000000002")]

@@ -7,16 +7,16 @@ import json
 from decimal import Decimal
 
 import pytest
-
 from support import CATALOGS, TODAY, offer
+
 from gpu_assist.catalog import load_catalog
 from gpu_assist.cli import main
 from gpu_assist.commands import QuoteCommand
-from gpu_assist.commands.grammar import parse_command
 from gpu_assist.commands.execute import quote_view
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError
 from gpu_assist.facts import JobItem, NoCharge, PartsUnknown
-from gpu_assist.job_data import JobData, Place
+from gpu_assist.pricing.job_data import JobData, Place
 
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
 
@@ -180,8 +180,8 @@ def test_bad_words_on_the_cli_exit_2_with_one_line(capsys):
 def test_recommend_adds_the_checkpoints_its_spot_plans_write(catalog):
     """A 7B model's checkpoint (14 bytes a parameter: 98 GB) kept in Nebius's object storage for the plan's
     billed hours, from the bundled row; total = hourly × billed hours still holds."""
-    from gpu_assist.recommendation import recommend
-    from gpu_assist.workload import parse_workload
+    from gpu_assist.plan.recommendation import recommend
+    from gpu_assist.plan.workload import parse_workload
 
     result = recommend(parse_workload("train 7B tokens=20B provider=nebius", catalog.gpus), catalog, today=TODAY,
                        top=None)
@@ -198,8 +198,8 @@ def test_recommend_adds_the_checkpoints_its_spot_plans_write(catalog):
 
 
 def test_every_data_price_names_a_described_source_and_a_date():
-    from gpu_assist.catalog_files import sources_in
-    from gpu_assist.data_prices import read_data_prices
+    from gpu_assist.catalog.data_prices import read_data_prices
+    from gpu_assist.catalog.files import sources_in
 
     prices = read_data_prices(CATALOGS / "data_prices.csv")
     assert prices.rows and {row.source for row in prices.rows} <= sources_in(CATALOGS / "SOURCES.md")
@@ -207,7 +207,7 @@ def test_every_data_price_names_a_described_source_and_a_date():
 
 
 def test_a_bad_data_price_row_is_named_by_file_and_line(tmp_path):
-    from gpu_assist.data_prices import COLUMNS, read_data_prices
+    from gpu_assist.catalog.data_prices import COLUMNS, read_data_prices
     from gpu_assist.errors import CatalogError
 
     path = tmp_path / "data_prices.csv"

@@ -1,0 +1,111 @@
+"""Cloud provisioning, the only code that starts or stops machines: what the approval path asks of a cloud
+(`Provisioner`), each cloud's answer (`provision.aws`, `provision.tencent`, `provision.alibaba`), and `Clouds`,
+the one the approval path holds: it hands a launch to its spec's cloud, and an instance to the cloud whose
+instance ids look like it (the three clouds' ids never look alike)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol
+
+from ..errors import PolicyError
+
+if TYPE_CHECKING:
+    from .specs import LaunchSpec
+
+# Instance ids by cloud: EC2 `i-` and 8 or 17 hex digits; CVM `ins-` and 8 letters or digits; ECS `i-` and 20.
+INSTANCE_IDS = {"aws": re.compile(r"^i-[0-9a-f]{8,17}$"), "tencent": re.compile(r"^ins-[a-z0-9]{8}$"),
+                "aliyun": re.compile(r"^i-[a-z0-9]{20}$")}
+STOP_EXAMPLE = "stop i-0123456789abcdef0"
+
+
+def cloud_of(instance_id: str) -> str | None:
+    """The cloud an instance id belongs to, by its form; None when it is no cloud's."""
+    return next((cloud for cloud, pattern in INSTANCE_IDS.items() if pattern.match(instance_id)), None)
+
+
+def client_token(request_id: str, placement: str) -> str:
+    """RunInstances' idempotency key for a request in one zone (or region): derived from nothing but those, so every
+    process that launches it there sends the same one (EC2, CVM and ECS allow 64 ASCII characters)."""
+    return f"{request_id}@{placement}"[:64]
+
+
+@dataclass
+class LaunchOutcome:
+    instance_ids: list[str]
+    region: str
+    zone: str | None
+    reused: bool = False  # found by the request's tag after a crash, not launched again
+    attempts: list[str] = field(default_factory=list)
+
+
+class OwnershipLost(Exception):
+    """The caller no longer carries the request out (another process took it over after its lease ran out): it
+    stops before acting on the cloud. Not a user's error: the orchestration audits it and moves on."""
+
+
+class Provisioner(Protocol):
+    """Checks before a decision, and the carrying out of one; every method raises GpuAssistError subclasses
+    with a message a user can act on (or, for the checks, returns it)."""
+
+    def dry_run(self, spec: LaunchSpec) -> str: ...
+
+    def quota(self, spec: LaunchSpec) -> str: ...
+
+    def require_managed(self, instance_ids: list[str], region: str) -> dict[str, str]: ...
+
+    def launch(self, spec: LaunchSpec, *, ends_at: str, still_ours: Callable[[], bool]) -> LaunchOutcome: ...
+
+    def terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str: ...
+
+    def stop(self, instance_ids: list[str], region: str) -> list[str]: ...
+
+    def set_expiry(self, instance_ids: list[str], region: str, ends_at: str) -> None: ...
+
+
+class Clouds:
+    """A Provisioner over several clouds: a launch goes to its spec's `provider`, and only to one of `launches`
+    (the policy's allowed providers); stops, tags and lookups go to the cloud of the instance ids, any cloud it
+    holds, so instances launched before a cloud was switched off can still be stopped and reaped."""
+
+    def __init__(self, by_provider: Mapping[str, Provisioner], launches: tuple[str, ...] | None = None):
+        self.by_provider = dict(by_provider)
+        self.launches = tuple(self.by_provider) if launches is None else launches
+
+    def __repr__(self) -> str:
+        return f"Clouds({', '.join(self.by_provider)}; launches on {', '.join(self.launches)})"
+
+    def of(self, provider: str, *, launching: bool = False) -> Provisioner:
+        """The cloud's provisioner; PolicyError when it has none, or when `launching` there is off."""
+        if provider not in self.by_provider or (launching and provider not in self.launches):
+            raise PolicyError(f"launches on {provider} are off: the policy allows {', '.join(self.launches)}",
+                              hint=f'an admin adds it: allowed_providers = ["aws", "{provider}"] in [policy]')
+        return self.by_provider[provider]
+
+    def _of_instances(self, instance_ids: list[str]) -> Provisioner:
+        clouds = {cloud_of(i) for i in instance_ids}
+        if None in clouds or len(clouds) != 1:
+            raise PolicyError(f"not instances of one cloud: {', '.join(instance_ids)}", example=STOP_EXAMPLE)
+        return self.of(str(clouds.pop()))
+
+    def dry_run(self, spec: LaunchSpec) -> str:
+        return self.of(spec.provider, launching=True).dry_run(spec)
+
+    def quota(self, spec: LaunchSpec) -> str:
+        return self.of(spec.provider, launching=True).quota(spec)
+
+    def require_managed(self, instance_ids: list[str], region: str) -> dict[str, str]:
+        return self._of_instances(instance_ids).require_managed(instance_ids, region)
+
+    def launch(self, spec: LaunchSpec, *, ends_at: str, still_ours: Callable[[], bool]) -> LaunchOutcome:
+        return self.of(spec.provider, launching=True).launch(spec, ends_at=ends_at, still_ours=still_ours)
+
+    def terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str:
+        return self._of_instances(keep).terminate_surplus(request_id, region, keep)
+
+    def stop(self, instance_ids: list[str], region: str) -> list[str]:
+        return self._of_instances(instance_ids).stop(instance_ids, region)
+
+    def set_expiry(self, instance_ids: list[str], region: str, ends_at: str) -> None:
+        self._of_instances(instance_ids).set_expiry(instance_ids, region, ends_at)

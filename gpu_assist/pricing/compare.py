@@ -1,0 +1,233 @@
+"""The comparison a buyer acts on: one row per provider × instance type, pricing models side by side. Pure.
+
+A `Quote` lists every way to buy a job (offer × pricing model, cheapest region each). `compare` regroups
+those options:
+
+- one row per provider × instance type, with the cheapest option of each pricing model as its cells;
+- fewest hosts wins a tie: a row of the same provider and GPU that needs more hosts for the same GPUs at the
+  same per-GPU price in every pricing model it offers is folded into the row with fewer hosts ("also as 8×
+  a2-highgpu-1g"); a dearer one keeps its own row;
+- verified first: rows without a verified, current price (seed-article list prices, prices older than the
+  staleness limit) go to a section of their own unless the user asked for them (`include-unverified`, or a
+  `provider=` naming them), or unless nothing verified is left;
+- rows sorted by their best verified total (or `sort=price|per-gpu|provider`).
+
+`refine` applies the filters and the sort to the flat list (`list`, `--format json`), with the same
+verified-first rule; `group_key` names the comparison row each option lands in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from functools import cached_property
+from typing import Any
+
+from ..facts import AlsoAs, Fact, MemoryFilter, PriceCap, PricingModel, ReservedUnknown
+from .query import Query
+from .quote import Quote, QuoteOption
+
+SORTS = ("total", "price", "per-gpu", "provider")
+COLUMNS = tuple(PricingModel)
+_TIE = Decimal("0.005")  # prices within half a percent are one price (rounding of host + GPU sums)
+
+
+def job_hourly(option: QuoteOption) -> Decimal:
+    """What the whole job costs per hour at this option's rate (all instances)."""
+    return option.hourly * option.instances
+
+
+def per_gpu_rate(option: QuoteOption) -> Decimal:
+    """The list price of one GPU-hour on this instance type (idle GPUs do not lower it)."""
+    return option.hourly / option.gpu_count
+
+
+def _sort_key(sort: str, option: QuoteOption) -> tuple[Any, ...]:
+    if sort == "price":
+        return (job_hourly(option), option.total)
+    if sort == "per-gpu":
+        return (per_gpu_rate(option), option.total)
+    if sort == "provider":
+        return (option.provider, option.whole)
+    return (not option.parts_known, option.whole, option.instances)  # the whole job; unknown parts after (#33)
+
+
+def asked_for_untrusted(quote: Quote, include_unverified: bool) -> set[str]:
+    """Providers whose unverified, stale or derived prices the user asked to see ranked: all of them with
+    `include-unverified` or when nothing trusted is left, else those named with `provider=`."""
+    providers = {o.provider for o in quote.options}
+    if include_unverified or not any(o.trusted for o in quote.options):
+        return providers
+    return set(quote.request.providers) & providers
+
+
+def refine(quote: Quote, *, sort: str = "total", max_price: Decimal | None = None,
+           min_gpu_memory_gib: float | None = None, include_unverified: bool = False) -> Quote:
+    """The quote's options filtered (`max-price=` per job-hour, `min-gpu-memory=` GiB) and sorted, trusted
+    prices first unless asked for; each filter that removes options says so in the notices."""
+    options, notices = list(quote.options), list(quote.notices)
+    if min_gpu_memory_gib is not None:
+        kept = [o for o in options if o.gpu_memory_gib >= min_gpu_memory_gib]
+        if len(kept) < len(options):
+            largest = None if kept else max((o.gpu_memory_gib for o in options), default=0)
+            notices.append(MemoryFilter(min_gpu_memory_gib, len(options) - len(kept), quote.request.gpu, largest))
+        options = kept
+    if max_price is not None:
+        kept = [o for o in options if job_hourly(o) <= max_price]
+        if len(kept) < len(options):
+            cheapest = None if kept else min((job_hourly(o) for o in options), default=None)
+            notices.append(PriceCap(max_price, quote.currency, len(options) - len(kept), cheapest))
+        options = kept
+    ranked = asked_for_untrusted(quote, include_unverified)
+    options.sort(key=lambda o: (not (o.trusted or o.provider in ranked), _sort_key(sort, o)))
+    return replace(quote, options=tuple(options), notices=tuple(notices))
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One provider × instance type: the cheapest option of each pricing model, and what to know about it."""
+
+    key: str  # "aws/p4d.24xlarge": the grouping key `--format json` gives each option
+    provider: str
+    instance_type: str
+    instances: int
+    gpu: str
+    gpu_count: int  # per instance
+    gpu_memory_gib: float
+    cells: tuple[tuple[str, QuoteOption], ...]  # (pricing model, its cheapest option), in COLUMNS order
+    folded: tuple[str, ...] = ()  # "8× a2-highgpu-1g": the same purchase over more hosts
+    ranked: bool = True  # in the main table (False: the unverified/stale section)
+
+    def cell(self, model: str) -> QuoteOption | None:
+        return next((option for cell_model, option in self.cells if cell_model == model), None)
+
+    @cached_property
+    def best(self) -> QuoteOption:
+        """The cheapest cell, trusted prices first (kept once known: sorting and folding ask it again)."""
+        return min((o for _, o in self.cells), key=lambda o: (not o.trusted, not o.parts_known, o.whole))
+
+    @property
+    def trusted(self) -> bool:
+        return any(o.trusted for _, o in self.cells)
+
+    @property
+    def notes(self) -> tuple[Fact, ...]:
+        """What the reader must know about the offer itself (a pricing model's notes are the legend's)."""
+        notes: list[Fact] = [n for _, o in self.cells for n in o.notes if not n.of_model]
+        if self.folded:
+            notes.append(AlsoAs(self.folded))
+        return tuple(dict.fromkeys(notes))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A quote as a comparison table: ranked rows, the unverified/stale section, and what was left out."""
+
+    quote: Quote
+    rows: tuple[ComparisonRow, ...]
+    untrusted: tuple[ComparisonRow, ...]
+    more: int  # rows beyond `top`
+    sort: str = "total"
+    moved: tuple[tuple[str, str], ...] = ()  # (folded row's key, the key of the row that shows it)
+
+    def __repr__(self) -> str:
+        return f"Comparison({self.quote.request.describe()}: {len(self.rows)} rows, {len(self.untrusted)} unverified)"
+
+    @property
+    def request(self) -> Query:
+        return self.quote.request
+
+    @property
+    def currency(self) -> str:
+        return self.quote.currency
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """On-demand, spot and both reserved terms always; monthly where some row has it."""
+        models = set(self.quote.request.pricing_models or COLUMNS)
+        monthly = PricingModel.MONTHLY
+        shown = [m for m in COLUMNS if m in models and m != monthly]
+        if monthly in models and any(r.cell(monthly) for r in self.rows + self.untrusted):
+            shown.append(monthly)
+        return tuple(shown)
+
+    @property
+    def notices(self) -> tuple[Fact, ...]:
+        """The quote's notices, less those the table's "unknown" cells explain."""
+        return tuple(n for n in self.quote.notices if not isinstance(n, ReservedUnknown))
+
+    def group_of(self, option: QuoteOption) -> str:
+        """The key of the row that shows `option` (a folded row's options belong to the row it folded into)."""
+        key = _row_key(option)
+        return dict(self.moved).get(key, key)
+
+
+def _row_key(option: QuoteOption) -> str:
+    return f"{option.provider}/{option.instance_type}"
+
+
+def _rows(options: Iterable[QuoteOption], ranked_providers: set[str]) -> list[ComparisonRow]:
+    """One row per provider × instance type; ranked when it has a trusted price or its provider was asked for."""
+    by_key: dict[tuple[str, str, int], dict[str, QuoteOption]] = {}
+    for option in options:
+        cells = by_key.setdefault((option.provider, option.instance_type, option.gpu_count), {})
+        current = cells.get(option.pricing_model)
+        if current is None or _cell_rank(current) > _cell_rank(option):
+            cells[option.pricing_model] = option
+    rows = []
+    for (provider, instance_type, gpu_count), cells in by_key.items():
+        first = next(iter(cells.values()))
+        rows.append(ComparisonRow(
+            key=f"{provider}/{instance_type}", provider=provider, instance_type=instance_type,
+            instances=first.instances, gpu=first.gpu, gpu_count=gpu_count, gpu_memory_gib=first.gpu_memory_gib,
+            cells=tuple((m, cells[m]) for m in COLUMNS if m in cells),
+            ranked=provider in ranked_providers or any(o.trusted for o in cells.values())))
+    return rows
+
+
+def _cell_rank(option: QuoteOption) -> tuple[bool, bool, Decimal]:
+    """Which option of a pricing model a row shows: trusted, then with every part known, then the cheapest whole."""
+    return (not option.trusted, not option.parts_known, option.whole)
+
+
+def _same_purchase(many: ComparisonRow, few: ComparisonRow) -> bool:
+    """`many` buys the same GPUs as `few` over more hosts at the same per-GPU price (within `_TIE`) in every
+    model it offers: what "also as 8× …" says. A dearer one is a choice of its own (a row), never folded: with
+    the same GPUs and hours, the job's totals differ exactly as the per-GPU prices do."""
+    if many.provider != few.provider or many.gpu != few.gpu or many.instances <= few.instances:
+        return False
+    if many.instances * many.gpu_count != few.instances * few.gpu_count:
+        return False
+    for model, option in many.cells:
+        other = few.cell(model)
+        if other is None or abs(other.total - option.total) > option.total * _TIE:
+            return False
+    return True
+
+
+def _fold(rows: list[ComparisonRow]) -> tuple[list[ComparisonRow], dict[str, str]]:
+    """Fewest hosts wins a tie; returns the rows left and where each folded row went."""
+    rows = sorted(rows, key=lambda r: (r.instances, r.best.total))
+    kept: list[ComparisonRow] = []
+    moved: dict[str, str] = {}
+    for row in rows:
+        host = next((k for k in kept if _same_purchase(row, k)), None)
+        if host is None:
+            kept.append(row)
+            continue
+        index = kept.index(host)
+        kept[index] = replace(host, folded=(*host.folded, f"{row.instances}× {row.instance_type}"))
+        moved[row.key] = host.key
+    return kept, moved
+
+
+def compare(quote: Quote, *, top: int | None = None, sort: str = "total",
+            include_unverified: bool = False) -> Comparison:
+    """Group `quote` (all its options, see `refine`) into comparison rows, ranked, `top` rows at most."""
+    rows, moved = _fold(_rows(quote.options, asked_for_untrusted(quote, include_unverified)))
+    rows.sort(key=lambda r: (_sort_key(sort, r.best), r.instances, r.provider, r.instance_type))
+    main = [r for r in rows if r.ranked]
+    shown = main if top is None else main[:top]
+    return Comparison(quote=quote, rows=tuple(shown), untrusted=tuple(r for r in rows if not r.ranked),
+                      more=len(main) - len(shown), sort=sort, moved=tuple(moved.items()))

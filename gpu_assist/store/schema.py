@@ -1,0 +1,83 @@
+"""The request store's schema: brought to the newest Alembic migration once, before a face serves.
+
+`upgrade(engine)` is idempotent and serialised: on PostgreSQL it runs inside one transaction holding an advisory
+lock (two replicas starting on one fresh database take turns; the second finds the schema done), on SQLite under
+an exclusive lock on a file beside the database. A database created by an earlier gpu-assist (tables, no
+`alembic_version`) is stamped at the first revision, whose schema it has, then upgraded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import threading
+from collections.abc import Iterator
+
+from alembic import command
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Connection, Engine
+
+UPGRADE_LOCK_KEY = 7262021  # pg_advisory_xact_lock key of the schema upgrade
+FIRST_REVISION = "0001"
+# Where Alembic finds the revisions: a package path, so it holds wherever the store's modules live; teams' databases
+# record the revision ids, not this path, but a deployment's own alembic.ini may name it.
+SCRIPT_LOCATION = "gpu_assist:migrations"
+_in_process = threading.Lock()
+
+
+def _revision(revision: str | None) -> str:
+    """`revision`, which a packaged migrations directory always has; None means the package lost its migrations."""
+    if revision is None:
+        raise RuntimeError("gpu_assist/migrations has no revision: the package is incomplete")
+    return revision
+
+
+def _config(connection: Connection | None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", SCRIPT_LOCATION)
+    config.attributes["connection"] = connection
+    return config
+
+
+def head() -> str:
+    """The newest revision this gpu-assist knows."""
+    config = _config(None)
+    return _revision(ScriptDirectory.from_config(config).get_current_head())
+
+
+def current(engine: Engine) -> str | None:
+    """The revision the database is at; None before any migration."""
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+@contextlib.contextmanager
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
+    """Processes sharing one SQLite file take turns: flock on `<database>.upgrade-lock` (POSIX)."""
+    database = engine.url.database
+    if not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.upgrade-lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def upgrade(engine: Engine) -> str:
+    """Create or upgrade the schema to the newest revision; returns it. Safe to call from every process at once."""
+    with _in_process, (_sqlite_file_lock(engine) if engine.dialect.name == "sqlite" else contextlib.nullcontext()):
+        with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": UPGRADE_LOCK_KEY})
+            config = _config(connection)
+            tables = set(inspect(connection).get_table_names())
+            if "requests" in tables and "alembic_version" not in tables:
+                command.stamp(config, FIRST_REVISION)  # made by create_all before migrations existed
+            command.upgrade(config, "head")
+    return _revision(current(engine))

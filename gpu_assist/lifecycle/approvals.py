@@ -25,7 +25,8 @@ from . import owners, states
 from .identity import AUTO_APPROVE, BREAK_GLASS, realm_of
 from .orchestration import Orchestration
 from .policy import Policy
-from .ports import Provisioner, cloud_of
+from ..catalog.providers import cloud_of
+from .ports import Provisioner
 from .preview import approval_problem, plan_extension, plan_launch
 from .records import RequestRecord, new_request_id
 from .specs import Checks, LaunchIntent, Spec, StopSpec

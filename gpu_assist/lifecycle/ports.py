@@ -5,24 +5,16 @@ instance ids look like it (the three clouds' ids never look alike)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
+from ..catalog.providers import cloud_of
 from ..errors import PolicyError
 
 if TYPE_CHECKING:
     from .specs import LaunchSpec
 
-# Instance ids by cloud: EC2 `i-` and 8 or 17 hex digits; CVM `ins-` and 8 letters or digits; ECS `i-` and 20.
-INSTANCE_IDS = {"aws": re.compile(r"^i-[0-9a-f]{8,17}$"), "tencent": re.compile(r"^ins-[a-z0-9]{8}$"),
-                "aliyun": re.compile(r"^i-[a-z0-9]{20}$")}
 STOP_EXAMPLE = "stop i-0123456789abcdef0"
-
-
-def cloud_of(instance_id: str) -> str | None:
-    """The cloud an instance id belongs to, by its form; None when it is no cloud's."""
-    return next((cloud for cloud, pattern in INSTANCE_IDS.items() if pattern.match(instance_id)), None)
 
 
 def client_token(request_id: str, placement: str) -> str:

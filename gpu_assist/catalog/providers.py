@@ -67,7 +67,9 @@ REGISTRY: tuple[Provider, ...] = (
              instance_id=r"i-[a-z0-9]{20}", china=True, launch_region="cn-hangzhou"),
     Provider("tencent", "Tencent Cloud", ("tencent-api", "TC-PRICE-20210927", "seed-000"), refresh="tencent",
              launch=LaunchRoute.NATIVE, instance_id=r"ins-[a-z0-9]{8}", china=True, launch_region="ap-guangzhou"),
-    Provider("huawei", "Huawei Cloud", ("huawei-api", "seed-000"), refresh="huawei", china=True),
+    Provider("huawei", "Huawei Cloud", ("huawei-api", "seed-000"), refresh="huawei", launch=LaunchRoute.NATIVE,
+             instance_id=r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", china=True,
+             launch_region="cn-north-4"),
 )
 BY_NAME = {provider.name: provider for provider in REGISTRY}
 PROVIDERS = tuple(BY_NAME)

@@ -12,6 +12,7 @@ from ..catalog import Catalog
 from ..catalog.providers import LAUNCH_PROVIDERS
 from ..clouds.launch.aliyun import AlibabaProvisioner
 from ..clouds.launch.aws import AwsProvisioner
+from ..clouds.launch.huawei import HuaweiProvisioner
 from ..clouds.launch.tencent import TencentProvisioner
 from ..errors import PolicyError
 from ..lifecycle.approvals import Approvals
@@ -21,7 +22,7 @@ from ..store import Store
 
 # The provisioner of each cloud the registry says gpu-assist launches on natively.
 PROVISIONERS: dict[str, Callable[[Policy], Provisioner]] = {
-    "aws": AwsProvisioner, "tencent": TencentProvisioner, "aliyun": AlibabaProvisioner}
+    "aws": AwsProvisioner, "tencent": TencentProvisioner, "aliyun": AlibabaProvisioner, "huawei": HuaweiProvisioner}
 
 
 def clouds(policy: Policy) -> Clouds:

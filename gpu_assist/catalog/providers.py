@@ -40,6 +40,10 @@ class Provider:
     launch_region: str | None = None  # where a launch priced by a country-wide list starts, unless the policy says
 
 
+# The articles whose claims seed the Chinese clouds' rows (catalogs/sources/cn_gpu_prices.csv)
+_ARTICLES = ("seed-000", "seed-001", "seed-002")
+
+
 def _sky(name: str, display: str, *, marketplace: bool = False) -> Provider:
     return Provider(name, display, (f"skypilot-{name}",), skypilot=True, marketplace=marketplace)
 
@@ -63,11 +67,11 @@ REGISTRY: tuple[Provider, ...] = (
     _sky("mithril", "Mithril"),
     _sky("yotta", "Yotta"),
     _sky("lium", "Lium", marketplace=True),
-    Provider("aliyun", "Alibaba Cloud", ("aliyun-api", "seed-000"), refresh="aliyun", launch=LaunchRoute.NATIVE,
+    Provider("aliyun", "Alibaba Cloud", ("aliyun-api", *_ARTICLES), refresh="aliyun", launch=LaunchRoute.NATIVE,
              instance_id=r"i-[a-z0-9]{20}", china=True, launch_region="cn-hangzhou"),
-    Provider("tencent", "Tencent Cloud", ("tencent-api", "TC-PRICE-20210927", "seed-000"), refresh="tencent",
+    Provider("tencent", "Tencent Cloud", ("tencent-api", "TC-PRICE-20210927", *_ARTICLES), refresh="tencent",
              launch=LaunchRoute.NATIVE, instance_id=r"ins-[a-z0-9]{8}", china=True, launch_region="ap-guangzhou"),
-    Provider("huawei", "Huawei Cloud", ("huawei-api", "seed-000"), refresh="huawei", launch=LaunchRoute.NATIVE,
+    Provider("huawei", "Huawei Cloud", ("huawei-api", *_ARTICLES), refresh="huawei", launch=LaunchRoute.NATIVE,
              instance_id=r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", china=True,
              launch_region="cn-north-4"),
 )

@@ -59,6 +59,12 @@ def test_the_per_provider_tables_cover_exactly_the_registrys_providers():
         assert entry.name in PROVIDERS and (entry.name in CHINA_PROVIDERS) == entry.china
 
 
+def test_every_bundled_row_comes_from_one_of_its_providers_price_sources(catalog):
+    rows = catalog.offers[["provider", "source"]].drop_duplicates().itertuples(index=False)
+    strays = {(p, s) for p, s in rows if s not in provider(p).price_sources}
+    assert strays == set()
+
+
 def test_the_jupyterlab_sidebar_offers_the_registrys_providers():
     source = (ROOT / "labextension/src/quote.ts").read_text(encoding="utf-8")
     listed = re.search(r"const PROVIDERS = \[(.*?)\];", source, re.S)

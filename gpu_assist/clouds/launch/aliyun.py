@@ -16,15 +16,14 @@ import json
 import os
 import time
 import urllib.parse
-from decimal import Decimal
 from typing import Any, Callable
 
 from ...errors import GpuAssistError, ProvisionError
 from ...facts import PricingModel
 from ...lifecycle.policy import Policy
 from ...lifecycle.specs import LaunchSpec
-from ..tags import EXPIRES_TAG, REQUEST_TAG, launch_tags, with_backoff
-from .launcher import Found, Launcher
+from ..tags import EXPIRES_TAG, REQUEST_TAG, cny_ceiling, launch_tags, with_backoff
+from .launcher import Found, Launcher, SdkOperations
 
 # RunInstances' errors that mean "not here, try elsewhere".
 CAPACITY_ERRORS = ("OperationDenied.NoStock", "Zone.NotOnSale", "InvalidInstanceType.ZoneNotSupported",
@@ -54,27 +53,12 @@ def _ecs_models() -> Any:
     return models
 
 
-def _yuan(spec: LaunchSpec) -> str:
-    """The approved hourly ceiling in CNY, as SpotPriceLimit takes it; ProvisionError when the spec has none."""
-    if spec.native_currency == "CNY" and spec.native_ceiling_hourly is not None:
-        value: Decimal = spec.native_ceiling_hourly
-    elif spec.currency == "CNY":
-        value = spec.ceiling_hourly
-    else:
-        raise ProvisionError(f"no CNY ceiling for the spot launch {spec.request_id}", hint="ask for it again")
-    return format(value.normalize(), "f")
 
 
-class Ecs:
+class Ecs(SdkOperations):
     """ECS's operations; `client(region)` gives an ECS client (tests point it at a local server)."""
 
     provider = "aliyun"
-
-    def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
-        self.policy = policy
-        self.client = client or _default_client
-        self.sleep = sleep
 
     def _call(self, region: str, action: str, **fields: Any) -> dict[str, Any]:
         """One ECS API call with the SDK's request model for `action`; its response body as the documented JSON,
@@ -87,9 +71,7 @@ class Ecs:
             return body
         return with_backoff(call, lambda error: getattr(error, "code", None) in RETRIED, self.sleep)
 
-    def explain(self, error: Exception, doing: str) -> ProvisionError:
-        if isinstance(error, GpuAssistError):
-            return ProvisionError(f"{doing}: {error.message}", hint=error.hint)
+    def refused(self, error: Exception, doing: str) -> ProvisionError:
         code = getattr(error, "code", None) or type(error).__name__
         message = getattr(error, "message", None) or str(error)
         hint = "check ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET (or the RAM role)" \
@@ -98,18 +80,9 @@ class Ecs:
                               hint=hint)
 
     # ---- checks before approval -------------------------------------------------------------------------
-    def dry_run(self, spec: LaunchSpec) -> str:
-        """'ok' when ECS says the launch would succeed (`DryRunOperation`); otherwise the reason (never raises)."""
-        try:
-            zone = next(iter(self.zones(spec.region, spec.zone or None)), None)
-            self._call(spec.region, "RunInstances", **self._launch_args(spec, zone), dry_run=True)
-        except Exception as error:  # noqa: BLE001 - the SDK's and the network's errors all become the reason
-            if getattr(error, "code", None) == "DryRunOperation":
-                return "ok"
-            if isinstance(error, GpuAssistError):
-                return f"not checked: {error.message}"
-            return f"refused: {self.explain(error, 'checking the launch (DryRun)').message}"
-        return "ok"
+    def dry_call(self, spec: LaunchSpec) -> None:
+        zone = next(iter(self.zones(spec.region, spec.zone or None)), None)
+        self._call(spec.region, "RunInstances", **self._launch_args(spec, zone), dry_run=True)
 
     def quota(self, spec: LaunchSpec) -> str:
         """Whether the account's pay-as-you-go (or spot) vCPU quota covers the request, from
@@ -152,7 +125,7 @@ class Ecs:
             if self.policy.cloud(self.provider, setting):
                 args[field] = self.policy.cloud(self.provider, setting)
         if spec.pricing_model == PricingModel.SPOT:
-            args.update(spot_strategy="SpotWithPriceLimit", spot_price_limit=float(_yuan(spec)))
+            args.update(spot_strategy="SpotWithPriceLimit", spot_price_limit=float(cny_ceiling(spec)))
         return args
 
     def _describe(self, region: str, **fields: Any) -> list[dict[str, Any]]:
@@ -208,7 +181,7 @@ class AlibabaProvisioner(Launcher):
 
     def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
                  sleep: Callable[[float], None] = time.sleep):
-        super().__init__(Ecs(policy, client, sleep))
+        super().__init__(Ecs(policy, client or _default_client, sleep))
 
 
 def _words(action: str) -> list[str]:

@@ -19,15 +19,14 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from decimal import Decimal
 from typing import Any, Callable
 
 from ...errors import GpuAssistError, ProvisionError
 from ...facts import PricingModel
 from ...lifecycle.policy import Policy
 from ...lifecycle.specs import LaunchSpec
-from ..tags import EXPIRES_TAG, REQUEST_TAG, launch_tags, with_backoff
-from .launcher import Found, Launcher
+from ..tags import EXPIRES_TAG, REQUEST_TAG, cny_ceiling, launch_tags, with_backoff
+from .launcher import Found, Launcher, SdkOperations
 
 # CreateServers' answers that mean "not here, try elsewhere" (the flavor sold out in the zone, or not sold there).
 CAPACITY_ERRORS = ("Ecs.0047", "Ecs.0048", "Ecs.0213")
@@ -54,28 +53,16 @@ def _default_client(region: str) -> Any:
     return ecs_client(region, os.environ.get(ENDPOINT_VARIABLE) or None)
 
 
-def _yuan(spec: LaunchSpec) -> Decimal:
-    if spec.native_currency == "CNY" and spec.native_ceiling_hourly is not None:
-        return spec.native_ceiling_hourly
-    if spec.currency == "CNY":
-        return spec.ceiling_hourly
-    raise ProvisionError(f"no CNY ceiling for the spot launch {spec.request_id}", hint="ask for it again")
 
 
 def _code(error: Exception) -> str:
     return str(getattr(error, "error_code", "") or "")
 
 
-class HuaweiEcs:
+class HuaweiEcs(SdkOperations):
     """Huawei Cloud ECS's operations; `client(region)` gives an EcsClient (tests point it at a local server)."""
 
     provider = "huawei"
-
-    def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
-        self.policy = policy
-        self.client = client or _default_client
-        self.sleep = sleep
 
     def _call(self, region: str, method: str, request: Any) -> Any:
         """One SDK call, retried with backoff while the gateway throttles."""
@@ -83,9 +70,7 @@ class HuaweiEcs:
             return getattr(error, "status_code", None) == 429 or _code(error) in THROTTLED
         return with_backoff(lambda: getattr(self.client(region), method)(request), throttled, self.sleep)
 
-    def explain(self, error: Exception, doing: str) -> ProvisionError:
-        if isinstance(error, GpuAssistError):
-            return ProvisionError(f"{doing}: {error.message}", hint=error.hint)
+    def refused(self, error: Exception, doing: str) -> ProvisionError:
         code = _code(error) or type(error).__name__
         message = str(getattr(error, "error_msg", None) or error).splitlines()[0][:200]
         hint = "check HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK (or the ECS agency)" \
@@ -93,17 +78,14 @@ class HuaweiEcs:
         return ProvisionError(f"Huawei Cloud refused {doing}: {code}: {message}", hint=hint)
 
     # ---- checks before approval -------------------------------------------------------------------------
-    def dry_run(self, spec: LaunchSpec) -> str:
-        """'ok' when ECS accepts the request with `dry_run` (202); otherwise the reason (never raises)."""
-        try:
-            zone = next(iter(self.zones(spec.region, spec.zone or None)), None)
-            body = _sdk().CreateServersRequestBody(dry_run=True, server=self._server(spec, zone, ""))
-            self._call(spec.region, "create_servers", _sdk().CreateServersRequest(body=body))
-        except Exception as error:  # noqa: BLE001 - the SDK's and the network's errors all become the reason
-            if isinstance(error, GpuAssistError):
-                return f"not checked: {error.message}"
-            return f"refused: {self.explain(error, 'checking the launch (dry run)').message}"
-        return "ok"
+    def dry_call(self, spec: LaunchSpec) -> None:
+        """CreateServers with `dry_run`: ECS answers 202 when the request would be accepted."""
+        zone = next(iter(self.zones(spec.region, spec.zone or None)), None)
+        body = _sdk().CreateServersRequestBody(dry_run=True, server=self._server(spec, zone, ""))
+        self._call(spec.region, "create_servers", _sdk().CreateServersRequest(body=body))
+
+    def dry_run_passed(self, error: Exception) -> bool:
+        return False  # the check's success is the 202 itself
 
     def quota(self, spec: LaunchSpec) -> str:
         """Whether the project's instance (or, with the type's vCPUs known, vCPU) limit covers the request, from
@@ -139,7 +121,7 @@ class HuaweiEcs:
         extend = sdk.PrePaidServerExtendParam(charging_mode="postPaid")
         if spec.pricing_model == PricingModel.SPOT:
             extend = sdk.PrePaidServerExtendParam(charging_mode="postPaid", market_type="spot",
-                                                  spot_price=format(_yuan(spec).normalize(), "f"))
+                                                  spot_price=format(cny_ceiling(spec).normalize(), "f"))
         groups = [sdk.PrePaidServerSecurityGroup(id=setting("security_group_id"))] \
             if setting("security_group_id") else None
         return sdk.PrePaidServer(
@@ -214,4 +196,4 @@ class HuaweiProvisioner(Launcher):
 
     def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
                  sleep: Callable[[float], None] = time.sleep):
-        super().__init__(HuaweiEcs(policy, client, sleep))
+        super().__init__(HuaweiEcs(policy, client or _default_client, sleep))

@@ -64,6 +64,46 @@ class CloudOperations(Protocol):
     def explain(self, error: Exception, doing: str) -> ProvisionError: ...
 
 
+class SdkOperations:
+    """What the operations over a cloud's Python SDK share: the policy, a client per region, the backoff's sleep,
+    and the shape of a dry run and of an explained error. A cloud says how its dry run is sent (`dry_call`), which
+    error means it would have passed (`dry_run_passed`), and how its refusals read (`refused`)."""
+
+    provider: str
+
+    def __init__(self, policy: Policy, client: Callable[[str], Any], sleep: Callable[[float], None]):
+        self.policy = policy
+        self.client = client
+        self.sleep = sleep
+
+    def dry_call(self, spec: LaunchSpec) -> None:
+        raise NotImplementedError
+
+    def dry_run_passed(self, error: Exception) -> bool:
+        return getattr(error, "code", None) == "DryRunOperation"
+
+    def refused(self, error: Exception, doing: str) -> ProvisionError:
+        raise NotImplementedError
+
+    def explain(self, error: Exception, doing: str) -> ProvisionError:
+        """A cloud error as one line a user can act on (never the credentials, which the SDKs do not print)."""
+        if isinstance(error, GpuAssistError):
+            return ProvisionError(f"{doing}: {error.message}", hint=error.hint)
+        return self.refused(error, doing)
+
+    def dry_run(self, spec: LaunchSpec) -> str:
+        """'ok' when the cloud says the launch would be accepted; otherwise the reason (never raises)."""
+        try:
+            self.dry_call(spec)
+        except Exception as error:  # noqa: BLE001 - the SDK's and the network's errors all become the reason
+            if self.dry_run_passed(error):
+                return "ok"
+            if isinstance(error, GpuAssistError):
+                return f"not checked: {error.message}"
+            return f"refused: {self.explain(error, 'checking the launch (DryRun)').message}"
+        return "ok"
+
+
 class Launcher:
     """A Provisioner on one native cloud: the exactly-once launch, failover, surplus, ownership and stops, over
     `cloud`'s operations."""

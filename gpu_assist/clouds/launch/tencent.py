@@ -16,15 +16,14 @@ from __future__ import annotations
 import os
 import time
 import urllib.parse
-from decimal import Decimal
 from typing import Any, Callable
 
 from ...errors import GpuAssistError, ProvisionError
 from ...facts import PricingModel
 from ...lifecycle.policy import Policy
 from ...lifecycle.specs import LaunchSpec
-from ..tags import REQUEST_TAG, launch_tags, with_backoff
-from .launcher import Found, Launcher
+from ..tags import REQUEST_TAG, cny_ceiling, launch_tags, with_backoff
+from .launcher import Found, Launcher, SdkOperations
 
 # RunInstances' errors that mean "not here, try elsewhere": sold out in the zone, or the type not sold there.
 CAPACITY_ERRORS = ("ResourceInsufficient.SpecifiedInstanceType", "ResourcesSoldOut.SpecifiedInstanceType",
@@ -40,14 +39,6 @@ RETRIED = ("RequestLimitExceeded", "RequestLimitExceeded.UinLimitExceeded", "Cli
            "ServerNetworkError", "InternalError")
 
 
-def _yuan_ceiling(spec: LaunchSpec) -> Decimal:
-    """The approved hourly ceiling in CNY, as CVM's MaxPrice takes it: ProvisionError when the spec has none (a
-    spot price in another currency must never be sent as yuan)."""
-    if spec.native_currency == "CNY" and spec.native_ceiling_hourly is not None:
-        return spec.native_ceiling_hourly
-    if spec.currency == "CNY":
-        return spec.ceiling_hourly
-    raise ProvisionError(f"no CNY ceiling for the spot launch {spec.request_id}", hint="ask for it again")
 
 
 def _default_client(region: str) -> Any:
@@ -60,16 +51,10 @@ def _default_client(region: str) -> Any:
     return cvm_client(region, url.netloc or None, scheme=url.scheme or "https")
 
 
-class Cvm:
+class Cvm(SdkOperations):
     """CVM's operations; `client(region)` gives a CvmClient (tests point it at a local server)."""
 
     provider = "tencent"
-
-    def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
-        self.policy = policy
-        self.client = client or _default_client
-        self.sleep = sleep
 
     def _call(self, region: str, action: str, params: dict[str, Any]) -> dict[str, Any]:
         """One CVM API call's `Response`, retried with backoff while throttled or the network fails."""
@@ -78,10 +63,7 @@ class Cvm:
             return response
         return with_backoff(call, lambda error: getattr(error, "code", None) in RETRIED, self.sleep)
 
-    def explain(self, error: Exception, doing: str) -> ProvisionError:
-        """A cloud error as one line a user can act on (never the credentials, which the SDK does not print)."""
-        if isinstance(error, GpuAssistError):
-            return ProvisionError(f"{doing}: {error.message}", hint=error.hint)
+    def refused(self, error: Exception, doing: str) -> ProvisionError:
         code = getattr(error, "code", None) or type(error).__name__
         message = getattr(error, "message", None) or str(error)
         hint = "check TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY (or the CVM role)" \
@@ -89,18 +71,9 @@ class Cvm:
         return ProvisionError(f"Tencent Cloud refused {doing}: {code}: {message}", hint=hint)
 
     # ---- checks before approval -------------------------------------------------------------------------
-    def dry_run(self, spec: LaunchSpec) -> str:
-        """'ok' when CVM says the launch would succeed (`DryRunOperation`); otherwise the reason (never raises)."""
-        try:
-            zone = next(iter(self.zones(spec.region, spec.zone or None)), None)
-            self._call(spec.region, "RunInstances", {**self._launch_args(spec, spec.region, zone), "DryRun": True})
-        except Exception as error:  # noqa: BLE001 - the SDK's and the network's errors all become the reason
-            if getattr(error, "code", None) == "DryRunOperation":
-                return "ok"
-            if isinstance(error, GpuAssistError):
-                return f"not checked: {error.message}"
-            return f"refused: {self.explain(error, 'checking the launch (DryRun)').message}"
-        return "ok"
+    def dry_call(self, spec: LaunchSpec) -> None:
+        zone = next(iter(self.zones(spec.region, spec.zone or None)), None)
+        self._call(spec.region, "RunInstances", {**self._launch_args(spec, spec.region, zone), "DryRun": True})
 
     def quota(self, spec: LaunchSpec) -> str:
         """Whether the account's instance quota for the charge type covers the request, from
@@ -147,7 +120,7 @@ class Cvm:
             args["SecurityGroupIds"] = [group]
         if spec.pricing_model == PricingModel.SPOT:
             args["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {
-                "MaxPrice": format(_yuan_ceiling(spec).normalize(), "f"), "SpotInstanceType": "one-time"}}
+                "MaxPrice": format(cny_ceiling(spec).normalize(), "f"), "SpotInstanceType": "one-time"}}
         return args
 
     def _describe(self, region: str, **params: Any) -> list[dict[str, Any]]:
@@ -203,4 +176,4 @@ class TencentProvisioner(Launcher):
 
     def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
                  sleep: Callable[[float], None] = time.sleep):
-        super().__init__(Cvm(policy, client, sleep))
+        super().__init__(Cvm(policy, client or _default_client, sleep))

@@ -57,3 +57,8 @@ _.ARTICLE_SPEC_MISMATCH
 
 # prometheus_client calls a registered collector's collect() at each scrape (gpu_assist/metrics.py)
 _.collect
+
+# The provider registry's declarations read by tests/unit/test_provider_registry.py: a launch route no provider
+# takes yet, and the price sources the bundled catalog's rows are checked against
+_.ENGINE
+_.price_sources

@@ -28,7 +28,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..errors import CatalogError
-from .regions import PROVIDERS
+from .providers import PROVIDERS
 
 FILE_NAME = "data_prices.csv"
 COLUMNS = ("provider", "region", "item", "unit", "price", "currency", "up_to", "source", "as_of", "verified")

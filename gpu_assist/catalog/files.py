@@ -31,7 +31,8 @@ from .offers import (
     PRICE_COLUMN,
     PRICE_COLUMNS,
 )
-from .regions import PROVIDERS, location
+from .providers import PROVIDERS
+from .regions import location
 
 NON_OFFER_FILES = ("gpus.csv", "fx.csv", "data_prices.csv")  # data_prices: `data_prices.py` (#33)
 DEFECTS_PER_CHECK = 50  # a whole column gone wrong is reported by its first rows, not by thousands of lines

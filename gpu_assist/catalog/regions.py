@@ -1,5 +1,5 @@
-"""Where offers are: the providers (`PROVIDERS`), and every provider's region name → an ISO country code and a
-continent.
+"""Where offers are: every provider's region name → an ISO country code and a continent (the providers themselves,
+`PROVIDERS`, are `catalog.providers`' registry).
 
 Providers name regions their own way (`eu-west-1`, `europe-west4`, `FIN-03`, `Texas, US, NA`,
 `kansascity-usa-1`, a bare `FI`). Importers write each offer's `country` and `continent` with
@@ -21,12 +21,9 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from ..errors import ParseError
+from .providers import CHINA_PROVIDERS
 
 DEFAULT_REGION = "us-east-1"
-# Every provider the catalogs hold, by the canonical name offers, selectors and policies use.
-PROVIDERS = ("aws", "gcp", "azure", "lambda", "nebius", "oci", "verda", "vast", "cudo", "hyperbolic", "shadeform",
-             "hyperstack", "jarvislabs", "primeintellect", "mithril", "yotta", "lium", "aliyun", "tencent", "huawei")
-CHINA_PROVIDERS = ("aliyun", "tencent", "huawei")
 GROUPS = ("us", "eu", "asia", "cn")
 _WELL_KNOWN = ("us-east-1", "europe-west4", "eastus", "asia-northeast-1")
 

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable, NoReturn, TypeAlias
 
+from ..catalog.providers import REFRESH_VERBS
 from ..errors import GpuAssistError
 
 # What `add_subparsers` returns: a verb's (or a subcommand's) parsers are added to it.
@@ -316,7 +317,7 @@ def _add_catalog(commands: Subcommands, verb: str) -> None:
     rf = cat.add_parser("refresh",
                         help="fetch fresh prices: aws, tencent, aliyun or huawei (account APIs, the team's own "
                              "keys); aws-public, azure or skypilot (public price lists, no account)")
-    rf.add_argument("provider", choices=("aws", "aws-public", "azure", "skypilot", "tencent", "aliyun", "huawei"))
+    rf.add_argument("provider", choices=(*REFRESH_VERBS, "aws-public", "skypilot"))  # the registry's, and two lists
     rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
     rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")
     rf.add_argument("--regions", help="comma-separated (default: aws: AWS_REGION, AWS_DEFAULT_REGION or us-east-1; "

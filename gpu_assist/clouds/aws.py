@@ -18,13 +18,12 @@ from typing import Any
 from ..catalog.regions import default_region
 from ..errors import ProvisionError
 from ..host.cloud_host import metadata_allowed
+from .tags import REQUEST_TAG as REQUEST_TAG  # gpu-assist's own tag, read by fleet and Cost Explorer
 
 # A boto3 client: built from service models at run time, so without boto3-stubs it has no static type.
 BotoClient = Any
 # One object of a boto3 answer (an instance of DescribeInstances, a CloudWatch metric), as boto3 gives it.
 AwsObject = dict[str, Any]
-# The tags gpu-assist puts on every instance it launches: it acts only on instances carrying the first.
-REQUEST_TAG, REQUESTER_TAG, EXPIRES_TAG = "gpu-assist:request-id", "gpu-assist:requester", "gpu-assist:expires-at"
 
 
 def session(region: str | None = None) -> Any:

@@ -11,7 +11,8 @@ from decimal import Decimal
 from typing import TypedDict
 
 from ..team.periods import Period
-from .aws import REQUEST_TAG, BotoClient, explain
+from .aws import BotoClient, explain
+from .tags import REQUEST_TAG
 
 METRIC = "UnblendedCost"
 

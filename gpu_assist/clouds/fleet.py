@@ -17,7 +17,8 @@ from ..catalog import Catalog
 from ..catalog.offers import Offer
 from ..facts import PricingModel
 from ..team.sharing import MeasuredUse, SharingAdvice, sharing_advice
-from .aws import REQUEST_TAG, AwsObject, BotoClient, explain
+from .aws import AwsObject, BotoClient, explain
+from .tags import REQUEST_TAG
 
 NAMESPACE = "CWAgent"
 UTILIZATION = "nvidia_smi_utilization_gpu"

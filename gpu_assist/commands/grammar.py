@@ -12,8 +12,8 @@ from typing import Any, Callable
 from ..catalog.gpus import GpuTable
 from ..errors import ParseError
 from ..facts import PricingModel
-from ..lifecycle.policy import LAUNCH_PROVIDERS
-from ..lifecycle.ports import cloud_of
+from ..catalog.providers import LAUNCH_PROVIDERS
+from ..catalog.providers import cloud_of
 from ..lifecycle.records import REQUEST_ID
 from ..lifecycle.specs import OptionId
 from ..plan.tco import parse_tco

@@ -6,28 +6,33 @@ provisioner, which a quote needs none of; `Context` imports it on the first use 
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ..catalog import Catalog
+from ..catalog.providers import LAUNCH_PROVIDERS
 from ..clouds.launch.aliyun import AlibabaProvisioner
 from ..clouds.launch.aws import AwsProvisioner
+from ..clouds.launch.huawei import HuaweiProvisioner
 from ..clouds.launch.tencent import TencentProvisioner
+from ..errors import PolicyError
 from ..lifecycle.approvals import Approvals
-from ..lifecycle.policy import LAUNCH_PROVIDERS, Policy, load_policy
+from ..lifecycle.policy import Policy, load_policy
 from ..lifecycle.ports import Clouds, Provisioner
 from ..store import Store
+
+# The provisioner of each cloud the registry says gpu-assist launches on natively.
+PROVISIONERS: dict[str, Callable[[Policy], Provisioner]] = {
+    "aws": AwsProvisioner, "tencent": TencentProvisioner, "aliyun": AlibabaProvisioner, "huawei": HuaweiProvisioner}
 
 
 def clouds(policy: Policy) -> Clouds:
     """Every cloud's provisioner (each resolves its SDK's credentials on its first call), launching only on the
-    clouds the policy allows (`allowed_providers`, default AWS alone); any may stop what gpu-assist launched."""
-    by_provider: dict[str, Provisioner] = {}
-    for provider in LAUNCH_PROVIDERS:
-        if provider == "tencent":
-            by_provider[provider] = TencentProvisioner(policy)
-        elif provider == "aliyun":
-            by_provider[provider] = AlibabaProvisioner(policy)
-        else:
-            by_provider[provider] = AwsProvisioner(policy)
-    return Clouds(by_provider, launches=policy.allowed_providers)
+    clouds the policy allows (`allowed_providers`, default AWS alone); any may stop what gpu-assist launched.
+    A launch cloud of the registry without a provisioner here is an error, never another cloud's."""
+    missing = [name for name in LAUNCH_PROVIDERS if name not in PROVISIONERS]
+    if missing:
+        raise PolicyError(f"no provisioner for {', '.join(missing)}", hint="add it to commands.lifecycle.PROVISIONERS")
+    return Clouds({name: PROVISIONERS[name](policy) for name in LAUNCH_PROVIDERS}, launches=policy.allowed_providers)
 
 
 def configured_approvals(catalog: Catalog) -> Approvals:

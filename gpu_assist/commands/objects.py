@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields, replace
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Callable, TypeAlias
 
-from ..catalog.regions import PROVIDERS
+from ..catalog.providers import PROVIDERS
 from ..facts import PricingModel
 from ..pricing.compare import SORTS
 from ..pricing.job_data import JobData

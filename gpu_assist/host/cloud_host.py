@@ -33,7 +33,6 @@ from ..errors import ConfigError
 
 DMI_DIR = Path("/sys/class/dmi/id")  # read when asked, so a test can point it at a folder of its own
 HOST_VARIABLE = "GPU_ASSIST_CLOUD_HOST"
-CLOUDS = ("aws", "aliyun", "tencent", "huawei", "gcp")
 # cloud → (DMI file, what it says in full, as a regular expression)
 SIGNS: dict[str, tuple[tuple[str, str], ...]] = {
     "aws": (("sys_vendor", "Amazon EC2"), ("board_vendor", "Amazon EC2"), ("bios_vendor", "Amazon EC2"),
@@ -43,6 +42,7 @@ SIGNS: dict[str, tuple[tuple[str, str], ...]] = {
     "huawei": (("chassis_asset_tag", "HUAWEICLOUD"),),
     "gcp": (("product_name", "Google Compute Engine"), ("bios_vendor", "Google")),
 }
+CLOUDS = tuple(SIGNS)
 # cloud → the variables by which a user names its instance role or metadata endpoint, as its SDK or tools read them:
 # botocore's endpoint (a profile's `credential_source = Ec2InstanceMetadata` is botocore's own, and kept), the
 # Alibaba SDK's role name, Tencent's CAM role name (its Terraform provider's; the Python SDK reads none), google-auth's

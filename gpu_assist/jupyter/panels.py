@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import ipywidgets as widgets
 from IPython.display import HTML, display
 
-from ..catalog.regions import PROVIDERS
+from ..catalog.providers import PROVIDERS
 from ..commands import Command, Context, QuoteCommand, RecommendCommand, Result
 from ..commands.execute import run
 from ..commands.quote_grammar import words_of

@@ -25,7 +25,8 @@ from . import owners, states
 from .identity import AUTO_APPROVE, BREAK_GLASS, realm_of
 from .orchestration import Orchestration
 from .policy import Policy
-from .ports import Provisioner, cloud_of
+from ..catalog.providers import cloud_of
+from .ports import Provisioner, stopping
 from .preview import approval_problem, plan_extension, plan_launch
 from .records import RequestRecord, new_request_id
 from .specs import Checks, LaunchIntent, Spec, StopSpec
@@ -69,13 +70,16 @@ class Approvals:
     def submit_stop(self, requester: str, instance_ids: list[str], region: str | None = None) -> RequestRecord:
         """A request to stop instances; refused unless every one carries gpu-assist's request tag."""
         now, words = self.clock(), f"stop {' '.join(instance_ids)}"
-        if not instance_ids or not all(cloud_of(i) for i in instance_ids):
+        placed = self.store.placement_of(instance_ids[0]) if instance_ids else None
+        if not instance_ids or (placed is None and not all(cloud_of(i) for i in instance_ids)):
             raise ParseError("name the instances to stop", example="stop i-0123456789abcdef0")
-        where = region or self.store.region_of(instance_ids[0]) or self.policy.default_region
-        owners = self._audited(lambda: self.provisioner.require_managed(instance_ids, where), "stop", None, requester,
-                               words, now)
+        cloud, recorded = placed or (None, None)
+        where = region or recorded or self.policy.default_region
+        launched = self._audited(lambda: stopping(instance_ids, cloud, where), "stop", None, requester, words, now)
+        owners = self._audited(lambda: self.provisioner.require_managed(launched), "stop", None, requester, words,
+                               now)
         spec = StopSpec(new_request_id(), tuple(instance_ids), where, tuple(sorted(set(owners.values()))),
-                        provider=cloud_of(instance_ids[0]) or "aws")
+                        provider=launched.provider)
         return self._submit(requester, spec, words, now, instance_ids=spec.instance_ids)
 
     def submit_extend(self, requester: str, launch_id: str, extra_s: int) -> RequestRecord:

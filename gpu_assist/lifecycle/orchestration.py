@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import GpuAssistError, PolicyError
 from ..store import Store, requests_table
 from . import owners, states
-from .ports import OwnershipLost, Provisioner
+from .ports import Launched, OwnershipLost, Provisioner
 from .records import RequestRecord
 from .specs import ExtendSpec, LaunchSpec, StopSpec, tag_time
 from .states import Transition
@@ -114,7 +114,7 @@ class Orchestration:
         launch = self.store.fetch(request_id)
         if launch.state != "running" or not launch.instance_ids:
             return
-        surplus = self.provisioner.terminate_surplus(request_id, _region(launch), list(launch.instance_ids))
+        surplus = self.provisioner.terminate_surplus(request_id, _launched(launch))
         if surplus:
             self.store.audit(request_id, actor, "terminate duplicates", "ok", now=self.clock(), detail=surplus)
 
@@ -123,7 +123,7 @@ class Orchestration:
             return
         try:
             self._hold(record.id, owner)
-            self.provisioner.stop(list(spec.instance_ids), spec.region)
+            self.provisioner.stop(Launched(spec.provider, spec.region, spec.instance_ids))
         except GpuAssistError as error:
             self._fail(record, states.STOP_FAILED, actor, owner, error)
             return
@@ -147,7 +147,7 @@ class Orchestration:
             if launch.state != "running" or launch.ends_at is None:
                 raise PolicyError(f"{launch.id} is {launch.state}, no longer running")
             self._hold(record.id, owner)
-            self.provisioner.set_expiry(list(launch.instance_ids), spec.region, tag_time(new_end))
+            self.provisioner.set_expiry(_launched(launch), tag_time(new_end))
         except GpuAssistError as error:
             self._fail(extension, states.EXTEND_FAILED, actor, owner, error)
             return
@@ -210,7 +210,7 @@ class Orchestration:
                                              detail=f"its time to live ended {record.ends_at:%Y-%m-%d %H:%M} UTC"):
                     continue
                 try:
-                    self.provisioner.stop(list(record.instance_ids), _region(record))
+                    self.provisioner.stop(_launched(record))
                 except GpuAssistError as error:
                     self._fail(record, states.REAP_FAILED, actor, owner, error)
                     continue
@@ -225,6 +225,8 @@ def _owned_by(owner: str) -> ColumnElement[bool]:
     return requests_table.c.owner == owner
 
 
-def _region(launch: RequestRecord) -> str:
-    """Where a launch's instances are (a capacity fallback may have moved them from the planned region)."""
-    return launch.spec.where if isinstance(launch.spec, LaunchSpec) else launch.spec.region
+def _launched(launch: RequestRecord) -> Launched:
+    """A launch's instances where its record places them: its cloud, and the region they are in (a capacity
+    fallback may have moved them from the planned one)."""
+    where = launch.spec.where if isinstance(launch.spec, LaunchSpec) else launch.spec.region
+    return Launched(launch.spec.provider, where, launch.instance_ids)

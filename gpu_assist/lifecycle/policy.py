@@ -19,6 +19,7 @@ import tomllib
 
 from ..catalog import default_catalog_dir
 from ..catalog.fx import load_fx
+from ..catalog.providers import DEFAULT_LAUNCH_REGIONS, LAUNCH_PROVIDERS
 from ..catalog.regions import DEFAULT_REGION, default_region
 from ..errors import GpuAssistError, PolicyError
 from ..pricing.query import format_duration, parse_duration
@@ -30,9 +31,6 @@ from .specs import ExtendSpec, LaunchSpec
 # GPU instance families, as shell patterns, per cloud: AWS p/g; Tencent's GN, GT, GI and PNV families (upper case);
 # Alibaba's ecs.gn* and bare-metal ecs.ebmgn*. The allowed providers decide which clouds launch at all.
 GPU_INSTANCE_TYPES = ("p*", "g*", "GN*", "GT*", "GI*", "PNV*", "ecs.gn*", "ecs.ebmgn*")
-LAUNCH_PROVIDERS = ("aws", "tencent", "aliyun")  # the clouds gpu-assist can launch on (`provision.Clouds`)
-# Where a launch priced by a country-wide list (region `cn`) starts, unless [policy.clouds.<cloud>] names a region.
-DEFAULT_LAUNCH_REGIONS = {"tencent": "ap-guangzhou", "aliyun": "cn-hangzhou"}
 CLOUD_SETTINGS = ("account", "region", "image_id", "vpc_id", "subnet_id", "vswitch_id", "security_group_id")
 MAX_EXTENSION_S = 30 * 24 * 3600  # without a max_ttl in the policy: the longest one extension may add
 

@@ -1,34 +1,39 @@
 """Cloud provisioning, the only code that starts or stops machines: what the approval path asks of a cloud
-(`Provisioner`), each cloud's answer (`provision.aws`, `provision.tencent`, `provision.alibaba`), and `Clouds`,
-the one the approval path holds: it hands a launch to its spec's cloud, and an instance to the cloud whose
-instance ids look like it (the three clouds' ids never look alike)."""
+(`Provisioner`), and `Clouds`, the one the approval path holds: it hands a launch to its spec's cloud, and the
+instances of a launch record (`Launched`: cloud, region, ids) to the record's cloud. Each native cloud's answer is
+`clouds.launch.launcher.Launcher` over that cloud's operations (`clouds/launch/<cloud>.py`)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
+from ..catalog.providers import cloud_of
 from ..errors import PolicyError
 
 if TYPE_CHECKING:
     from .specs import LaunchSpec
 
-# Instance ids by cloud: EC2 `i-` and 8 or 17 hex digits; CVM `ins-` and 8 letters or digits; ECS `i-` and 20.
-INSTANCE_IDS = {"aws": re.compile(r"^i-[0-9a-f]{8,17}$"), "tencent": re.compile(r"^ins-[a-z0-9]{8}$"),
-                "aliyun": re.compile(r"^i-[a-z0-9]{20}$")}
 STOP_EXAMPLE = "stop i-0123456789abcdef0"
-
-
-def cloud_of(instance_id: str) -> str | None:
-    """The cloud an instance id belongs to, by its form; None when it is no cloud's."""
-    return next((cloud for cloud, pattern in INSTANCE_IDS.items() if pattern.match(instance_id)), None)
 
 
 def client_token(request_id: str, placement: str) -> str:
     """RunInstances' idempotency key for a request in one zone (or region): derived from nothing but those, so every
     process that launches it there sends the same one (EC2, CVM and ECS allow 64 ASCII characters)."""
     return f"{request_id}@{placement}"[:64]
+
+
+@dataclass(frozen=True)
+class Launched:
+    """Instances as a launch record places them: the cloud and region it launched them in, and their ids. A stop,
+    an extension, a reap and a check for duplicates route by it, never by the look of an id."""
+
+    provider: str
+    region: str
+    instance_ids: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "instance_ids", tuple(self.instance_ids))
 
 
 @dataclass
@@ -53,20 +58,20 @@ class Provisioner(Protocol):
 
     def quota(self, spec: LaunchSpec) -> str: ...
 
-    def require_managed(self, instance_ids: list[str], region: str) -> dict[str, str]: ...
+    def require_managed(self, launched: Launched) -> dict[str, str]: ...
 
     def launch(self, spec: LaunchSpec, *, ends_at: str, still_ours: Callable[[], bool]) -> LaunchOutcome: ...
 
-    def terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str: ...
+    def terminate_surplus(self, request_id: str, keep: Launched) -> str: ...
 
-    def stop(self, instance_ids: list[str], region: str) -> list[str]: ...
+    def stop(self, launched: Launched) -> list[str]: ...
 
-    def set_expiry(self, instance_ids: list[str], region: str, ends_at: str) -> None: ...
+    def set_expiry(self, launched: Launched, ends_at: str) -> None: ...
 
 
 class Clouds:
     """A Provisioner over several clouds: a launch goes to its spec's `provider`, and only to one of `launches`
-    (the policy's allowed providers); stops, tags and lookups go to the cloud of the instance ids, any cloud it
+    (the policy's allowed providers); stops, tags and lookups go to the launch record's cloud, any cloud it
     holds, so instances launched before a cloud was switched off can still be stopped and reaped."""
 
     def __init__(self, by_provider: Mapping[str, Provisioner], launches: tuple[str, ...] | None = None):
@@ -83,29 +88,33 @@ class Clouds:
                               hint=f'an admin adds it: allowed_providers = ["aws", "{provider}"] in [policy]')
         return self.by_provider[provider]
 
-    def _of_instances(self, instance_ids: list[str]) -> Provisioner:
-        clouds = {cloud_of(i) for i in instance_ids}
-        if None in clouds or len(clouds) != 1:
-            raise PolicyError(f"not instances of one cloud: {', '.join(instance_ids)}", example=STOP_EXAMPLE)
-        return self.of(str(clouds.pop()))
-
     def dry_run(self, spec: LaunchSpec) -> str:
         return self.of(spec.provider, launching=True).dry_run(spec)
 
     def quota(self, spec: LaunchSpec) -> str:
         return self.of(spec.provider, launching=True).quota(spec)
 
-    def require_managed(self, instance_ids: list[str], region: str) -> dict[str, str]:
-        return self._of_instances(instance_ids).require_managed(instance_ids, region)
+    def require_managed(self, launched: Launched) -> dict[str, str]:
+        return self.of(launched.provider).require_managed(launched)
 
     def launch(self, spec: LaunchSpec, *, ends_at: str, still_ours: Callable[[], bool]) -> LaunchOutcome:
         return self.of(spec.provider, launching=True).launch(spec, ends_at=ends_at, still_ours=still_ours)
 
-    def terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str:
-        return self._of_instances(keep).terminate_surplus(request_id, region, keep)
+    def terminate_surplus(self, request_id: str, keep: Launched) -> str:
+        return self.of(keep.provider).terminate_surplus(request_id, keep)
 
-    def stop(self, instance_ids: list[str], region: str) -> list[str]:
-        return self._of_instances(instance_ids).stop(instance_ids, region)
+    def stop(self, launched: Launched) -> list[str]:
+        return self.of(launched.provider).stop(launched)
 
-    def set_expiry(self, instance_ids: list[str], region: str, ends_at: str) -> None:
-        self._of_instances(instance_ids).set_expiry(instance_ids, region, ends_at)
+    def set_expiry(self, launched: Launched, ends_at: str) -> None:
+        self.of(launched.provider).set_expiry(launched, ends_at)
+
+
+def stopping(instance_ids: list[str], provider: str | None, region: str) -> Launched:
+    """The instances a person names to stop, placed: by the launch record that holds them (`provider`), else by
+    the form of their ids (a fallback: only a native cloud's ids have one); PolicyError when they are not one
+    cloud's."""
+    clouds = {provider} if provider else {cloud_of(i) for i in instance_ids}
+    if None in clouds or len(clouds) != 1:
+        raise PolicyError(f"not instances of one cloud: {', '.join(instance_ids)}", example=STOP_EXAMPLE)
+    return Launched(str(clouds.pop()), region, tuple(instance_ids))

@@ -73,6 +73,7 @@ from ..catalog.fabric import BLOCK_MAX_INSTANCES, Link, PlanData, SpotBand, bloc
 from ..catalog.fx import FxRates
 from ..catalog.gpus import GpuSpec, GpuTable
 from ..catalog.offers import Offer
+from ..catalog.providers import REGISTRY
 from ..catalog.regions import check_selectors
 from ..facts import Fact, PricingModel
 from ..pricing.job_costs import checkpoint_storage
@@ -104,7 +105,7 @@ _NON_SPOT_MODELS = tuple(model for model in PricingModel if model != PricingMode
 # Notes that doubt a plan's price: they lead its reasons, so the reader weighs them first.
 _DOUBTS = (facts.Unverified, facts.Stale, facts.DateUnknown)
 # Marketplaces whose every listing is one machine (SOURCES.txt): a plan takes at most that many of it.
-MARKETPLACES = ("vast", "lium", "primeintellect")
+MARKETPLACES = tuple(p.name for p in REGISTRY if p.marketplace)
 # AWS vCPU quota families (SOURCES-plans.txt part C): instance family letter → (on-demand, spot) quota code and name.
 QUOTA_FAMILIES = {"p": (("L-417A185B", "Running On-Demand P instances"),
                         ("L-7212CCBC", "All P Spot Instance Requests")),

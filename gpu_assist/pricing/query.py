@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence, TypeVar
 
 from ..catalog.gpus import GpuSpec, GpuTable, name_key
-from ..catalog.regions import PROVIDERS
+from ..catalog.providers import PROVIDERS
 from ..errors import ParseError
 from ..facts import PricingModel
 
@@ -59,8 +59,7 @@ PROVIDER_WORDS = {
     "huawei": "huawei", "huaweicloud": "huawei", "华为云": "huawei",
     "oracle": "oci", "datacrunch": "verda", "vastai": "vast", "vast.ai": "vast", "cudocompute": "cudo",
     "jarvis": "jarvislabs", "prime": "primeintellect", "prime-intellect": "primeintellect",
-    **{name: name for name in ("nebius", "oci", "verda", "vast", "cudo", "hyperbolic", "shadeform", "hyperstack",
-                               "jarvislabs", "primeintellect", "mithril", "yotta", "lium")},
+    **{name: name for name in PROVIDERS},  # every provider by its own name
 }
 _M = PricingModel
 _PRICING_WORDS = {

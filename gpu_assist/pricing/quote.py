@@ -28,7 +28,8 @@ from .. import facts
 from ..catalog import Catalog, days_old
 from ..catalog.fx import FxRates
 from ..catalog.offers import Offer
-from ..catalog.regions import CHINA_PROVIDERS, check_selectors
+from ..catalog.providers import CHINA_PROVIDERS
+from ..catalog.regions import check_selectors
 from ..facts import TERM_YEARS, Fact, PricingModel
 from .job_costs import JobParts, job_parts
 from .job_data import JobData

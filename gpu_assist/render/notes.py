@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from functools import singledispatch
 
 from .. import facts as f
+from ..catalog.providers import BY_NAME, display_name
 from ..plural import plural
 from ..pricing.price_table import HOURS_PER_YEAR
 from ..pricing.query import HOUR_S, format_duration
@@ -145,21 +146,18 @@ def _unverified(fact: f.Unverified) -> str:
     return f"unverified list price ({fact.source})"
 
 
-# Launching on another cloud than AWS (issue #35).
-CLOUD_NAMES = {"aws": "AWS", "tencent": "Tencent Cloud", "aliyun": "Alibaba Cloud"}
-REFRESH_VERB = {"tencent": "catalog refresh tencent", "aliyun": "catalog refresh aliyun"}
-
-
+# Launching on another cloud than AWS: the clouds' names and refresh verbs are the provider registry's.
 @words.register(f.StaleLaunchPrice)
 def _stale_launch_price(fact: f.StaleLaunchPrice) -> str:
-    cloud = CLOUD_NAMES.get(fact.provider, fact.provider)
-    refresh = REFRESH_VERB.get(fact.provider, "a refresh of the catalog")
+    cloud = display_name(fact.provider)
+    verb = BY_NAME[fact.provider].refresh if fact.provider in BY_NAME else None
+    refresh = f"catalog refresh {verb}" if verb else "a refresh of the catalog"
     return f"price from {cloud}'s stale {fact.as_of or 'undated'} list; refresh first: {refresh}"
 
 
 @words.register(f.LaunchCloud)
 def _launch_cloud(fact: f.LaunchCloud) -> str:
-    cloud = CLOUD_NAMES.get(fact.provider, fact.provider)
+    cloud = display_name(fact.provider)
     return f"{cloud}, account {fact.account}" if fact.account else f"{cloud}, account not named in the policy"
 
 

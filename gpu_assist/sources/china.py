@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..catalog.gpus import GpuTable
+from ..catalog.providers import CHINA_PROVIDERS
 from ..catalog.regions import location
 from ..facts import Flag
 from . import number_text
@@ -29,7 +30,7 @@ from .china_rules import SEED_CLAIMS, SeedClaim
 
 SPECS_FILE = "cn_gpu_specs.csv"
 PRICES_FILE = "cn_gpu_prices.csv"
-PROVIDERS = ("aliyun", "tencent", "huawei")
+PROVIDERS = CHINA_PROVIDERS
 REGION = "cn"  # the sources name no region; the price page says its prices are mainly mainland China's
 CONTRADICTED_BY = "contradicted-by "  # a note's keyword: the source that contradicts an article's claim
 _PRICE_COLUMN = {"on-demand": "on_demand_hourly", "monthly": "monthly"}

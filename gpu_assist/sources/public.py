@@ -33,6 +33,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from urllib3.util.retry import Retry
 
 from ..catalog.gpus import load_gpus
+from ..catalog.providers import REGISTRY
 from ..catalog.regions import location
 from ..errors import CatalogError
 from . import JsonObject, spot_flags
@@ -47,10 +48,8 @@ AZURE_API_VERSION = "2023-01-01-preview"
 SKYPILOT_RAW_URL = os.environ.get("GPU_ASSIST_SKYPILOT_URL",
                                   "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog")
 # Where each cloud's vms.csv lives in skypilot-catalog (Azure's GPU rows are in v6; see SOURCES.txt).
-SKYPILOT_PATHS = {provider: f"catalogs/v8/{provider}/vms.csv" for provider in (
-    "aws", "gcp", "lambda", "nebius", "oci", "verda", "vast", "cudo", "hyperbolic", "shadeform", "hyperstack",
-    "jarvislabs", "primeintellect", "mithril", "yotta", "lium")}
-SKYPILOT_PATHS["azure"] = "catalogs/v6/azure/vms.csv"
+SKYPILOT_PATHS = {p.name: f"catalogs/v{6 if p.name == 'azure' else 8}/{p.name}/vms.csv"
+                  for p in REGISTRY if p.skypilot}
 _YEARS = {"1 Year": 1, "3 Years": 3}
 _MICRO = Decimal("0.000001")
 TIMEOUT_S = 30

@@ -346,9 +346,10 @@ class Store:
         with self.engine.connect() as connection:
             return [_record(row) for row in connection.execute(query).mappings()]
 
-    def region_of(self, instance_id: str) -> str | None:
-        """Where gpu-assist launched an instance, from its own records."""
-        return next((record.spec.where for record in self.list(states=("running", "stopping"), limit=1000)
+    def placement_of(self, instance_id: str) -> tuple[str, str] | None:
+        """(cloud, region) where gpu-assist launched an instance, from its own records; None when none has it."""
+        return next(((record.spec.provider, record.spec.where)
+                     for record in self.list(states=("running", "stopping"), limit=1000)
                      if isinstance(record.spec, LaunchSpec) and instance_id in record.instance_ids), None)
 
     def extensions_waiting(self, launch_id: str) -> Ids:

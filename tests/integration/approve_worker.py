@@ -35,8 +35,8 @@ class CrashAfterLaunch(AwsProvisioner):
 
 
 class CrashAfterStop(AwsProvisioner):
-    def stop(self, instance_ids, region):
-        super().stop(instance_ids, region)
+    def stop(self, launched):
+        super().stop(launched)
         _die()
 
 

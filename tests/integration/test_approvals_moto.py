@@ -243,8 +243,9 @@ def test_quota_check_against_the_real_response_shape(approvals):
         stub.add_response("get_service_quota", response, {"ServiceCode": "ec2", "QuotaCode": "L-417A185B"})
         stub.add_response("get_service_quota", {**response, "Quota": {**response["Quota"], "Value": 96.0}},
                           {"ServiceCode": "ec2", "QuotaCode": "L-417A185B"})
-        assert approvals.provisioner.quota(spec, quotas_client=quotas) == "ok: 192 vCPUs of 384 (L-417A185B)"
-        assert approvals.provisioner.quota(spec, quotas_client=quotas).startswith(
+        approvals.provisioner.client = lambda service, region=None: quotas
+        assert approvals.provisioner.quota(spec) == "ok: 192 vCPUs of 384 (L-417A185B)"
+        assert approvals.provisioner.quota(spec).startswith(
             "quota too low: 192 vCPUs needed, limit 96")
 
 

@@ -19,7 +19,7 @@ from gpu_assist.commands.lifecycle import clouds
 from gpu_assist.errors import PolicyError
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy
-from gpu_assist.lifecycle.ports import Clouds
+from gpu_assist.lifecycle.ports import Clouds, Launched
 from gpu_assist.sources.tencent import cvm_client
 from gpu_assist.store import Store
 
@@ -180,7 +180,7 @@ def test_stop_of_an_instance_gpu_assist_did_not_launch_is_refused(cvm, tmp_path,
     with pytest.raises(PolicyError, match=f"not launched by gpu-assist: {foreign}"):
         approvals.submit_stop("slack:U-CAROL", [foreign], "ap-guangzhou")
     with pytest.raises(PolicyError, match="not launched by gpu-assist"):
-        approvals.provisioner.stop([foreign], "ap-guangzhou")  # the provisioner refuses too
+        approvals.provisioner.stop(Launched("tencent", "ap-guangzhou", (foreign,)))  # the provisioner refuses too
     assert cvm.instances[foreign]["InstanceState"] == "RUNNING"
     assert not [c for c in cvm.calls if c[0] in ("StopInstances", "TerminateInstances")]
 

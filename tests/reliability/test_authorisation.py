@@ -14,6 +14,7 @@ from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.errors import PolicyError
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.lifecycle.ports import Launched
 from gpu_assist.store import Store
 
 APPROVERS = ("slack:U-ALICE", "slack:U-BOB")
@@ -62,7 +63,8 @@ def test_stop_is_refused_for_instances_gpu_assist_did_not_launch(approvals, reco
         except PolicyError:
             refused += 1
     with pytest.raises(PolicyError, match="not launched by gpu-assist"):
-        approvals.provisioner.stop(foreign, "us-east-1")  # the provisioner refuses too, not only the request layer
+        # the provisioner refuses too, not only the request layer
+        approvals.provisioner.stop(Launched("aws", "us-east-1", tuple(foreign)))
     running = [i for r in ec2.describe_instances(InstanceIds=foreign)["Reservations"] for i in r["Instances"]
                if i["State"]["Name"] == "running"]
     record_case("Stop foreign instances", tried=len(foreign) + 1, refused=refused + 1,

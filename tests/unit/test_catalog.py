@@ -6,7 +6,7 @@ import pytest
 from support import CATALOGS, offer
 
 from gpu_assist.catalog import OFFER_COLUMNS, load_catalog, validate_directory
-from gpu_assist.catalog.regions import PROVIDERS
+from gpu_assist.catalog.providers import PROVIDERS
 from gpu_assist.errors import CatalogError
 from gpu_assist.sources.refresh import rows_to_csv
 

@@ -16,7 +16,7 @@ from support import CATALOGS, SOURCES, TODAY
 
 import gpu_assist.sources
 from gpu_assist.catalog import validate_directory
-from gpu_assist.catalog.regions import CHINA_PROVIDERS
+from gpu_assist.catalog.providers import CHINA_PROVIDERS
 from gpu_assist.catalog.report import provider_status
 from gpu_assist.cli import main
 from gpu_assist.commands import Context

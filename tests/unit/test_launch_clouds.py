@@ -13,7 +13,8 @@ from support import OLD_LAUNCH
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.lifecycle.policy import Policy, load_policy
-from gpu_assist.lifecycle.ports import Clouds, cloud_of
+from gpu_assist.catalog.providers import cloud_of
+from gpu_assist.lifecycle.ports import Clouds, Launched, stopping
 from gpu_assist.lifecycle.specs import ExtendSpec, LaunchSpec, spec_from_json, to_json
 
 
@@ -23,7 +24,7 @@ def test_a_launch_names_one_cloud_and_its_words_keep_it(gpus):
     assert command.words() == "launch 8xV100-32GB 72h on-demand region=ap-guangzhou provider=tencent"
     assert parse_command("launch 8xA100 72h", gpus).what.providers == ("aws",)
     assert parse_command("launch 8xA100 72h", gpus).words() == "launch 8xA100 72h on-demand"  # as before
-    with pytest.raises(ParseError, match="a launch names one cloud of aws, tencent, aliyun"):
+    with pytest.raises(ParseError, match="a launch names one cloud of aws, aliyun, tencent, huawei"):
         parse_command("launch 8xA100 72h provider=gcp", gpus)
     with pytest.raises(ParseError, match="a launch names one cloud"):
         parse_command("launch 8xA100 72h provider=aws,tencent", gpus)
@@ -51,7 +52,7 @@ def test_the_policy_reads_clouds_from_its_file_and_refuses_unknown_ones(tmp_path
     assert (policy.cloud("tencent", "account"), policy.cloud("tencent", "region")) == ("acme-gz", "ap-guangzhou")
     assert policy.cloud("aliyun", "region") == "cn-hangzhou" and policy.cloud("aliyun", "image_id") is None
     assert load_policy({"GPU_ASSIST_ALLOWED_PROVIDERS": "aws,aliyun"}).allowed_providers == ("aws", "aliyun")
-    with pytest.raises(PolicyError, match="gpu-assist launches on aws, tencent, aliyun, not 'gcp'"):
+    with pytest.raises(PolicyError, match="gpu-assist launches on aws, aliyun, tencent, huawei, not 'gcp'"):
         load_policy({"GPU_ASSIST_ALLOWED_PROVIDERS": "aws,gcp"})
     path.write_text('[policy.clouds.tencent]\nsecret_key = "x"\n', encoding="utf-8")
     with pytest.raises(PolicyError, match=r"settings are account, region, image_id"):
@@ -89,31 +90,37 @@ class _Cloud:
     def __init__(self, name):
         self.name, self.calls = name, []
 
-    def stop(self, instance_ids, region):
-        self.calls.append(("stop", tuple(instance_ids), region))
-        return instance_ids
+    def stop(self, launched):
+        self.calls.append(("stop", launched.instance_ids, launched.region))
+        return list(launched.instance_ids)
 
     def dry_run(self, spec):
         return f"ok on {self.name}"
 
 
-def test_clouds_hand_each_call_to_the_cloud_it_belongs_to():
+def test_clouds_hand_each_call_to_the_cloud_of_the_launch_record():
     aws, tencent = _Cloud("aws"), _Cloud("tencent")
     clouds = Clouds({"aws": aws, "tencent": tencent})
     assert repr(clouds) == "Clouds(aws, tencent; launches on aws, tencent)"
-    clouds.stop(["ins-a1b2c3d4"], "ap-guangzhou")
-    clouds.stop(["i-0123456789abcdef0"], "us-east-1")
+    clouds.stop(Launched("tencent", "ap-guangzhou", ("ins-a1b2c3d4",)))
+    clouds.stop(Launched("aws", "us-east-1", ("i-0123456789abcdef0",)))
     assert tencent.calls == [("stop", ("ins-a1b2c3d4",), "ap-guangzhou")]
     assert aws.calls == [("stop", ("i-0123456789abcdef0",), "us-east-1")]
     assert clouds.dry_run(_spec(provider="tencent")) == "ok on tencent"
     with pytest.raises(PolicyError, match="launches on aliyun are off: the policy allows aws, tencent"):
-        clouds.stop(["i-bp1g6zv0ce8oghu7k3a4"], "cn-hangzhou")
+        clouds.stop(Launched("aliyun", "cn-hangzhou", ("i-bp1g6zv0ce8oghu7k3a4",)))
     aws_only = Clouds({"aws": aws, "tencent": tencent}, launches=("aws",))
-    aws_only.stop(["ins-a1b2c3d4"], "ap-guangzhou")  # what it launched before can still be stopped
+    aws_only.stop(Launched("tencent", "ap-guangzhou", ("ins-a1b2c3d4",)))  # what it launched can still be stopped
     with pytest.raises(PolicyError, match="launches on tencent are off: the policy allows aws"):
         aws_only.dry_run(_spec(provider="tencent"))
+
+
+def test_a_record_places_instances_and_an_ids_form_is_only_the_fallback():
+    assert stopping(["ins-a1b2c3d4"], None, "ap-guangzhou") == Launched("tencent", "ap-guangzhou", ("ins-a1b2c3d4",))
+    # an id of no native form, placed by the launch record that holds it
+    assert stopping(["node-7"], "aws", "us-east-1").provider == "aws"
     with pytest.raises(PolicyError, match="not instances of one cloud"):
-        clouds.stop(["ins-a1b2c3d4", "i-0123456789abcdef0"], "ap-guangzhou")
+        stopping(["ins-a1b2c3d4", "i-0123456789abcdef0"], None, "ap-guangzhou")
 
 
 def test_an_aws_card_names_the_account_only_when_the_policy_gives_it_an_alias():
@@ -144,6 +151,6 @@ def test_a_spot_bid_is_in_the_clouds_own_currency_whatever_the_team_counts_in():
     cny_team = _spec(pricing_model="spot", currency="CNY", ceiling_hourly=Decimal("80.5"), native_currency="USD",
                      native_ceiling_hourly=Decimal("12.100000"))
     usd_team = _spec(pricing_model="spot", ceiling_hourly=Decimal("12.1"))
-    bids = [aws._launch_args(spec, "us-east-1")["InstanceMarketOptions"]["SpotOptions"]["MaxPrice"]
+    bids = [aws.cloud.launch_args(spec, "us-east-1")["InstanceMarketOptions"]["SpotOptions"]["MaxPrice"]
             for spec in (cny_team, usd_team)]
     assert bids == ["12.1", "12.1"]

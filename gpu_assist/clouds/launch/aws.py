@@ -1,14 +1,9 @@
-"""EC2 through boto3: dry runs, quota checks, exactly-once launches and stops of gpu-assist's own instances.
-
-Exactly once: before any launch, instances tagged with the request id are looked up in every candidate region
-(moto does not enforce `ClientToken`; real AWS does, for about 24 hours), and each RunInstances' `ClientToken` is
-the request id and the zone (`client_token`), the same key as the tag's, so a retried call after a crash or a
-second owner's call returns the same instances on real AWS. The caller's ownership is checked (and its lease
-renewed) right before each RunInstances, and surplus instances are terminated only by the caller, keeping the
-ones the store records (`terminate_surplus`).
-Capacity: `InsufficientInstanceCapacity` and friends move on to the next zone, then the next region, never
-above the approved hourly ceiling (spot: `MaxPrice` is that ceiling). Throttling and transient errors are
-botocore's standard retry mode (`gpu_assist.clouds.aws.client`).
+"""EC2's operations for the one launcher (`launcher.Launcher`), through boto3: dry runs, quota checks, the lookup
+by tag, RunInstances with its `ClientToken` (real AWS returns the same instances for a token it has seen, for about
+24 hours; moto keeps the token but does not deduplicate by it, so there the lookup by tag is what holds), stops,
+terminations and the expiry tag.
+Capacity: `InsufficientInstanceCapacity` and friends are capacity errors (spot: `MaxPrice` is the approved
+ceiling). Throttling and transient errors are botocore's standard retry mode (`gpu_assist.clouds.aws.client`).
 """
 
 from __future__ import annotations
@@ -18,12 +13,13 @@ from typing import Any, Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ...errors import PolicyError, ProvisionError
+from ...errors import ProvisionError
 from ...lifecycle.policy import Policy
-from ...lifecycle.ports import LaunchOutcome, OwnershipLost, client_token
 from ...lifecycle.specs import LaunchSpec
 from .. import aws
-from ..aws import EXPIRES_TAG, REQUEST_TAG, REQUESTER_TAG, AwsObject, BotoClient
+from ..aws import BotoClient
+from ..tags import EXPIRES_TAG, REQUEST_TAG, launch_tags
+from .launcher import Found, Launcher
 
 CAPACITY_ERRORS = ("InsufficientInstanceCapacity", "InsufficientCapacity", "Unsupported",
                    "InsufficientHostCapacity", "SpotMaxPriceTooLow", "MaxSpotInstanceCountExceeded")
@@ -48,16 +44,23 @@ def _code(error: Exception) -> str:
     return code
 
 
-class AwsProvisioner:
+class Ec2:
+    """EC2's operations; `client(service, region)` gives a boto3 client (tests: moto's)."""
+
+    provider = "aws"
+
     def __init__(self, policy: Policy, client: Callable[[str, str], BotoClient] = aws.client):
         self.policy = policy
         self.client = client
+
+    def explain(self, error: Exception, doing: str) -> ProvisionError:
+        return aws.explain(error, doing)
 
     # ---- checks before approval -------------------------------------------------------------------------
     def dry_run(self, spec: LaunchSpec) -> str:
         """'ok' when EC2 says the launch would succeed; otherwise the reason (never raises)."""
         try:
-            self.client("ec2", spec.region).run_instances(DryRun=True, **self._launch_args(spec, spec.region))
+            self.client("ec2", spec.region).run_instances(DryRun=True, **self.launch_args(spec, spec.region))
         except ClientError as error:
             if _code(error) == "DryRunOperation":
                 return "ok"
@@ -67,16 +70,16 @@ class AwsProvisioner:
             return f"not checked: {reason}"
         return "ok"
 
-    def quota(self, spec: LaunchSpec, *, quotas_client: BotoClient | None = None) -> str:
+    def quota(self, spec: LaunchSpec) -> str:
         """Whether the account's vCPU quota for this family covers the request; 'quota unknown' when unanswered."""
         codes = QUOTA_CODES.get(spec.instance_type[0])
         if codes is None or not spec.vcpus:
             return "quota unknown (no quota code for this family)"
         code = codes[1] if spec.pricing_model == "spot" else codes[0]
         needed = spec.vcpus * spec.instances
-        client = quotas_client or self.client("service-quotas", spec.region)
         try:
-            value = client.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
+            value = self.client("service-quotas", spec.region).get_service_quota(
+                ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
         except ClientError as error:
             return f"quota unknown ({code}: {_code(error)})"
         except BotoCoreError as error:  # no credentials, no network: say which, as the dry run does
@@ -103,16 +106,12 @@ class AwsProvisioner:
         except Exception as error:  # noqa: BLE001
             raise aws.explain(error, f"reading the AMI from SSM parameter {name}") from None
 
-    def _launch_args(self, spec: LaunchSpec, region: str, zone: str | None = None, token: str | None = None, *,
-                     ends_at: str = "") -> dict[str, Any]:
-        """RunInstances' arguments for `spec` in `region` (and `zone`), tagged with the request, its requester,
-        its end and the cost tags (the launch's project over the policy's)."""
+    def launch_args(self, spec: LaunchSpec, region: str, zone: str | None = None, token: str | None = None, *,
+                    ends_at: str = "") -> dict[str, Any]:
+        """RunInstances' arguments for `spec` in `region` (and `zone`), tagged (`tags.launch_tags`)."""
         args: dict[str, Any] = {"ImageId": self._ami(region, spec.instance_type), "InstanceType": spec.instance_type,
-                "MinCount": spec.instances, "MaxCount": spec.instances}
-        tags = [{"Key": REQUEST_TAG, "Value": spec.request_id}, {"Key": REQUESTER_TAG, "Value": spec.requester},
-                {"Key": EXPIRES_TAG, "Value": ends_at}]
-        cost_tags = {**self.policy.cost_tags, **({"project": spec.project} if spec.project else {})}
-        tags += [{"Key": k, "Value": v} for k, v in cost_tags.items()]
+                                "MinCount": spec.instances, "MaxCount": spec.instances}
+        tags = [{"Key": k, "Value": v} for k, v in launch_tags(spec, self.policy, ends_at).items()]
         args["TagSpecifications"] = [{"ResourceType": "instance", "Tags": tags}]
         if token:
             args["ClientToken"] = token
@@ -130,137 +129,62 @@ class AwsProvisioner:
                 "InstanceInterruptionBehavior": "terminate"}}
         return args
 
-    def find(self, request_id: str, regions: list[str]) -> tuple[str, list[AwsObject]]:
-        """(region, live instances) carrying the request's tag, in the first region that has any."""
-        for region in regions:
-            paginator = self.client("ec2", region).get_paginator("describe_instances")
-            found = [i for page in paginator.paginate(Filters=[
-                {"Name": f"tag:{REQUEST_TAG}", "Values": [request_id]},
-                {"Name": "instance-state-name", "Values": _LIVE_STATES}])
-                for reservation in page["Reservations"] for i in reservation["Instances"]]
-            if found:
-                return region, found
-        return "", []
+    def _instances(self, region: str, **params: Any) -> list[dict[str, Any]]:
+        pages = self.client("ec2", region).get_paginator("describe_instances").paginate(**params)
+        return [i for page in pages for reservation in page["Reservations"] for i in reservation["Instances"]]
 
-    def _zones(self, region: str, zone_id: str | None) -> list[str | None]:
-        """Zone names to try in `region`: the spot offer's zone when known, else every available zone."""
+    def find_tagged(self, region: str, request_id: str) -> list[Found]:
+        found = self._instances(region, Filters=[{"Name": f"tag:{REQUEST_TAG}", "Values": [request_id]},
+                                                 {"Name": "instance-state-name", "Values": _LIVE_STATES}])
+        return [Found(i["InstanceId"], i.get("Placement", {}).get("AvailabilityZone"), str(i.get("LaunchTime", "")))
+                for i in found]
+
+    def zones(self, region: str, zone: str | None) -> list[str | None]:
+        """Zone names to try in `region`: the spot offer's zone (an id) when known, else every available zone."""
         zones = self.client("ec2", region).describe_availability_zones(
             Filters=[{"Name": "state", "Values": ["available"]}])["AvailabilityZones"]
-        if zone_id:
-            named = [z["ZoneName"] for z in zones if z.get("ZoneId") == zone_id]
+        if zone:
+            named: list[str | None] = [z["ZoneName"] for z in zones if z.get("ZoneId") == zone]
             return named or [None]
         return [z["ZoneName"] for z in zones] or [None]
 
-    def launch(self, spec: LaunchSpec, *, ends_at: str, still_ours: Callable[[], bool]) -> LaunchOutcome:
-        """Start the request's instances once, tagged to end at `ends_at`: the ones tagged with it when there are
-        (a crash or another owner launched them), else a RunInstances per candidate zone until one has capacity.
-        `still_ours()` is asked (and renews the caller's lease) right before each RunInstances: OwnershipLost when
-        it says no. Raises ProvisionError when no candidate has capacity. Instances beyond the ones returned are
-        the caller's to terminate (`terminate_surplus`), once it has recorded which it keeps."""
-        regions = list(dict.fromkeys(c.region for c in spec.candidates))
-        try:
-            region, existing = self.find(spec.request_id, regions)
-        except (ClientError, BotoCoreError) as error:
-            raise aws.explain(error, "looking for the request's instances") from None
-        if existing:
-            existing = sorted(existing, key=lambda i: (i.get("LaunchTime") or "", i["InstanceId"]))
-            return LaunchOutcome([i["InstanceId"] for i in existing[:spec.instances]], region,
-                                 existing[0].get("Placement", {}).get("AvailabilityZone"), reused=True)
-        attempts: list[str] = []
-        for candidate in spec.candidates:
-            if candidate.hourly > spec.ceiling_hourly:
-                attempts.append(f"{candidate.region}: {candidate.hourly}/h is above the ceiling, skipped")
-                continue
-            try:
-                zones = self._zones(candidate.region, candidate.zone)
-            except (ClientError, BotoCoreError) as error:
-                attempts.append(f"{candidate.region}: {aws.explain(error, 'listing zones').message}")
-                continue
-            for zone in zones:
-                outcome = self._run(spec, candidate.region, zone, ends_at, still_ours, attempts)
-                if outcome is not None:
-                    return outcome
-        raise ProvisionError(f"no capacity for {spec.instances}x{spec.instance_type} within "
-                             f"{spec.ceiling_hourly}/h: " + "; ".join(attempts))
+    def run(self, spec: LaunchSpec, region: str, zone: str | None, token: str, ends_at: str
+            ) -> tuple[list[str], str | None]:
+        args = self.launch_args(spec, region, zone, token, ends_at=ends_at)
+        instances = self.client("ec2", region).run_instances(**args)["Instances"]
+        return [i["InstanceId"] for i in instances], instances[0].get("Placement", {}).get("AvailabilityZone", zone)
 
-    def _run(self, spec: LaunchSpec, region: str, zone: str | None, ends_at: str, still_ours: Callable[[], bool],
-             attempts: list[str]) -> LaunchOutcome | None:
-        """One RunInstances in `zone`; None (and the reason in `attempts`) when it has no capacity.
+    def is_capacity(self, error: Exception) -> str | None:
+        return _code(error) if isinstance(error, ClientError) and _code(error) in CAPACITY_ERRORS else None
 
-        Its ClientToken is the request id and the zone: the same in every process that launches the request there,
-        so on AWS two owners' calls (one taken over while its call was under way) get the same instances."""
-        if not still_ours():
-            raise OwnershipLost(f"{spec.request_id} was taken over by another process before RunInstances")
-        args = self._launch_args(spec, region, zone, client_token(spec.request_id, zone or region), ends_at=ends_at)
-        try:
-            reservation = self.client("ec2", region).run_instances(**args)
-        except ClientError as error:
-            if _code(error) in CAPACITY_ERRORS:
-                attempts.append(f"{zone or region}: {_code(error)}")
-                return None
-            raise aws.explain(error, f"launching {spec.instance_type} in {region}") from None
-        except BotoCoreError as error:
-            raise aws.explain(error, f"launching {spec.instance_type}") from None
-        instances = reservation["Instances"]
-        return LaunchOutcome([i["InstanceId"] for i in instances], region,
-                             instances[0].get("Placement", {}).get("AvailabilityZone", zone), attempts=attempts)
+    # ---- ownership, stop, extend ------------------------------------------------------------------------
+    def owners(self, region: str, instance_ids: list[str]) -> dict[str, str | None]:
+        tags = {i["InstanceId"]: {t["Key"]: t["Value"] for t in i.get("Tags", [])}
+                for i in self._instances(region, InstanceIds=instance_ids)}
+        return {i: tags[i].get(REQUEST_TAG) for i in tags}
 
-    def terminate_surplus(self, request_id: str, region: str, keep: list[str]) -> str:
-        """Terminate instances tagged with this request beyond `keep` (the ones the store records): what a retried
-        RunInstances leaves when its first answer was lost, or an owner that was taken over launched (real AWS
-        dedupes by ClientToken; moto and misbehaving proxies do not). What it did, in words ("" for nothing)."""
-        try:
-            _, live = self.find(request_id, [region])
-            surplus = [i["InstanceId"] for i in live if i["InstanceId"] not in keep]
-            if surplus:
-                self.client("ec2", region).terminate_instances(InstanceIds=surplus)
-        except (ClientError, BotoCoreError) as error:
-            return f"could not check for duplicate instances: {aws.explain(error, 'checking').message}"
-        return f"terminated {len(surplus)} duplicate instance(s), keeping {', '.join(keep)}: {', '.join(surplus)}" \
-            if surplus else ""
+    def terminate(self, region: str, instance_ids: list[str]) -> None:
+        self.client("ec2", region).terminate_instances(InstanceIds=instance_ids)
 
-    # ---- stop -------------------------------------------------------------------------------------------
-    def managed(self, instance_ids: list[str], region: str) -> dict[str, str | None]:
-        """instance id → gpu-assist request id (None when gpu-assist did not launch it)."""
-        try:
-            pages = self.client("ec2", region).get_paginator("describe_instances").paginate(InstanceIds=instance_ids)
-            found = {}
-            for page in pages:
-                for reservation in page["Reservations"]:
-                    for instance in reservation["Instances"]:
-                        tags = {t["Key"]: t["Value"] for t in instance.get("Tags", [])}
-                        found[instance["InstanceId"]] = tags.get(REQUEST_TAG)
-        except (ClientError, BotoCoreError) as error:
-            raise aws.explain(error, "looking up the instances to stop") from None
-        return found
+    def stop(self, region: str, instance_ids: list[str]) -> None:
+        self.client("ec2", region).stop_instances(InstanceIds=instance_ids)
 
-    def require_managed(self, instance_ids: list[str], region: str) -> dict[str, str]:
-        """instance id → gpu-assist request id; PolicyError naming any instance gpu-assist did not launch."""
-        owners = self.managed(instance_ids, region)
-        foreign = [i for i in instance_ids if not owners.get(i)]
-        if foreign:
-            raise PolicyError(f"not launched by gpu-assist: {', '.join(foreign)}",
-                              hint=f"gpu-assist acts only on instances carrying its {REQUEST_TAG} tag")
-        return {i: str(owners[i]) for i in instance_ids}
+    def tag_expiry(self, region: str, instance_ids: list[str], ends_at: str) -> None:
+        self.client("ec2", region).create_tags(Resources=instance_ids, Tags=[{"Key": EXPIRES_TAG, "Value": ends_at}])
 
-    def set_expiry(self, instance_ids: list[str], region: str, ends_at: str) -> None:
-        """Move the `gpu-assist:expires-at` tag of instances gpu-assist launched (an approved extension)."""
-        self.require_managed(instance_ids, region)
-        try:
-            self.client("ec2", region).create_tags(Resources=instance_ids, Tags=[{"Key": EXPIRES_TAG,
-                                                                                 "Value": ends_at}])
-        except (ClientError, BotoCoreError) as error:
-            raise aws.explain(error, f"tagging {', '.join(instance_ids)}") from None
 
-    def stop(self, instance_ids: list[str], region: str) -> list[str]:
-        """Stop (or terminate, per policy) only instances gpu-assist launched; refuses any other."""
-        self.require_managed(instance_ids, region)
-        ec2 = self.client("ec2", region)
-        try:
-            if self.policy.stop_action == "stop":
-                ec2.stop_instances(InstanceIds=instance_ids)
-            else:
-                ec2.terminate_instances(InstanceIds=instance_ids)
-        except (ClientError, BotoCoreError) as error:
-            raise aws.explain(error, f"stopping {', '.join(instance_ids)}") from None
-        return instance_ids
+class AwsProvisioner(Launcher):
+    """The launcher on EC2."""
+
+    def __init__(self, policy: Policy, client: Callable[[str, str], BotoClient] = aws.client):
+        self.ec2 = Ec2(policy, client)
+        super().__init__(self.ec2)
+
+    @property
+    def client(self) -> Callable[[str, str], BotoClient]:
+        """The boto3 client builder EC2's operations use (a test hands it moto's, or a stubbed one)."""
+        return self.ec2.client
+
+    @client.setter
+    def client(self, client: Callable[[str, str], BotoClient]) -> None:
+        self.ec2.client = client

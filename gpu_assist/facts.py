@@ -554,6 +554,12 @@ class FlaggedLeftOut(Fact):
     prices: int
 
 
+class OneHostListings(Fact):
+    """`listings` marketplace listings were left out: each is one host, fewer GPUs than asked for."""
+
+    listings: int
+
+
 class UnverifiedShown(Fact):
     """`unverified` of the `options` shown are unverified list prices."""
 

@@ -24,6 +24,9 @@ FLAG_SCOPE = {_M.ON_DEMAND: "on_demand", _M.SPOT: "spot", _M.RESERVED_1Y: "reser
               _M.MONTHLY: "monthly"}
 FLAG_SCOPES = ("all", *FLAG_SCOPE.values())
 INTERCONNECTS = ("nvlink", "pcie", "unknown")
+# Marketplaces whose every listing is one machine (SOURCES.txt gives no count of hosts behind a listing): a quote
+# and a plan take at most one of it.
+MARKETPLACES = ("vast", "lium", "primeintellect")
 
 
 class Offer(NamedTuple):

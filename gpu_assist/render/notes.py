@@ -236,6 +236,12 @@ def _flagged_left_out(fact: f.FlaggedLeftOut) -> str:
     return f"{plural(fact.prices, 'price')} with known data defects left out (include-flagged shows them)"
 
 
+@words.register(f.OneHostListings)
+def _one_host_listings(fact: f.OneHostListings) -> str:
+    return f"{plural(fact.listings, 'marketplace listing')} with fewer GPUs than asked for left out (a listing " \
+        "is one host: the source gives no count of machines)"
+
+
 @words.register(f.UnverifiedShown)
 def _unverified_shown(fact: f.UnverifiedShown) -> str:
     return f"{fact.unverified} of {plural(fact.options, 'option')} " \

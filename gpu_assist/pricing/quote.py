@@ -85,6 +85,9 @@ class QuoteOption:
     parts: JobParts | None = None  # the job's disks and data at this option's region (#33); None: none asked for
     # Spot: the job's expected extra time from interruptions and checkpoints (`spot_risk.overhead`); else None.
     spot_overhead: float | None = None
+    # How many regions sell it at this same price, where that is every region the source lists it in (the price
+    # is then not this region's: any of them); 1: the price is this region's.
+    regions: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -153,10 +156,11 @@ def quote(request: Query, catalog: Catalog, *, today: dt.date, currency: str = "
     if job_data is not None:
         table = _ranked_whole(table, job_data, catalog, request.duration_s, currency, parts)
     shown = cheapest_per_offer(table, all_regions=all_regions)[:top]
-    options = tuple(with_spot_risk(_sized(to_option(
+    alike = {} if all_regions else same_price_regions(table)
+    options = tuple(replace(with_spot_risk(_sized(to_option(
         priced, request.count, catalog.fx, currency, today, note_billing=True,
-        parts=parts.get((priced.offer.provider, priced.offer.region))), request), spot_rates or {})
-        for priced in shown)
+        parts=parts.get((priced.offer.provider, priced.offer.region))), request), spot_rates or {}),
+        regions=alike.get(_line(priced), 1)) for priced in shown)
     reason = None if options else empty_reason(request, catalog, models=models, verified_only=verified_only,
                                                include_flagged=include_flagged, currency=currency)
     notices = _notices(request, offers, options, models, flagged_excluded)
@@ -164,6 +168,21 @@ def quote(request: Query, catalog: Catalog, *, today: dt.date, currency: str = "
         notices += (facts.OneHostListings(listings),)
     return Quote(request=request, options=options, currency=currency, offers_considered=len(table),
                  flagged_excluded=flagged_excluded, notices=notices, empty_reason=reason)
+
+
+def _line(row: PricedOffer) -> tuple[object, ...]:
+    return (row.offer.provider, row.offer.instance_type, row.offer.gpu_count, row.pricing_model)
+
+
+def same_price_regions(table: Sequence[PricedOffer]) -> dict[tuple[object, ...], int]:
+    """Per provider × instance type × model sold in more than one region at one and the same price: how many
+    regions (OCI's one global list, Lambda's 17 regions). A price that differs by region is each region's."""
+    prices: dict[tuple[object, ...], set[Decimal]] = {}
+    regions: dict[tuple[object, ...], set[str]] = {}
+    for row in table:
+        prices.setdefault(_line(row), set()).add(row.price)
+        regions.setdefault(_line(row), set()).add(row.offer.region)
+    return {key: len(regions[key]) for key, found in prices.items() if len(found) == 1 and len(regions[key]) > 1}
 
 
 def one_host_listings(count: int, offers: tuple[Offer, ...]) -> tuple[tuple[Offer, ...], int]:

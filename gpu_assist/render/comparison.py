@@ -19,7 +19,7 @@ from ..pricing.price_table import HOURS_PER_YEAR
 from ..pricing.query import HOUR_S, Query, format_duration
 from ..pricing.quote import QuoteOption
 from .money import format_hours, format_money
-from .notes import words
+from .notes import where, words
 from .tables import WIDTH
 
 HEADERS = {"on-demand": "on-demand", "spot": "spot", "reserved-1y": "res. 1y", "reserved-3y": "res. 3y",
@@ -157,13 +157,14 @@ def layout(comparison: Comparison, *, unit: str = "") -> Layout:
         instance = row.instance_type if row.instances == 1 else f"{row.instances}× {row.instance_type}"
         best, cells = row.best, dict(row.cells)
         data = (data_part(best, currency, unit),) if parts else ()
-        return (rank, row.provider, instance, best.zone or best.region,
+        return (rank, row.provider, instance, where(best),
                 *(_cell(cells.get(model), model, best, currency, unit) for model in columns), *data,
                 ",".join(marks))
 
     rows = tuple(line(str(i), row) for i, row in enumerate(comparison.rows, 1))
     untrusted = tuple(line("-", row) for row in comparison.untrusted)
-    legend = [f"{BEST} the price each row ranks by; where: the region (or zone) of that price"]
+    legend = [f"{BEST} the price each row ranks by; where: the region (or zone) of that price, or any of the "
+              "regions that sell it at one price"]
     if comparison.sort == "total":
         legend.append(_RANKED_LEGEND[comparison.ranking])
     if unit:

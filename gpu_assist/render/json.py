@@ -19,7 +19,7 @@ from ..pricing.compare import Comparison, ComparisonRow, compare
 from ..pricing.quote import Quote
 from .comparison import layout, said, shared_notes
 from .money import round_money
-from .notes import words
+from .notes import where, words
 
 _PLACES = {"hourly": 6, "total": 2, "per_gpu_hour": 6, "billed_hours": 4, "savings_vs_on_demand": 4}
 
@@ -95,7 +95,7 @@ def comparison_answer(result: Comparison) -> dict[str, Any]:
         footnotes.update(zip(markers, [note for note in said(row) if note not in shared_here]))
         best = row.best
         return {"rank": int(line[0]) if row.ranked else None, "key": row.key, "provider": row.provider,
-                "instance_type": row.instance_type, "instances": row.instances, "where": best.zone or best.region,
+                "instance_type": row.instance_type, "instances": row.instances, "where": where(best),
                 "totals": {model: round_money(cell.whole, 2) if (cell := row.cell(model)) else None
                            for model in result.columns},
                 **({"data_parts": whole_parts(best)} if best.parts is not None else {}),

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 
 import pytest
 from support import TODAY
 
+from gpu_assist.catalog.regions import PLACEHOLDER_REGIONS
 from gpu_assist.cli import main
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.facts import Labelled, LocalZone, OneHostListings, PricingModel
 from gpu_assist.pricing.compare import Comparison, Ranking
+from gpu_assist.render.notes import where
+
+AWS_ZONE_ID = re.compile(r"[a-z]+\d-(?:[a-z]+\d-)?az\d+")
 
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
 
@@ -74,3 +81,24 @@ def test_a_marketplace_listing_is_one_host_in_quote_as_in_recommend(context):
     result = _compare(context, "quote 512xH100 1mo")
     assert all(row.provider not in ("vast", "lium", "primeintellect") for row in result.rows + result.untrusted)
     assert any(isinstance(n, OneHostListings) and n.listings > 0 for n in result.quote.notices)
+
+
+@pytest.mark.parametrize("words", ["quote 8xA100 72h", "quote 8xH100 72h", "quote 8xB200 72h spot",
+                                   "quote 1xL4 100h", "quote 8xH100 72h provider=hyperbolic"])
+def test_where_is_a_place_a_buyer_can_use(capsys, words):
+    assert main([*words.split(), "--format", "json"]) == 0
+    options = json.loads(capsys.readouterr().out)
+    assert main([*words.split(), "--format", "csv"]) == 0
+    for row in csv.DictReader(io.StringIO(capsys.readouterr().out)):
+        assert row["where"] not in PLACEHOLDER_REGIONS and not AWS_ZONE_ID.fullmatch(row["where"]), row
+        if row["provider"] in ("lambda", "oci"):
+            assert row["where"].startswith("any of "), row
+    for option in options:
+        assert option["regions"] >= 1
+
+
+def test_one_price_in_every_region_is_said_once(context):
+    result = _compare(context, "quote 8xA100 72h")
+    lambda_row = next(row for row in result.rows if row.provider == "lambda")
+    assert lambda_row.best.regions == 17
+    assert where(lambda_row.best) == "any of 17 regions"

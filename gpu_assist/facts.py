@@ -75,6 +75,7 @@ class Flag(StrEnum):
     SPOT_OUTLIER = "spot-outlier"
     UPSTREAM_FLAGGED = "upstream-flagged"
     RESOLD_BELOW_SOURCE = "resold-below-source"
+    SPOT_DISAGREES_WITH_BILLING = "spot-disagrees-with-billing"
 
     @property
     def shown_as_unverified(self) -> bool:
@@ -87,7 +88,8 @@ class Flag(StrEnum):
 # Flex-start rate billed as on-demand, (d) far below the GPU's median, (e) one zone's spot far below the others,
 # and `resale`: a defect of the upstream offer a reseller resells. `catalog status` counts them per provider.
 SANITY_RULE = {Flag.BELOW_PARTS_PRICE: "a", Flag.FLEX_START_PRICE: "c", Flag.FAR_BELOW_GPU_MEDIAN: "d",
-               Flag.SPOT_OUTLIER: "e", Flag.UPSTREAM_FLAGGED: "resale", Flag.RESOLD_BELOW_SOURCE: "resale"}
+               Flag.SPOT_OUTLIER: "e", Flag.UPSTREAM_FLAGGED: "resale", Flag.RESOLD_BELOW_SOURCE: "resale",
+               Flag.SPOT_DISAGREES_WITH_BILLING: "b_spot"}
 
 
 @dataclass_transform(frozen_default=True, eq_default=True)

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+from decimal import Decimal
 
 import pytest
 from support import TODAY
@@ -17,6 +18,8 @@ from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.facts import Labelled, LocalZone, OneHostListings, PricingModel
 from gpu_assist.pricing.compare import Comparison, Ranking
+from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import where
 
 AWS_ZONE_ID = re.compile(r"[a-z]+\d-(?:[a-z]+\d-)?az\d+")
@@ -102,3 +105,17 @@ def test_one_price_in_every_region_is_said_once(context):
     lambda_row = next(row for row in result.rows if row.provider == "lambda")
     assert lambda_row.best.regions == 17
     assert where(lambda_row.best) == "any of 17 regions"
+
+
+def test_a_gcp_spot_price_the_billing_catalog_contradicts_is_flagged_and_unranked(catalog):
+    """a3-highgpu-8g in us-east4: SkyPilot's spot $20.04/h, the bundled billing-catalog extract (gcp_cud.csv,
+    hour_spot) $36.32/h: more than 10 % apart, so flagged, both figures named, and never ranked."""
+    rows = [o for o in catalog.offers_of_type("gcp", "a3-highgpu-8g") if o.region == "us-east4"]
+    assert rows
+    for offer in rows:
+        billing = Decimal("36.3208366027397")
+        within = abs(offer.spot_hourly - billing) <= billing * Decimal("0.1")
+        assert within or offer.flagged(PricingModel.SPOT)
+        assert within or any("gcp-cud $36.320837/h" in label.text for label in offer.notes_for(PricingModel.SPOT))
+    result = quote(parse_request("8xH100 72h spot region=us-east4", catalog.gpus), catalog, today=TODAY)
+    assert not any(o.provider == "gcp" and o.instance_type == "a3-highgpu-8g" for o in result.options)

@@ -164,7 +164,7 @@ def quote(request: Query, catalog: Catalog, *, today: dt.date, currency: str = "
     reason = None if options else empty_reason(request, catalog, models=models, verified_only=verified_only,
                                                include_flagged=include_flagged, currency=currency)
     notices = _notices(request, offers, options, models, flagged_excluded)
-    if listings:
+    if listings and options:  # an empty answer says why it is empty, not what else was left out
         notices += (facts.OneHostListings(listings),)
     return Quote(request=request, options=options, currency=currency, offers_considered=len(table),
                  flagged_excluded=flagged_excluded, notices=notices, empty_reason=reason)

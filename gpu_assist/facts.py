@@ -74,6 +74,8 @@ class Flag(StrEnum):
     FAR_BELOW_GPU_MEDIAN = "far-below-gpu-median"
     SPOT_OUTLIER = "spot-outlier"
     UPSTREAM_FLAGGED = "upstream-flagged"
+    RESOLD_BELOW_SOURCE = "resold-below-source"
+    SPOT_DISAGREES_WITH_BILLING = "spot-disagrees-with-billing"
 
     @property
     def shown_as_unverified(self) -> bool:
@@ -86,7 +88,8 @@ class Flag(StrEnum):
 # Flex-start rate billed as on-demand, (d) far below the GPU's median, (e) one zone's spot far below the others,
 # and `resale`: a defect of the upstream offer a reseller resells. `catalog status` counts them per provider.
 SANITY_RULE = {Flag.BELOW_PARTS_PRICE: "a", Flag.FLEX_START_PRICE: "c", Flag.FAR_BELOW_GPU_MEDIAN: "d",
-               Flag.SPOT_OUTLIER: "e", Flag.UPSTREAM_FLAGGED: "resale"}
+               Flag.SPOT_OUTLIER: "e", Flag.UPSTREAM_FLAGGED: "resale", Flag.RESOLD_BELOW_SOURCE: "resale",
+               Flag.SPOT_DISAGREES_WITH_BILLING: "b_spot"}
 
 
 @dataclass_transform(frozen_default=True, eq_default=True)
@@ -265,10 +268,21 @@ class LocalZone(StatedLabel):
     wavelength: bool
 
 
+class ResoldBelow(StatedLabel):
+    """A reseller's price per GPU-hour below `share` of the upstream provider's own lowest price for the same GPU
+    and pricing model (`upstream`, `per_gpu`): nobody can confirm the resale at that price."""
+
+    kind = "resold-below"
+    upstream: str
+    per_gpu: Decimal
+    share: Decimal
+
+
 _FIELD_TYPES: dict[str, Any] = {"column": str, "was": str, "now": str, "on": str, "figure": Decimal,
                                 "was_source": str, "by": str, "by_as_of": str, "flex_start": lambda text: text == "yes",
-                                "zones": int, "median": Decimal, "zone": str, "wavelength": lambda text: text == "yes"}
-STATED_LABELS = {kind.kind: kind for kind in (Corrected, Replaced, SpotOutlier, LocalZone)}
+                                "zones": int, "median": Decimal, "zone": str, "wavelength": lambda text: text == "yes",
+                                "upstream": str, "per_gpu": Decimal, "share": Decimal}
+STATED_LABELS = {kind.kind: kind for kind in (Corrected, Replaced, SpotOutlier, LocalZone, ResoldBelow)}
 
 
 def parse_flags(column: str) -> tuple[ScopedFlag, ...]:
@@ -552,6 +566,12 @@ class FlaggedLeftOut(Fact):
     """`prices` prices with known data defects were left out."""
 
     prices: int
+
+
+class OneHostListings(Fact):
+    """`listings` marketplace listings were left out: each is one host, fewer GPUs than asked for."""
+
+    listings: int
 
 
 class UnverifiedShown(Fact):

@@ -30,7 +30,7 @@ from gpu_assist.render import operations as _operations  # noqa: F401 - the text
 from gpu_assist.render import plans as _plans  # noqa: F401 - the text of what Slack shows
 from gpu_assist.render.comparison import HEADERS, job_length, layout
 from gpu_assist.render.money import format_hours, format_money, format_percent, format_plan_cost
-from gpu_assist.render.notes import said, words
+from gpu_assist.render.notes import said, where, words
 from gpu_assist.render.spend import budget_line, idle_alert, interruption_line, team_line
 from gpu_assist.render.tables import table, text_table
 from gpu_assist.render.text import render as render_text
@@ -129,7 +129,7 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[Block]:
     if not options:
         return [_section(f"*{title}*: no option matches: {_reason(result)}."),
                 _context(said(result.notices) or ["prices from catalogs/SOURCES.md"])]
-    rows = [[str(i), o.provider, o.instance_type, o.zone or o.region, o.pricing_model,
+    rows = [[str(i), o.provider, o.instance_type, where(o), o.pricing_model,
              format_money(o.total, o.currency), format_money(o.per_gpu_hour, o.currency, places=2)]
             for i, o in enumerate(options, 1)]
     blocks = [

@@ -330,11 +330,14 @@ def validate_directory(directory: Path) -> list[Defect]:
 
 def source_disagreements(directory: Path) -> list[str]:
     """One line per offer (provider, instance type, region) where two public sources price it differently:
-    the rows a `sources disagree` note labels, with both figures and dates."""
+    the rows a `sources disagree` note labels, with both figures and dates; a price flagged for it (a GCP spot
+    price the billing catalog contradicts) is not kept, and is listed with the other flags instead."""
     lines: dict[tuple[str, str, str], str] = {}
     for path in offer_files(Path(directory)):
         for _, row in read_offer_file(path).rows:
-            disagreements = [label for label in parse_labels(row["notes"]) if isinstance(label, SourcesDisagree)]
+            scopes = {flag.scope for flag in parse_flags(row["flags"])}
+            disagreements = [label for label in parse_labels(row["notes"])
+                             if isinstance(label, SourcesDisagree) and label.scope not in scopes]
             if disagreements:
                 lines.setdefault((row.get("provider", ""), row.get("instance_type", ""), row.get("region", "")),
                                  disagreements[0].text)

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from ..facts import CatalogLabel, PricingModel, ScopedFlag, parse_flags, parse_labels
+from .providers import REGISTRY
 
 _M = PricingModel
 # Each pricing model's price column, and the scope its flags and notes name (`spot:…`, `reserved_1y:…`).
@@ -24,6 +25,9 @@ FLAG_SCOPE = {_M.ON_DEMAND: "on_demand", _M.SPOT: "spot", _M.RESERVED_1Y: "reser
               _M.MONTHLY: "monthly"}
 FLAG_SCOPES = ("all", *FLAG_SCOPE.values())
 INTERCONNECTS = ("nvlink", "pcie", "unknown")
+# Marketplaces whose every listing is one machine (SOURCES.txt gives no count of hosts behind a listing): a quote
+# and a plan take at most one of it.
+MARKETPLACES = tuple(p.name for p in REGISTRY if p.marketplace)
 
 
 class Offer(NamedTuple):

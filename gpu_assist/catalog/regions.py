@@ -80,6 +80,8 @@ _OCI_CITY = {
 _SHADEFORM_COUNTRY = {"usa": "US", "canada": "CA", "india": "IN", "france": "FR", "japan": "JP", "poland": "PL"}
 _TENCENT_MAINLAND = ("ap-beijing", "ap-shanghai", "ap-guangzhou", "ap-chengdu", "ap-chongqing", "ap-nanjing")
 _COUNTRY_CODE = re.compile(r"^[A-Z]{2}$")
+# Region names a source uses where it gives no region (Hyperbolic's "default"): no place a buyer can pick.
+PLACEHOLDER_REGIONS = frozenset({"default"})
 
 
 @lru_cache(maxsize=4096)

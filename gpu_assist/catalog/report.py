@@ -66,13 +66,13 @@ def _dated_sources(group: pd.DataFrame) -> str:
 
 
 # `catalog status`: the defects the import's price sanity rules caught (issue #31), one column per rule.
-CAUGHT_COLUMNS = ("corrected", "a", "b", "c", "d", "e", "resale")
+CAUGHT_COLUMNS = ("corrected", "a", "b", "b_spot", "c", "d", "e", "resale")
 
 
 def defects_caught(flags_and_notes: Iterable[tuple[str, str]]) -> dict[str, int]:
     """Rows per rule: `corrected` (a value corrected on a named source), (b) on-demand replaced by the provider's
-    billing catalog, and the flags of rules (a), (c), (d), (e) and resale (`facts.SANITY_RULE`); (c) also counts the
-    Flex-start figures (b) replaced."""
+    billing catalog, `b_spot` a spot price it contradicts, and the flags of rules (a), (c), (d), (e) and resale
+    (`facts.SANITY_RULE`); (c) also counts the Flex-start figures (b) replaced."""
     counts = dict.fromkeys(CAUGHT_COLUMNS, 0)
     for flags, notes in flags_and_notes:
         rules = {SANITY_RULE[flag.flag] for flag in parse_flags(flags) if flag.flag in SANITY_RULE}

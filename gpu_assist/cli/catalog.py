@@ -224,9 +224,10 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
 
 
 CAUGHT_LEGEND = ("defects caught at import (rows): corrected = a value corrected on a named source; (a) below its "
-                 "GPUs' list price; (b) on-demand replaced by the provider's billing catalog; (c) GCP Flex-start "
+                 "GPUs' list price; (b) on-demand replaced by the provider's billing catalog; b_spot = spot more than "
+                 "10 % from the billing catalog's; (c) GCP Flex-start "
                  "rate billed as on-demand; (d) below a fifth of the GPU's median; (e) spot outlier among its zones; "
-                 "resale = resold upstream offer with a defect")
+                 "resale = resold upstream offer with a defect, or below the upstream's own price")
 
 
 def _print_caught(frame: pd.DataFrame) -> None:

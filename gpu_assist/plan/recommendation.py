@@ -72,14 +72,13 @@ from ..catalog import Catalog, default_catalog_dir
 from ..catalog.fabric import BLOCK_MAX_INSTANCES, Link, PlanData, SpotBand, block_days, plan_data_for
 from ..catalog.fx import FxRates
 from ..catalog.gpus import GpuSpec, GpuTable
-from ..catalog.offers import Offer
-from ..catalog.providers import REGISTRY
+from ..catalog.offers import MARKETPLACES, Offer
 from ..catalog.regions import check_selectors
 from ..facts import Fact, PricingModel
 from ..pricing.job_costs import checkpoint_storage
 from ..pricing.price_table import billed_units, cheapest_per_offer, price_table, select_offers
 from ..pricing.query import HOUR_S
-from ..pricing.quote import QuoteOption, to_option
+from ..pricing.quote import QuoteOption, edge_spot, to_option
 from .sizing import (
     CALIBRATION,
     GB,
@@ -104,8 +103,6 @@ from .workload import Workload
 _NON_SPOT_MODELS = tuple(model for model in PricingModel if model != PricingModel.SPOT)
 # Notes that doubt a plan's price: they lead its reasons, so the reader weighs them first.
 _DOUBTS = (facts.Unverified, facts.Stale, facts.DateUnknown)
-# Marketplaces whose every listing is one machine (SOURCES.txt): a plan takes at most that many of it.
-MARKETPLACES = tuple(p.name for p in REGISTRY if p.marketplace)
 # AWS vCPU quota families (SOURCES-plans.txt part C): instance family letter → (on-demand, spot) quota code and name.
 QUOTA_FAMILIES = {"p": (("L-417A185B", "Running On-Demand P instances"),
                         ("L-7212CCBC", "All P Spot Instance Requests")),
@@ -318,9 +315,10 @@ def _offer_plans(workload: Workload, spec: GpuSpec, offers: Sequence[Offer], siz
         # Training on spot runs longer by its fleet's expected overhead; serving on spot is priced for the same hours.
         slowdown = [1 + spot_overhead(a, n, host.spot_rate) if workload.kind != "serve" and host.spot_rate is not None
                     else 1 for n, host in zip(sizes.instances, hosts)]
-        table += price_table(offers, instances=sizes.instances, models=(PricingModel.SPOT,), fx=fx, currency=currency,
-                             duration_s=[math.ceil(seconds * slow)
-                                         for seconds, slow in zip(sizes.duration_s, slowdown)])[0]
+        longer = [math.ceil(seconds * slow) for seconds, slow in zip(sizes.duration_s, slowdown)]
+        spot = price_table(offers, instances=sizes.instances, models=(PricingModel.SPOT,), fx=fx, currency=currency,
+                           duration_s=longer)[0]
+        table += [row for row in spot if not edge_spot(row, workload.regions)]  # a quote's rule: no Local Zone
     plans = []
     for priced in cheapest_per_offer(table, all_regions=False):
         position = priced.position

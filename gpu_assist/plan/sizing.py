@@ -15,6 +15,7 @@ from typing import NamedTuple
 from ..catalog.fabric import Link
 from ..catalog.gpus import GpuSpec, GpuTable
 from ..facts import Fact, GroupSpansHosts, MarketplaceHosts, NoFabric, Scaling, TooManyToHold, TooManyToServe
+from ..pricing import spot_risk
 from ..pricing.amounts import format_count
 from .workload import Assumptions, Workload, parse_workload
 
@@ -189,8 +190,8 @@ def spot_overhead(a: Assumptions, instances: int = 1, rate_per_h: float | None =
     instances that each are interrupted `rate_per_h` times an hour (default: `interruption_rate_per_h`): any one
     interrupted stops them all, so the job's rate is instances × rate."""
     rate = a.interruption_rate_per_h if rate_per_h is None else rate_per_h
-    return a.checkpoint_write_h / a.checkpoint_interval_h + \
-        instances * rate * (a.checkpoint_interval_h / 2 + a.restart_h)
+    return spot_risk.overhead(instances, rate, interval_h=a.checkpoint_interval_h, write_h=a.checkpoint_write_h,
+                              restart_h=a.restart_h)
 
 
 def finish_chance(a: Assumptions, base_hours: float, instances: int, rate_per_h: float, deadline_h: float) -> float:

@@ -34,7 +34,7 @@ from ..facts import InputConverted
 from ..plural import plural
 from ..pricing.amounts import parse_amount
 from ..pricing.query import HOURS_PER_MONTH, parse_currency, parse_request_words
-from .recommendation import MARKETPLACES
+from ..catalog.offers import MARKETPLACES
 
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
 # The keys `tco` reads (what `gpu-assist tco --help` lists and an unknown key's error names).

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from ..catalog.gpus import GpuTable
 from ..errors import ParseError
+from ..pricing import spot_risk
 from ..pricing.amounts import format_count, parse_amount, parse_count
 from ..pricing.query import PROVIDER_WORDS, normalise, parse_currency, parse_duration, parse_providers, parse_regions
 
@@ -49,10 +50,10 @@ class Assumptions:
     spot_overhead_limit: float = 0.25     # spot plans expected to run longer than this rank behind the rest
     runtime_overhead: float = 0.2         # activations, buffers, fragmentation, as a fraction of model states
     usable_memory: float = 0.9            # fraction of GPU memory a framework can use
-    interruption_rate_per_h: float = 0.05  # per instance-hour where the Spot Advisor gives no band
-    checkpoint_interval_h: float = 0.5
-    checkpoint_write_h: float = 2 / 60
-    restart_h: float = 10 / 60
+    interruption_rate_per_h: float = spot_risk.INTERRUPTION_RATE_PER_H  # where the Spot Advisor gives no band
+    checkpoint_interval_h: float = spot_risk.CHECKPOINT_INTERVAL_H
+    checkpoint_write_h: float = spot_risk.CHECKPOINT_WRITE_H
+    restart_h: float = spot_risk.RESTART_H
     spot_share: float = 0.8               # spot part of a mixed spot + on-demand fleet
     lora_rank: int = 16                   # LoRA rank r (the QLoRA paper used 64; PEFT examples 8-16)
     lora_targets: str = "all"             # adapted matrices: all (q,k,v,o + MLP), attention (q,k,v,o), qv

@@ -10,7 +10,12 @@ those options:
 - verified first: rows without a verified, current price (seed-article list prices, prices older than the
   staleness limit) go to a section of their own unless the user asked for them (`include-unverified`, or a
   `provider=` naming them), or unless nothing verified is left;
-- rows sorted by their best verified total (or `sort=price|per-gpu|provider`).
+- ranked by the price a buyer can count on (`Ranking`): without `spot` asked, a row's figure is its cheapest
+  way to buy that cannot be taken away during the job (on-demand, a term, monthly; a marketplace ask with
+  them, labelled), and a spot price stays in its column; with `spot` asked, the expected cost of the job on
+  spot (its total × (1 + the interruption overhead `pricing.spot_risk` gives it)). N GPUs in one host rank
+  ahead of splits over hosts, and a row with no such price (spot only) after those that have one;
+- rows sorted by that figure (or `sort=price|per-gpu|provider`).
 
 `refine` applies the filters and the sort to the flat list (`list`, `--format json`), with the same
 verified-first rule; `group_key` names the comparison row each option lands in.
@@ -24,6 +29,8 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
+from enum import StrEnum
+
 from ..facts import AlsoAs, Fact, MemoryFilter, PriceCap, PricingModel, ReservedUnknown
 from .query import Query
 from .quote import Quote, QuoteOption
@@ -31,6 +38,29 @@ from .quote import Quote, QuoteOption
 SORTS = ("total", "price", "per-gpu", "provider")
 COLUMNS = tuple(PricingModel)
 _TIE = Decimal("0.005")  # prices within half a percent are one price (rounding of host + GPU sums)
+
+
+class Ranking(StrEnum):
+    """What a comparison's rows rank by (its header says it in words)."""
+
+    COUNT_ON = "count-on"  # the cheapest price that cannot be taken away during the job
+    EXPECTED_SPOT = "expected-spot"  # spot asked: the job's expected cost on spot
+
+
+def ranking_of(request: Query) -> Ranking:
+    return Ranking.EXPECTED_SPOT if PricingModel.SPOT in request.pricing_models else Ranking.COUNT_ON
+
+
+def figure(option: QuoteOption) -> Decimal:
+    """What an option ranks by: its whole total; on spot, the expected total with its interruption overhead."""
+    if option.pricing_model == PricingModel.SPOT and option.spot_overhead is not None:
+        return option.whole * (1 + Decimal(str(option.spot_overhead)))
+    return option.whole
+
+
+def counts_on(option: QuoteOption, ranking: Ranking) -> bool:
+    """Whether the option's price is one the ranking counts on: not interruptible (spot ranking: spot)."""
+    return (option.pricing_model == PricingModel.SPOT) == (ranking == Ranking.EXPECTED_SPOT)
 
 
 def job_hourly(option: QuoteOption) -> Decimal:
@@ -50,7 +80,8 @@ def _sort_key(sort: str, option: QuoteOption) -> tuple[Any, ...]:
         return (per_gpu_rate(option), option.total)
     if sort == "provider":
         return (option.provider, option.whole)
-    return (not option.parts_known, option.whole, option.instances)  # the whole job; unknown parts after (#33)
+    # the whole job; unknown parts after (#33); one host before a split
+    return (not option.parts_known, option.instances > 1, figure(option), option.instances)
 
 
 def asked_for_untrusted(quote: Quote, include_unverified: bool) -> set[str]:
@@ -79,8 +110,9 @@ def refine(quote: Quote, *, sort: str = "total", max_price: Decimal | None = Non
             cheapest = None if kept else min((job_hourly(o) for o in options), default=None)
             notices.append(PriceCap(max_price, quote.currency, len(options) - len(kept), cheapest))
         options = kept
-    ranked = asked_for_untrusted(quote, include_unverified)
-    options.sort(key=lambda o: (not (o.trusted or o.provider in ranked), _sort_key(sort, o)))
+    ranked, ranking = asked_for_untrusted(quote, include_unverified), ranking_of(quote.request)
+    options.sort(key=lambda o: (not (o.trusted or o.provider in ranked),
+                                sort == "total" and not counts_on(o, ranking), _sort_key(sort, o)))
     return replace(quote, options=tuple(options), notices=tuple(notices))
 
 
@@ -98,14 +130,22 @@ class ComparisonRow:
     cells: tuple[tuple[str, QuoteOption], ...]  # (pricing model, its cheapest option), in COLUMNS order
     folded: tuple[str, ...] = ()  # "8× a2-highgpu-1g": the same purchase over more hosts
     ranked: bool = True  # in the main table (False: the unverified/stale section)
+    ranking: Ranking = Ranking.COUNT_ON
 
     def cell(self, model: str) -> QuoteOption | None:
         return next((option for cell_model, option in self.cells if cell_model == model), None)
 
     @cached_property
     def best(self) -> QuoteOption:
-        """The cheapest cell, trusted prices first (kept once known: sorting and folding ask it again)."""
-        return min((o for _, o in self.cells), key=lambda o: (not o.trusted, not o.parts_known, o.whole))
+        """The cell the row ranks by: trusted prices first, then those the ranking counts on (`counts_on`), then
+        the lowest `figure` (kept once known: sorting and folding ask it again)."""
+        return min((o for _, o in self.cells),
+                   key=lambda o: (not o.trusted, not counts_on(o, self.ranking), not o.parts_known, figure(o)))
+
+    @property
+    def counted_on(self) -> bool:
+        """Whether the row has a price its ranking counts on (a spot-only row has none unless spot is asked)."""
+        return counts_on(self.best, self.ranking)
 
     @property
     def trusted(self) -> bool:
@@ -130,6 +170,7 @@ class Comparison:
     more: int  # rows beyond `top`
     sort: str = "total"
     moved: tuple[tuple[str, str], ...] = ()  # (folded row's key, the key of the row that shows it)
+    ranking: Ranking = Ranking.COUNT_ON
 
     def __repr__(self) -> str:
         return f"Comparison({self.quote.request.describe()}: {len(self.rows)} rows, {len(self.untrusted)} unverified)"
@@ -157,6 +198,11 @@ class Comparison:
         """The quote's notices, less those the table's "unknown" cells explain."""
         return tuple(n for n in self.quote.notices if not isinstance(n, ReservedUnknown))
 
+    def rank_of(self, key: str) -> int | None:
+        """The text's row number of the row `key` names (a folded row's: the row showing it); None unranked."""
+        key = dict(self.moved).get(key, key)
+        return next((n for n, row in enumerate(self.rows, 1) if row.key == key), None)
+
     def group_of(self, option: QuoteOption) -> str:
         """The key of the row that shows `option` (a folded row's options belong to the row it folded into)."""
         key = _row_key(option)
@@ -167,7 +213,7 @@ def _row_key(option: QuoteOption) -> str:
     return f"{option.provider}/{option.instance_type}"
 
 
-def _rows(options: Iterable[QuoteOption], ranked_providers: set[str]) -> list[ComparisonRow]:
+def _rows(options: Iterable[QuoteOption], ranked_providers: set[str], ranking: Ranking) -> list[ComparisonRow]:
     """One row per provider × instance type; ranked when it has a trusted price or its provider was asked for."""
     by_key: dict[tuple[str, str, int], dict[str, QuoteOption]] = {}
     for option in options:
@@ -182,7 +228,7 @@ def _rows(options: Iterable[QuoteOption], ranked_providers: set[str]) -> list[Co
             key=f"{provider}/{instance_type}", provider=provider, instance_type=instance_type,
             instances=first.instances, gpu=first.gpu, gpu_count=gpu_count, gpu_memory_gib=first.gpu_memory_gib,
             cells=tuple((m, cells[m]) for m in COLUMNS if m in cells),
-            ranked=provider in ranked_providers or any(o.trusted for o in cells.values())))
+            ranked=provider in ranked_providers or any(o.trusted for o in cells.values()), ranking=ranking))
     return rows
 
 
@@ -225,9 +271,19 @@ def _fold(rows: list[ComparisonRow]) -> tuple[list[ComparisonRow], dict[str, str
 def compare(quote: Quote, *, top: int | None = None, sort: str = "total",
             include_unverified: bool = False) -> Comparison:
     """Group `quote` (all its options, see `refine`) into comparison rows, ranked, `top` rows at most."""
-    rows, moved = _fold(_rows(quote.options, asked_for_untrusted(quote, include_unverified)))
-    rows.sort(key=lambda r: (_sort_key(sort, r.best), r.instances, r.provider, r.instance_type))
+    ranking = ranking_of(quote.request)
+    rows, moved = _fold(_rows(quote.options, asked_for_untrusted(quote, include_unverified), ranking))
+    rows.sort(key=lambda r: (sort == "total" and not r.counted_on, _sort_key(sort, r.best), r.instances, r.provider,
+                             r.instance_type))
     main = [r for r in rows if r.ranked]
     shown = main if top is None else main[:top]
     return Comparison(quote=quote, rows=tuple(shown), untrusted=tuple(r for r in rows if not r.ranked),
-                      more=len(main) - len(shown), sort=sort, moved=tuple(moved.items()))
+                      more=len(main) - len(shown), sort=sort, moved=tuple(moved.items()), ranking=ranking)
+
+
+def in_rank_order(quote: Quote, comparison: Comparison) -> Quote:
+    """`quote`'s options in the order of the comparison rows that show them (the flat list and JSON carry the
+    text's order); options of unranked rows after, each keeping its place among its own."""
+    ranks = {option: comparison.rank_of(comparison.group_of(option)) for option in quote.options}
+    ordered = sorted(quote.options, key=lambda o: (ranks[o] is None, ranks[o] or 0))
+    return replace(quote, options=tuple(ordered))

@@ -11,14 +11,17 @@ with a known, unflagged price, the price table (`price_table`) ranks the job's t
 
 Totals are converted to the quote currency with the catalog's FX rate. Ranking uses floats;
 every figure handed out is an exact `Decimal` from the catalog's decimal prices.
-Unless `all_regions`, only the cheapest region/zone per provider × instance type × model is kept.
+Unless `all_regions`, only the cheapest region/zone per provider × instance type × model is kept, and a spot
+price in an AWS Local Zone (an edge site with its own capacity) only where the request names that zone.
+A marketplace listing is one host (`MARKETPLACES`): a request for more GPUs than it has does not take several.
+Over more than one instance, the GPUs are joined by the network: such an option's interconnect is `network`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
@@ -27,7 +30,7 @@ from typing import Any
 from .. import facts
 from ..catalog import Catalog, days_old
 from ..catalog.fx import FxRates
-from ..catalog.offers import Offer
+from ..catalog.offers import MARKETPLACES, Offer
 from ..catalog.providers import CHINA_PROVIDERS
 from ..catalog.regions import check_selectors
 from ..facts import TERM_YEARS, Fact, PricingModel
@@ -47,6 +50,7 @@ from .price_table import (
     whole_instances,
 )
 from .query import HOUR_S, HOURS_PER_MONTH, PRICING_MODELS, Query
+from .spot_risk import overhead
 
 STALE_AFTER_DAYS = 30
 # Ranking only (#33): an option with a part no source gives ranks after every option whose parts are known, in
@@ -80,6 +84,11 @@ class QuoteOption:
     verified: bool
     notes: tuple[Fact, ...] = ()  # what the reader must know (`facts`; the words are `render/notes.py`'s)
     parts: JobParts | None = None  # the job's disks and data at this option's region (#33); None: none asked for
+    # Spot: the job's expected extra time from interruptions and checkpoints (`spot_risk.overhead`); else None.
+    spot_overhead: float | None = None
+    # How many regions sell it at this same price, where that is every region the source lists it in (the price
+    # is then not this region's: any of them); 1: the price is this region's.
+    regions: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -124,7 +133,8 @@ class Quote:
 
 def quote(request: Query, catalog: Catalog, *, today: dt.date, currency: str = "USD", top: int | None = None,
           all_regions: bool = False, include_flagged: bool = False, verified_only: bool = False,
-          include_unverified: bool = False, job_data: JobData | None = None) -> Quote:
+          include_unverified: bool = False, job_data: JobData | None = None,
+          spot_rates: Mapping[tuple[str, str], float] | None = None) -> Quote:
     """Price `request` against `catalog`. `today` dates the staleness check; nothing is read from the clock.
     `include_unverified` also prices the articles' claims their providers' documentation contradicts; `all_regions`
     shows a zone's spot outlier as that zone's price, labelled, except with `verified_only` (what a launch plans
@@ -134,25 +144,68 @@ def quote(request: Query, catalog: Catalog, *, today: dt.date, currency: str = "
     currency = request.currency or currency
     if request.regions:
         check_selectors(request.regions, catalog.regions, catalog.countries)
-    offers = sized_offers(request, catalog, verified_only=verified_only)
+    offers, listings = one_host_listings(request.count, sized_offers(request, catalog, verified_only=verified_only))
     models = request.pricing_models or PRICING_MODELS
     table, flagged_excluded = price_table(
         offers, instances=whole_instances(request.count, offers), duration_s=[request.duration_s] * len(offers),
         models=models, fx=catalog.fx, currency=currency, include_flagged=include_flagged,
         explicit_monthly=PricingModel.MONTHLY in request.pricing_models, include_unverified=include_unverified,
         zone_outliers=all_regions and not verified_only)
+    if not all_regions:
+        table = [row for row in table if not edge_spot(row, request.regions)]
     parts: dict[tuple[str, str], JobParts] = {}
     if job_data is not None:
         table = _ranked_whole(table, job_data, catalog, request.duration_s, currency, parts)
     shown = cheapest_per_offer(table, all_regions=all_regions)[:top]
-    options = tuple(_sized(to_option(priced, request.count, catalog.fx, currency, today, note_billing=True,
-                                     parts=parts.get((priced.offer.provider, priced.offer.region))), request)
-                    for priced in shown)
+    alike = {} if all_regions else same_price_regions(table)
+    options = tuple(replace(with_spot_risk(_sized(to_option(
+        priced, request.count, catalog.fx, currency, today, note_billing=True,
+        parts=parts.get((priced.offer.provider, priced.offer.region))), request), spot_rates or {}),
+        regions=alike.get(_line(priced), 1)) for priced in shown)
     reason = None if options else empty_reason(request, catalog, models=models, verified_only=verified_only,
                                                include_flagged=include_flagged, currency=currency)
+    notices = _notices(request, offers, options, models, flagged_excluded)
+    if listings and options:  # an empty answer says why it is empty, not what else was left out
+        notices += (facts.OneHostListings(listings),)
     return Quote(request=request, options=options, currency=currency, offers_considered=len(table),
-                 flagged_excluded=flagged_excluded, notices=_notices(request, offers, options, models,
-                                                                     flagged_excluded), empty_reason=reason)
+                 flagged_excluded=flagged_excluded, notices=notices, empty_reason=reason)
+
+
+def _line(row: PricedOffer) -> tuple[object, ...]:
+    return (row.offer.provider, row.offer.instance_type, row.offer.gpu_count, row.pricing_model)
+
+
+def same_price_regions(table: Sequence[PricedOffer]) -> dict[tuple[object, ...], int]:
+    """Per provider × instance type × model sold in more than one region at one and the same price: how many
+    regions (OCI's one global list, Lambda's 17 regions). A price that differs by region is each region's."""
+    prices: dict[tuple[object, ...], set[Decimal]] = {}
+    regions: dict[tuple[object, ...], set[str]] = {}
+    for row in table:
+        prices.setdefault(_line(row), set()).add(row.price)
+        regions.setdefault(_line(row), set()).add(row.offer.region)
+    return {key: len(regions[key]) for key, found in prices.items() if len(found) == 1 and len(regions[key]) > 1}
+
+
+def one_host_listings(count: int, offers: tuple[Offer, ...]) -> tuple[tuple[Offer, ...], int]:
+    """The offers that can serve `count` GPUs, and how many marketplace listings could not: a listing is one
+    host (its source gives no count of machines), so it cannot be taken several times."""
+    kept = tuple(o for o in offers if o.provider not in MARKETPLACES or o.gpu_count >= count)
+    return kept, len(offers) - len(kept)
+
+
+def edge_spot(row: PricedOffer, named: Sequence[str]) -> bool:
+    """Whether the row is a spot price in an AWS Local Zone or Wavelength zone the request does not name: an
+    edge site's own capacity, not the price a buyer of the region can expect."""
+    return row.pricing_model == PricingModel.SPOT and row.offer.zone not in named and any(
+        isinstance(label, facts.LocalZone) for label in row.offer.notes)
+
+
+def with_spot_risk(option: QuoteOption, rates: Mapping[tuple[str, str], float]) -> QuoteOption:
+    """A spot option with its expected interruption overhead (the Spot Advisor's band where `rates` has it)."""
+    if option.pricing_model != PricingModel.SPOT:
+        return option
+    rate = rates.get((option.region, option.instance_type)) if option.provider == "aws" else None
+    return replace(option, spot_overhead=round(overhead(option.instances, rate), 4))
 
 
 def _ranked_whole(table: list[PricedOffer], job_data: JobData, catalog: Catalog, duration_s: int, currency: str,
@@ -226,7 +279,8 @@ def to_option(priced: PricedOffer, gpus_requested: int, fx: FxRates, currency: s
         gpu_memory_gib=math.nan if row.gpu_memory_gib is None else row.gpu_memory_gib, pricing_model=model,
         hourly=hourly, total=total, currency=currency, billed_hours=billed_hours,
         per_gpu_hour=total / (Decimal(gpus_requested) * Decimal(duration_s) / HOUR_S),
-        savings_vs_on_demand=savings, interconnect=row.interconnect, price_currency=row.currency,
+        savings_vs_on_demand=savings, interconnect="network" if instances > 1 else row.interconnect,
+        price_currency=row.currency,
         source=source, as_of=as_of, verified=row.verified, notes=tuple(notes), parts=parts,
     )
 

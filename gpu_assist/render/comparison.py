@@ -14,12 +14,12 @@ from decimal import Decimal
 
 from ..facts import PricingModel, SpotInterruption
 from ..plural import plural
-from ..pricing.compare import Comparison, ComparisonRow
+from ..pricing.compare import Comparison, ComparisonRow, Ranking
 from ..pricing.price_table import HOURS_PER_YEAR
 from ..pricing.query import HOUR_S, Query, format_duration
 from ..pricing.quote import QuoteOption
 from .money import format_hours, format_money
-from .notes import words
+from .notes import where, words
 from .tables import WIDTH
 
 HEADERS = {"on-demand": "on-demand", "spot": "spot", "reserved-1y": "res. 1y", "reserved-3y": "res. 3y",
@@ -27,6 +27,17 @@ HEADERS = {"on-demand": "on-demand", "spot": "spot", "reserved-1y": "res. 1y", "
 BEST = "*"
 _SORTED = {"total": "cheapest first", "price": "lowest hourly price first", "per-gpu": "lowest per-GPU price first",
            "provider": "by provider"}
+# What a comparison sorted by its totals ranks by (`compare.Ranking`): its title's words, and its legend's.
+_RANKED = {Ranking.COUNT_ON: "cheapest non-spot first",
+           Ranking.EXPECTED_SPOT: "expected spot cost first"}
+_RANKED_LEGEND = {
+    Ranking.COUNT_ON: "ranked by the cheapest way to buy that cannot be taken away during the job (on-demand, a "
+                      "term, monthly; a marketplace ask with them); one host before a split; spot stays in its "
+                      "column (ask `spot` to rank by it)",
+    Ranking.EXPECTED_SPOT: "ranked by the job's expected cost on spot: its total plus the time interruptions and "
+                           "checkpoints add (AWS Spot Advisor band where published, else 0.05 interruptions per "
+                           "instance-hour; a checkpoint every 30 min); no Local Zone unless named (all-regions "
+                           "shows them)"}
 
 
 # Units a text table may show totals in when whole figures would not fit 100 columns, smallest first.
@@ -90,8 +101,9 @@ def job_length(duration_s: int) -> str:
 def title(comparison: Comparison) -> str:
     memory = next((r.gpu_memory_gib for r in comparison.rows + comparison.untrusted), None)
     count = len(comparison.rows) + comparison.more
-    return (f"{job(comparison.request, memory)} — {plural(count, 'offer')}, {_SORTED[comparison.sort]}, totals for "
-            f"the job ({comparison.currency})")
+    order = _RANKED[comparison.ranking] if comparison.sort == "total" else _SORTED[comparison.sort]
+    return f"{job(comparison.request, memory)} — {plural(count, 'offer')}, {order}, job totals " \
+        f"({comparison.currency})"
 
 
 def _cell(option: QuoteOption | None, model: str, best: QuoteOption, currency: str, unit: str) -> str:
@@ -145,13 +157,16 @@ def layout(comparison: Comparison, *, unit: str = "") -> Layout:
         instance = row.instance_type if row.instances == 1 else f"{row.instances}× {row.instance_type}"
         best, cells = row.best, dict(row.cells)
         data = (data_part(best, currency, unit),) if parts else ()
-        return (rank, row.provider, instance, best.zone or best.region,
+        return (rank, row.provider, instance, where(best),
                 *(_cell(cells.get(model), model, best, currency, unit) for model in columns), *data,
                 ",".join(marks))
 
     rows = tuple(line(str(i), row) for i, row in enumerate(comparison.rows, 1))
     untrusted = tuple(line("-", row) for row in comparison.untrusted)
-    legend = [f"{BEST} the cheapest way to buy each row; where: the region (or zone) of that price"]
+    legend = [f"{BEST} the price each row ranks by; where: the region (or zone) of that price, or any of the "
+              "regions that sell it at one price"]
+    if comparison.sort == "total":
+        legend.append(_RANKED_LEGEND[comparison.ranking])
     if unit:
         legend.append(unit_legend(unit, currency))
     if parts:

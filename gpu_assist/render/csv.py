@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import GpuAssistError
 from ..pricing.compare import COLUMNS, Comparison
 from ..pricing.quote import Quote
-from .notes import words
+from .notes import where, words
 from .tabular import quote_table
 
 
@@ -38,7 +38,7 @@ def render_comparison(result: Comparison, **_options: Any) -> str:
         best = row.best
         cells = [f"{cell.whole:.2f}" if (cell := row.cell(m)) else "" for m in COLUMNS]  # the whole job (#33)
         rows.append([rank if row.ranked else "", row.provider, row.instance_type, row.instances,
-                     best.zone or best.region, *cells, best.pricing_model, result.currency,
+                     where(best), *cells, best.pricing_model, result.currency,
                      "yes" if row.trusted else "no", "; ".join(map(words, row.notes))])
     return csv_text(headers, rows)
 

@@ -17,7 +17,7 @@ import pandas as pd
 from ..plan.recommendation import Recommendation
 from ..pricing.compare import COLUMNS, Comparison
 from ..pricing.quote import Quote, QuoteOption
-from .notes import said, words
+from .notes import said, where, words
 
 
 def records_frame(records: Iterable[dict[str, Any]], columns: list[str] | None = None) -> pd.DataFrame:
@@ -62,7 +62,7 @@ def comparison_frame(comparison: Comparison) -> Any:  # Any while jupyter/panels
     for row in comparison.rows + comparison.untrusted:
         best = row.best
         record = {"provider": row.provider, "instance_type": row.instance_type, "instances": row.instances,
-                  "where": best.zone or best.region}
+                  "where": where(best)}
         for model in COLUMNS:
             cell = row.cell(model)
             record[model] = float(cell.whole) if cell else float("nan")  # the whole job (#33)

@@ -19,7 +19,7 @@ from ..pricing.compare import Comparison, ComparisonRow, compare
 from ..pricing.quote import Quote
 from .comparison import layout, said, shared_notes
 from .money import round_money
-from .notes import words
+from .notes import where, words
 
 _PLACES = {"hourly": 6, "total": 2, "per_gpu_hour": 6, "billed_hours": 4, "savings_vs_on_demand": 4}
 
@@ -39,7 +39,8 @@ def payload(result: object) -> Any:
 @payload.register(Comparison)
 def quote_options(result: Quote | Comparison) -> list[dict[str, Any]]:
     """The flat list of options, each with `group`: the key (`provider/instance_type`) of the comparison row
-    that shows it, so a tool can rebuild the comparison. A comparison gives the options of the rows it shows."""
+    that shows it, so a tool can rebuild the comparison, and `rank`: that row's number in the text (null: not
+    ranked). A comparison gives the options of the rows it shows, in its rows' order."""
     comparison = result if isinstance(result, Comparison) else compare(result)
     options = result.options if isinstance(result, Quote) else [
         o for o in result.quote.options
@@ -48,6 +49,7 @@ def quote_options(result: Quote | Comparison) -> list[dict[str, Any]]:
     for option in options:
         item = option.to_dict()
         item["group"] = comparison.group_of(option)
+        item["rank"] = comparison.rank_of(item["group"])
         for key, places in _PLACES.items():
             item[key] = round_money(item[key], places)
         item["notes"] = [words(note) for note in option.notes]
@@ -55,7 +57,9 @@ def quote_options(result: Quote | Comparison) -> list[dict[str, Any]]:
         if option.parts is not None:
             item.update(whole_parts(option))
         items.append(item)
-    return items
+    if isinstance(result, Quote):
+        return items  # the flat list, in its own order (`list`)
+    return sorted(items, key=lambda item: (item["rank"] is None, item["rank"] or 0))
 
 
 def whole_parts(option: Any) -> dict[str, Any]:
@@ -91,7 +95,7 @@ def comparison_answer(result: Comparison) -> dict[str, Any]:
         footnotes.update(zip(markers, [note for note in said(row) if note not in shared_here]))
         best = row.best
         return {"rank": int(line[0]) if row.ranked else None, "key": row.key, "provider": row.provider,
-                "instance_type": row.instance_type, "instances": row.instances, "where": best.zone or best.region,
+                "instance_type": row.instance_type, "instances": row.instances, "where": where(best),
                 "totals": {model: round_money(cell.whole, 2) if (cell := row.cell(model)) else None
                            for model in result.columns},
                 **({"data_parts": whole_parts(best)} if best.parts is not None else {}),

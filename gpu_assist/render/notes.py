@@ -15,8 +15,10 @@ from functools import singledispatch
 from .. import facts as f
 from ..catalog.providers import BY_NAME, display_name
 from ..plural import plural
+from ..catalog.regions import PLACEHOLDER_REGIONS
 from ..pricing.price_table import HOURS_PER_YEAR
 from ..pricing.query import HOUR_S, format_duration
+from ..pricing.quote import QuoteOption
 from .money import format_money, format_rate, restate_money
 
 # The Spot Advisor's interruption bands as its page words them (a band is a number in `facts.FleetSpotRisk`).
@@ -232,6 +234,31 @@ def _reserved_unknown(fact: f.ReservedUnknown) -> str:
 @words.register(f.FlaggedLeftOut)
 def _flagged_left_out(fact: f.FlaggedLeftOut) -> str:
     return f"{plural(fact.prices, 'price')} with known data defects left out (include-flagged shows them)"
+
+
+def where(option: QuoteOption) -> str:
+    """Where an option's price is for, as a buyer can use it: "any of 17 regions" where the price is the same in
+    every region its source lists; "region not given" for a placeholder; an AWS zone ID (`use2-az1`, the same
+    zone in every account, whose name differs by account) after its region; else the zone or the region."""
+    if option.region in PLACEHOLDER_REGIONS:
+        return "region not given"
+    if option.regions > 1:
+        return f"any of {option.regions} regions"
+    if option.zone and option.provider == "aws":
+        return f"{option.region} ({option.zone})"
+    return option.zone or option.region
+
+
+@words.register(f.ResoldBelow)
+def _resold_below(fact: f.ResoldBelow) -> str:
+    return f"resold below its source: under {fact.share:.0%} of {fact.upstream}'s own " \
+        f"${fact.per_gpu:.2f}/GPU-h for this GPU (no public source confirms the resale)"
+
+
+@words.register(f.OneHostListings)
+def _one_host_listings(fact: f.OneHostListings) -> str:
+    return f"{plural(fact.listings, 'marketplace listing')} with fewer GPUs than asked for left out (a listing " \
+        "is one host: the source gives no count of machines)"
 
 
 @words.register(f.UnverifiedShown)

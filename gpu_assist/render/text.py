@@ -18,7 +18,7 @@ from ..pricing.compare import Comparison
 from ..pricing.quote import Quote
 from .comparison import BEST, UNITS, Layout, format_total, job, layout, scale_of, unit_legend, wrap
 from .money import format_money, format_percent, format_rate
-from .notes import words
+from .notes import where, words
 from .tables import fitting_table
 
 
@@ -150,7 +150,7 @@ def render_quote(result: Quote, *, color: bool = False, explain: bool = False, *
 
     def laid_out(unit: str | None, widths: tuple[tuple[int, int], int, int] | None,
                  or_wider: bool) -> tuple[str | None, str | None]:
-        rows = [[str(rank), o.provider, o.zone or o.region, o.instance_type, str(o.instances), o.pricing_model,
+        rows = [[str(rank), o.provider, where(o), o.instance_type, str(o.instances), o.pricing_model,
                  format_rate(o.hourly, o.currency),
                  format_money(o.whole, o.currency) if unit is None else format_total(o.whole, o.currency, unit),
                  format_money(o.per_gpu_hour, o.currency, places=4), format_percent(o.savings_vs_on_demand), mark]

@@ -112,8 +112,23 @@ class CommittedPrices:
                     _replace_on_demand(row, priced["hour"])
                 else:
                     _add_note(row, f"all:sources disagree on on-demand: {row['source']} ${row['on_demand_hourly']}/h "
-                                   f"({row['as_of']}) vs {GCP_SOURCE} ${priced['hour']}/h ({GCP_AS_OF})")
+                                   f"({row['as_of'] or 'date unknown'}) vs {GCP_SOURCE} ${priced['hour']}/h "
+                                   f"({GCP_AS_OF})")
+            _check_spot(row, priced.get("hour_spot", ""))
         return rows
+
+
+def _check_spot(row: OfferRow, billing_spot: str) -> None:
+    """The spot cross-check: a spot price more than `REPLACE_ABOVE` from the billing catalog's own spot price
+    (gcp_cud.csv `hour_spot`) is flagged `spot:spot-disagrees-with-billing` and both figures are named. Not
+    replaced: GCP may change a spot price once every 30 days, and the billing figure is older than that."""
+    spot = row.get("spot_hourly", "")
+    if spot and billing_spot and far_apart(spot, billing_spot):
+        flags = [f for f in row.get("flags", "").split(";") if f]
+        row["flags"] = ";".join(sorted({*flags, f"spot:{Flag.SPOT_DISAGREES_WITH_BILLING}"}))
+        _add_note(row, f"spot:sources disagree on spot: {row['source']} ${spot}/h "
+                       f"({row['as_of'] or 'date unknown'}) vs {GCP_SOURCE} ${_hourly(Decimal(billing_spot))}/h "
+                       f"({GCP_AS_OF})")
 
 
 def far_apart(figure: str, billing: str) -> bool:

@@ -18,7 +18,10 @@ for; a flagged price is left out of quotes unless asked for (`include-flagged`),
   (`datacrunch__4xV100_16GB__20__90`, `lambdalabs_A100x8`); a defect of an upstream provider's GPU line (its
   own row or any resale of it) flags every resale of that line → `all:upstream-flagged`. The key is
   (upstream provider, GPU): resellers slice the same hosts by GPU count at a per-GPU price, so the upstream's
-  SKU names differ from theirs but the machine and its price are one.
+  SKU names differ from theirs but the machine and its price are one. A resale priced per GPU-hour below
+  `RESALE_SHARE` of the upstream's own lowest price for the same GPU and pricing model (unflagged, not derived)
+  → `<model>:resold-below-source` and a `ResoldBelow` label: the upstream does not sell the machine at that price,
+  and no public source confirms the reseller does.
 
 AWS Local Zones and Wavelength zones (`use1-atl2-az1`, `usw2-wl1-las-wlz1`: a location between the region
 prefix and the zone) are labelled `LocalZone`, not flagged: a real price at an edge site.
@@ -32,13 +35,16 @@ from collections import defaultdict
 from collections.abc import Iterable
 from decimal import Decimal
 
-from ..facts import Flag, LocalZone, SpotOutlier
+from ..facts import Derived, Flag, LocalZone, ResoldBelow, SpotOutlier, parse_labels
 from .refresh import OfferRow
 
 MIN_PROVIDERS = 3
 MIN_ZONES = 3
 MEDIAN_SHARE = Decimal(5)  # rule (d): below median / 5
 ZONE_SHARE = Decimal(2)  # rule (e): below median / 2
+# A resale below three quarters of its upstream's own price: a gap no reseller's margin explains (Shadeform passes
+# its providers' prices through unchanged; Prime Intellect's other resales sit within 15 % of theirs).
+RESALE_SHARE = Decimal("0.75")
 
 # Flex-start (DWS) GPU rates per GPU-hour, as SkyPilot rounds them (5 decimals), each from a published SKU
 # (SOURCES-plans.txt S-GCP-DWS-ZENN and S-DWS-SKU-CORROB): H100 341A-49A5-0C07 4.200761 (us-central1, also Seoul
@@ -191,6 +197,38 @@ def flag_resales(rows: list[OfferRow]) -> None:
             add_flag(row, "all", Flag.UPSTREAM_FLAGGED)
 
 
+def _derived(row: OfferRow, scope: str) -> bool:
+    labels = parse_labels(row.get("notes", ""))
+    return any(isinstance(label, Derived) and label.scope in ("all", scope) for label in labels)
+
+
+def upstream_prices(rows: Iterable[OfferRow]) -> dict[tuple[str, str, str], Decimal]:
+    """Per (provider, GPU, price column), the provider's own lowest per-GPU-hour price: unflagged, not derived."""
+    lowest: dict[tuple[str, str, str], Decimal] = {}
+    for row in rows:
+        for column, scope in (("on_demand_hourly", "on_demand"), ("spot_hourly", "spot")):
+            per_gpu = _per_gpu(row, column)
+            if per_gpu is None or _flagged(row, scope) or _derived(row, scope) or upstream(
+                    row["provider"], row["instance_type"]) is not None:
+                continue
+            key = (row["provider"], row["gpu"], column)
+            lowest[key] = min(per_gpu, lowest.get(key, per_gpu))
+    return lowest
+
+
+def flag_resold_below(rows: list[OfferRow]) -> None:
+    """A resale priced below `RESALE_SHARE` of its upstream's own price for the same GPU and pricing model."""
+    own = upstream_prices(rows)
+    for row in rows:
+        resold = upstream(row["provider"], row["instance_type"])
+        for column, scope in (("on_demand_hourly", "on_demand"), ("spot_hourly", "spot")):
+            per_gpu, theirs = _per_gpu(row, column), own.get((resold or "", row["gpu"], column))
+            if resold is None or per_gpu is None or theirs is None or per_gpu >= theirs * RESALE_SHARE:
+                continue
+            add_flag(row, scope, Flag.RESOLD_BELOW_SOURCE)
+            add_note(row, ResoldBelow.entry(scope, upstream=resold, per_gpu=theirs, share=RESALE_SHARE))
+
+
 def check(rows_by_provider: dict[str, list[OfferRow]]) -> None:
     """Every cross-row rule over one import of all providers, in place: (e) and local zones per provider, then
     (d) against the medians of the rows as they came in, then resale over the defects found so far."""
@@ -199,5 +237,6 @@ def check(rows_by_provider: dict[str, list[OfferRow]]) -> None:
         flag_spot_outliers(rows)
         label_local_zones(rows)
     flag_far_below_median(every, gpu_medians(every))
+    flag_resold_below(every)
     flag_resales(every)
 

@@ -22,6 +22,8 @@ HEAVY = {"pandas", "numpy", "rich", "boto3", "botocore", "slack_bolt", "slack_sd
 # `data_prices` (#33: the storage and transfer prices the catalog holds, a few rows; its class unpickles them).
 # `job_data` and `amounts` (a quote's `disk=` and `max-price=` words), `periods` (the spend command's typed
 # period): about 2 ms together, read with the quote's words since #30 moved every import to the top.
+# `fabric` and `spot_risk`: a quote asked for spot ranks by its expected cost (the Spot Advisor's bands, read only
+# then; the modules themselves are plain Python, well under a millisecond).
 QUOTE_MODULES = {
     "gpu_assist", "gpu_assist.errors", "gpu_assist.cli", "gpu_assist.cli.parser", "gpu_assist.cli.answers",
     "gpu_assist.commands", "gpu_assist.commands.context", "gpu_assist.commands.quote_grammar",
@@ -31,7 +33,7 @@ QUOTE_MODULES = {
     "gpu_assist.catalog.gpus", "gpu_assist.catalog.fx", "gpu_assist.catalog.providers", "gpu_assist.catalog.regions",
     "gpu_assist.pricing.query",
     "gpu_assist.pricing.quote", "gpu_assist.pricing.price_table", "gpu_assist.pricing.compare", "gpu_assist.plural",
-    "gpu_assist.facts", "gpu_assist.catalog.data_prices",
+    "gpu_assist.facts", "gpu_assist.catalog.data_prices", "gpu_assist.catalog.fabric", "gpu_assist.pricing.spot_risk",
     "gpu_assist.render", "gpu_assist.render.money", "gpu_assist.render.notes",
     "gpu_assist.render.text", "gpu_assist.render.tables", "gpu_assist.render.comparison",
 }

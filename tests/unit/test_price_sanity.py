@@ -133,7 +133,7 @@ def test_catalog_status_counts_the_defects_each_rule_caught(capsys):
     assert main(["catalog", "status", "--format", "json"]) == 0
     status = {row["provider"]: row for row in json.loads(capsys.readouterr().out)}
     assert status["gcp"]["b"] >= 100 and status["gcp"]["c"] >= status["gcp"]["b"] - 4
-    assert status["azure"]["corrected"] == 3 and status["primeintellect"]["resale"] == 6
+    assert status["azure"]["corrected"] == 3 and status["primeintellect"]["resale"] == 6 + 18  # both resale flags
     assert status["aws"]["e"] > 0 and status["verda"]["d"] == 1
     assert defects_caught([("spot:spot-outlier;all:upstream-flagged", "")])["resale"] == 1
 
@@ -237,3 +237,28 @@ def test_no_rule_a_b_c_holds_for_a_gcp_row_that_passes_import(tmp_path_factory, 
             continue
         assert not flex_start(rate)  # (c)
         assert on_demand >= host + max(8 * (list_rate or 0), spot_part)  # (a): its parts' least list prices
+
+
+def test_a_resale_far_below_its_upstreams_own_price_is_flagged_and_labelled():
+    """Prime Intellect resells Datacrunch (now Verda) H200s at $2.00/GPU-h where Verda asks $3.39: flagged, so
+    the resale is left out of quotes, and labelled with the upstream's own price; a resale near it is not."""
+    def row(provider, instance_type, on_demand):
+        return {"provider": provider, "instance_type": instance_type, "gpu": "H200", "gpu_count": "1",
+                "currency": "USD", "on_demand_hourly": on_demand, "spot_hourly": "", "verified": "yes",
+                "flags": "", "notes": ""}
+    own, cheap, near = row("verda", "1H200.141S.44V", "3.39"), row("primeintellect", "datacrunch__1xH200", "2.0"), \
+        row("primeintellect", "datacrunch__1xH200_b", "3.0")
+    sanity.flag_resold_below([own, cheap, near])
+    assert cheap["flags"] == f"on_demand:{Flag.RESOLD_BELOW_SOURCE}" and not near["flags"] and not own["flags"]
+    (label,) = parse_labels(cheap["notes"])
+    assert label.upstream == "verda" and label.per_gpu == Decimal("3.39")
+    assert "resold below its source" in said([label])[0]
+
+
+def test_no_resale_below_its_source_ranks(catalog):
+    for words in ("8xH200 72h", "1xH200 10h", "8xA100 72h"):
+        for option in quote(parse_request(words, catalog.gpus), catalog, today=TODAY).options:
+            assert not option.notes or not any(getattr(n, "flags", ()) for n in option.notes), option
+            offers = catalog.offers_of_type(option.provider, option.instance_type)
+            assert not any(o.flagged(option.pricing_model) for o in offers if o.region == option.region
+                           and o.zone == (option.zone or o.zone)), option

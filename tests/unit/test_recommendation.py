@@ -215,7 +215,8 @@ def test_reference_gpu_hours_scale_by_the_tflops_ratio(catalog):
 def test_pareto_front_is_marked(catalog):
     result = _recommend(catalog, "train 7B tokens=20B", top=1000)
     front = [p for p in result.plans if p.pareto]
-    assert front and result.plans[0].pareto  # the cheapest feasible plan is never dominated
+    # the first plan may be dominated by an untrusted one (a derived spot price ranks after it): only the front
+    assert front
     for p in front:
         assert not any(q.total < p.total and q.hours < p.hours for q in result.plans if q.hours is not None)
 

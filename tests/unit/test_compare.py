@@ -20,7 +20,7 @@ from gpu_assist.pricing.query import parse_request
 from gpu_assist.pricing.quote import Quote, QuoteOption, quote
 from gpu_assist.render import csv as render_csv
 from gpu_assist.render import markdown as render_markdown
-from gpu_assist.render.notes import said, words
+from gpu_assist.render.notes import said, words as words_of
 from gpu_assist.render.text import render
 from slackbot.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks, read_more
 
@@ -218,7 +218,7 @@ def test_sort_and_filters_are_words_of_the_grammar(context):
     assert any("max-price=30" in n for n in said(capped.notices))
     none = _run(context, "quote 8xA100 72h min-gpu-memory=80 list")  # the filter that left nothing says why
     assert not none.options and isinstance(none.empty_reason, MemoryFilter) and none.empty_reason.largest == 40
-    assert "min-gpu-memory=80" in words(none.empty_reason) and "40 GB" in words(none.empty_reason)
+    assert "min-gpu-memory=80" in words_of(none.empty_reason) and "40 GB" in words_of(none.empty_reason)
     assert not any(isinstance(n, MemoryFilter) for n in none.notices)  # said once, as the reason
     by_provider = _run(context, "quote 8xA100 72h sort=provider")
     providers = [r.provider for r in by_provider.rows]

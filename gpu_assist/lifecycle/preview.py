@@ -22,7 +22,6 @@ from .records import RequestRecord
 from .specs import Candidate, ExtendSpec, LaunchIntent, LaunchSpec, OptionId
 
 LAUNCH_EXAMPLE = "launch 8xA100 72h spot region=us-east-1"
-EXTEND_EXAMPLE = "extend r-0123456789ab 24h"
 
 
 def instance_shape(catalog: Catalog, instance_type: str, provider: str = "aws") -> tuple[str, int, int | None] | None:
@@ -140,7 +139,8 @@ def plan_extension(launch: RequestRecord | None, launch_id: str, extra_s: int, p
     """Moving a running launch's time to live `extra_s` later, at its approved hourly price; ParseError or
     PolicyError saying why not. `waiting`: extensions of it not yet carried out."""
     if launch is None or not isinstance(launch.spec, LaunchSpec):
-        raise ParseError(f"no launch request {launch_id}", example=EXTEND_EXAMPLE)
+        raise ParseError(f"no launch request {launch_id}", hint="`requests` lists the recent ones with their ids",
+                         example="requests")
     if launch.state != "running" or launch.ends_at is None:
         raise PolicyError(f"{launch_id} is {launch.state}, not running: only a running launch's time to live can move")
     if waiting:

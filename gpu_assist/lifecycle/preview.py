@@ -17,7 +17,7 @@ from ..facts import PricingModel, Stale
 from ..pricing.query import Query
 from ..pricing.quote import QuoteOption, quote
 from ..team.budgets import BudgetStatus, over_budget_problem
-from .policy import Policy
+from .policy import Policy, allow_provider
 from .records import RequestRecord
 from .specs import Candidate, ExtendSpec, LaunchIntent, LaunchSpec, OptionId
 
@@ -67,7 +67,7 @@ def plan_launch(command: LaunchIntent, catalog: Catalog, policy: Policy, *, requ
     provider = request.providers[0] if request.providers else "aws"
     if provider not in policy.allowed_providers:
         raise PolicyError(f"launches on {provider} are off: the policy allows {', '.join(policy.allowed_providers)}",
-                          hint=f'an admin adds it: allowed_providers = ["aws", "{provider}"] in [policy]',
+                          hint="an admin adds it: " + allow_provider(policy.source, provider),
                           example=LAUNCH_EXAMPLE)
     request, named = _country_wide(request, provider, catalog)
     result = quote(request, catalog, today=today, currency=policy.currency, all_regions=True, verified_only=True)

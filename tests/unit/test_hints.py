@@ -1,12 +1,15 @@
 """A hint that answers bad input points the right way: the nearest GPU read as typed (`A10O` is A100), regions
-from every cloud, and an example that is never the input that failed."""
+from every cloud, an example that is never the input that failed, and a policy error that names where the policy
+came from (the file, or the variable that set the value)."""
 
 from __future__ import annotations
 
 import pytest
 
 from gpu_assist.cli import main
-from gpu_assist.errors import ParseError, apart_from
+from gpu_assist.errors import ParseError, PolicyError, apart_from
+from gpu_assist.lifecycle.policy import PolicySource, allow_provider, load_policy
+from gpu_assist.lifecycle.ports import Clouds
 
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
 
@@ -41,3 +44,22 @@ def test_an_example_is_never_the_input_that_failed(capsys, monkeypatch, tmp_path
     kept = apart_from(ParseError("unknown GPU 'A1000'", example="8xA100 72h"), "quote 8xA1000 72h")
     assert kept.example == "8xA100 72h" and str(kept).endswith("example: 8xA100 72h")
 
+
+def test_a_policy_error_names_the_file_or_the_variable(tmp_path):
+    path = tmp_path / "team-policy.toml"
+    path.write_text("[policy]\nmax_gpus = \"many\"\n", encoding="utf-8")
+    with pytest.raises(PolicyError, match=rf"bad policy setting: .*\(policy from {path} \(GPU_ASSIST_CONFIG\)\)"):
+        load_policy({"GPU_ASSIST_CONFIG": str(path)})
+    with pytest.raises(PolicyError, match=r"not 'gcp' \(policy from GPU_ASSIST_ALLOWED_PROVIDERS\)"):
+        load_policy({"GPU_ASSIST_ALLOWED_PROVIDERS": "aws,gcp"})
+    path.write_text('[policy]\nallowed_providers = ["aws"]\n', encoding="utf-8")
+    from_file = load_policy({"GPU_ASSIST_CONFIG": str(path)})
+    assert allow_provider(from_file.source, "tencent") == \
+        f'allowed_providers = ["aws", "tencent"] in [policy] of {path}'
+    from_variable = load_policy({"GPU_ASSIST_CONFIG": str(path), "GPU_ASSIST_ALLOWED_PROVIDERS": "aws"})
+    assert allow_provider(from_variable.source, "tencent") == "GPU_ASSIST_ALLOWED_PROVIDERS=aws,tencent"
+    assert "[policy] of the TOML file GPU_ASSIST_CONFIG names" in allow_provider(load_policy({}).source, "aliyun")
+    clouds = Clouds({}, launches=("aws",), source=from_file.source)
+    with pytest.raises(PolicyError, match=rf"in \[policy\] of {path}"):
+        clouds.of("tencent", launching=True)
+    assert str(PolicySource()).startswith("the defaults")

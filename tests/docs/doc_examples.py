@@ -43,6 +43,8 @@ from sybil import Document, Example, Lexeme, Region, Sybil
 from sybil.evaluators.python import PythonEvaluator
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
+from gpu_assist.commands.grammar import _VERBS as _GRAMMAR_VERBS
+
 REPO = Path(__file__).resolve().parents[2]
 # The pages: the README, the contributor's guide (a page of the site too) and every page of docs/.
 PAGES = ("README.md", "CONTRIBUTING.md", *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md")))
@@ -50,8 +52,8 @@ PAGES = ("README.md", "CONTRIBUTING.md", *sorted(p.relative_to(REPO).as_posix() 
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(?P<why>.+?)\s*-->\s*\Z", re.S)
 GENERATED = re.compile(r"<!--\s*output: make docs(?:, first (?P<lines>\d+) lines)?\s*-->\s*\Z")
 ELLIPSIS = "…"
-# What the grammar's words start with (commands.grammar): a line of such words runs as `gpu-assist` and the words.
-VERBS = ("quote", "recommend", "tco", "util", "launch", "stop", "extend", "requests", "spend", "commit", "help")
+# What the grammar's words start with: a line of such words runs as `gpu-assist` and the words.
+VERBS = (*_GRAMMAR_VERBS, "help")
 # Said as Slack's user: the actor of `/gpu` lines.
 SLACK_USER = "U-DOCS"
 

@@ -71,7 +71,9 @@ def test_quote_answers_the_rows_the_cli_ranks(capsys, words):
         own = [o for o in options if o["group"] == row["key"] and o["instance_type"] == row["instance_type"]]
         for model in PRICING:  # each pricing column: the cheapest way to buy the row that way
             assert _same(row[model], min((o["total"] for o in own if o["pricing_model"] == model), default=None))
-        best = min(own, key=lambda o: (not o["verified"], o["total"]))
+        spot_asked = "spot" in words.split()  # what the row ranks by: a price it can count on (compare.counts_on)
+        best = min(own, key=lambda o: (not o["verified"], (o["pricing_model"] == "spot") != spot_asked,
+                                       o["total"] * (1 + (o["spot_overhead"] or 0))))
         assert row["best"] == best["pricing_model"] and _same(row["total"], best["total"])
     _plain(frame)
     assert frame.attrs["title"].startswith(words.split()[0].replace("x", "×"))

@@ -88,9 +88,12 @@ test-alone: install-test
 golden: install-test
 	GPU_ASSIST_GOLDEN_UPDATE=1 $(BIN)/python -m pytest -q tests/golden
 
-# The request state machine's table in docs/ARCHITECTURE.md, from gpu_assist/lifecycle/states.py (a test fails when they differ).
-docs: install
+# What the pages show that the code writes (a test fails when either differs): the request state machine's table in
+# docs/ARCHITECTURE.md, from gpu_assist/lifecycle/states.py; and the outputs the pages mark `<!-- output: make docs
+# -->`, as the commands print them at the tests' pinned date (tests/docs/doc_examples.py, which runs every example).
+docs: install-test
 	$(BIN)/python -m gpu_assist.lifecycle.states docs/ARCHITECTURE.md
+	$(BIN)/python tests/docs/doc_examples.py
 
 # The JupyterLab sidebar's screenshots in docs/jupyterlab.md (docs/screenshots/*.png), taken by its browser tests
 # (tests/e2e/test_lab_tabs.py); `make test` runs the same tests but keeps their screenshots in temporary folders.

@@ -1,8 +1,8 @@
 """gpu-assist: GPU prices, plans and utilization across clouds, for Slack, Jupyter and the terminal.
 
 Importing this package is cheap and touches no driver or network: the notebook's API (`gpu_assist.quote(…)`,
-`recommend`, `utilization`, `spend`, `commit`: `notebook.py`) needs pandas and the planner, and is loaded on its
-first use.
+`recommend`, `tco`, `spend`, `commit`, `utilization`: `notebook.py`, the command line's verbs as functions that
+answer DataFrames) needs pandas and the planner, and is loaded on its first use.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from .errors import CatalogError, GpuAssistError, ParseError, PolicyError, ProvisionError
 
-NOTEBOOK_API = ("commit", "quote", "recommend", "spend", "utilization")
+NOTEBOOK_API = ("commit", "quote", "recommend", "spend", "tco", "utilization")
 __all__ = ["CatalogError", "GpuAssistError", "ParseError", "PolicyError", "ProvisionError", *NOTEBOOK_API]
 __version__ = "0.1.0"
 

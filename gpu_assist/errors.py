@@ -38,6 +38,18 @@ class GpuAssistError(Exception):
         return shorten_echoes(" — ".join(parts))
 
 
+def apart_from(error: GpuAssistError, said: str) -> GpuAssistError:
+    """`error` without its example when the example is the very words that failed (`extend r-0123456789ab 24h`
+    answered with `example: extend r-0123456789ab 24h`): an example shows words that work. Faces call it with what
+    the user said, as they know it (the CLI's words, Slack's text, a route's verb and `q`); an example written
+    without the verb (`8xA100 72h`) is compared with the words after it."""
+    words = said.casefold().split()
+    if error.example and error.example.casefold().split() in (words, words[1:]):  # with the verb or without
+        error.example = None
+        error.args = (error.user_message(),)
+    return error
+
+
 class ParseError(GpuAssistError):
     """Text that the command grammar could not read."""
 

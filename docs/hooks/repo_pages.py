@@ -3,7 +3,8 @@ lists written as GitHub reads them.
 
 CONTRIBUTING.md (at the repository's root, where GitHub shows it) becomes contributing.md, its links to
 docs/… made relative to the site; catalogs/SOURCES.md (next to the data it describes, and rewritten by
-`gpu-assist catalog refresh`) becomes catalog-sources.md.
+`gpu-assist catalog refresh`) becomes catalog-sources.md. A page links to either as the file on disk
+(`../CONTRIBUTING.md`), so the link works on GitHub and in a clone too; `on_page_markdown` points it at the page.
 
 GitHub starts a list right after a paragraph's line ("Four modules, one job each:" then "- `states.py`…");
 Python-Markdown needs a blank line first, or the items run into the paragraph. `on_page_markdown` adds it.
@@ -20,6 +21,8 @@ from mkdocs.structure.files import File, Files
 # site page ← file in the repository, and the prefix its links carry that the site has not
 ITEM = re.compile(r"(?:[-*]|\d+\.) ")
 PAGES = {"contributing.md": ("CONTRIBUTING.md", "](docs/"), "catalog-sources.md": ("catalogs/SOURCES.md", None)}
+# a page's link to such a file, as written in docs/ (relative to the file on disk) → the page of the site
+ON_DISK = {f"](../{source}": f"]({page}" for page, (source, _) in PAGES.items()}
 
 
 def on_files(files: Files, config: Any) -> Files:
@@ -33,6 +36,8 @@ def on_files(files: Files, config: Any) -> Files:
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
+    for on_disk, page in ON_DISK.items():
+        markdown = markdown.replace(on_disk, page)
     lines: list[str] = []
     in_code = in_list = False
     for line in markdown.split("\n"):

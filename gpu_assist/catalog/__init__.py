@@ -85,7 +85,8 @@ class Catalog:
     gives the same value every time, so threads racing on a first use only repeat the work.
     """
 
-    __slots__ = ("rows", "gpus", "fx", "directory", "data_prices", "_rows_by_gpu", "_by_gpu", "_places", "_frame")
+    __slots__ = ("rows", "gpus", "fx", "directory", "data_prices", "_rows_by_gpu", "_by_gpu", "_places",
+                 "_region_providers", "_frame")
 
     def __init__(self, rows: Iterable[tuple[Any, ...]], gpus: GpuTable, fx: FxRates, directory: Path,
                  data_prices: DataPrices | None = None):
@@ -97,6 +98,7 @@ class Catalog:
         self._rows_by_gpu: dict[str, list[tuple[Any, ...]]] | None = None
         self._by_gpu: dict[str, tuple[Offer, ...]] = {}
         self._places: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        self._region_providers: dict[str, tuple[str, ...]] | None = None
         self._frame: pd.DataFrame | None = None
 
     def __reduce__(self) -> tuple[type[Catalog], tuple[Any, ...]]:
@@ -139,6 +141,17 @@ class Catalog:
     def regions(self) -> tuple[str, ...]:
         """Every region of the catalog's offers, in the order they first appear."""
         return self._regions_and_countries()[0]
+
+    @property
+    def region_providers(self) -> dict[str, tuple[str, ...]]:
+        """Every region of the catalog's offers and the providers that name it (`us-east-1`: aws, lambda), in
+        the order they first appear."""
+        if self._region_providers is None:
+            providers: dict[str, dict[str, None]] = {}
+            for row in self.rows:
+                providers.setdefault(row[_REGION], {})[row[_PROVIDER]] = None
+            self._region_providers = {region: tuple(names) for region, names in providers.items()}
+        return self._region_providers
 
     @property
     def countries(self) -> tuple[str, ...]:

@@ -17,6 +17,8 @@ from pathlib import Path
 from ..errors import CatalogError, ParseError
 
 _KEY_RE = re.compile(r"[^a-z0-9]+")
+# Letters typed for the digits they look like (`A10O`, `Hl00`): a suggestion compares names with them read as digits.
+_LOOKALIKES = str.maketrans("oil", "011")
 
 
 def name_key(text: str) -> str:
@@ -116,9 +118,13 @@ class GpuTable:
         return [s for s in self.specs.values() if name_key(s.name.split("-")[0]) == base]
 
     def suggest(self, text: str) -> str:
-        """'did you mean X?' from the nearest canonical names and aliases."""
-        labels = {name_key(label): spec.name for spec in self.specs.values() for label in (spec.name, *spec.aliases)}
-        key = name_key(text)
+        """'did you mean X?' from the nearest canonical names and aliases, a letter that looks like a digit read as
+        that digit on both sides (`A10O` is one keystroke from A100, two from A10)."""
+        labels: dict[str, str] = {}
+        for spec in self.specs.values():
+            for label in (spec.name, *spec.aliases):
+                labels.setdefault(name_key(label).translate(_LOOKALIKES), spec.name)
+        key = name_key(text).translate(_LOOKALIKES)
         close = difflib.get_close_matches(key, list(labels), n=5, cutoff=0.5)
         # Only the best-scoring names: 'A1000' suggests A100, not every A100 variant too.
         best = max((difflib.SequenceMatcher(None, key, c).ratio() for c in close), default=0)

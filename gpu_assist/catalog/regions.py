@@ -26,6 +26,7 @@ from .providers import CHINA_PROVIDERS
 DEFAULT_REGION = "us-east-1"
 GROUPS = ("us", "eu", "asia", "cn")
 _WELL_KNOWN = ("us-east-1", "europe-west4", "eastus", "asia-northeast-1")
+_NEAR = 0.65  # how alike (difflib's ratio, without dashes) a region's name must be to be suggested
 
 _CONTINENT = {
     **dict.fromkeys("US CA MX".split(), "NA"),
@@ -137,21 +138,45 @@ def matches(region: str, country: str, continent: str, selectors: tuple[str, ...
                or (len(s) == 2 and s.upper() == country) for s in selectors)
 
 
-def check_selectors(selectors: tuple[str, ...], known_regions: Iterable[str], known_countries: Iterable[str], *,
-                    example: str = "8xA100 72h region=us-east-1") -> None:
+def check_selectors(selectors: tuple[str, ...], known_regions: Mapping[str, Iterable[str]],
+                    known_countries: Iterable[str], *, example: str = "8xA100 72h region=us-east-1") -> None:
     """ParseError for a selector that is neither a group, nor a region of any offer, nor the country code of one:
-    `region=mars` would otherwise filter every offer away and answer with nothing. `example`: one that works for
-    the verb asked."""
+    `region=mars` would otherwise filter every offer away and answer with nothing. `known_regions`: each region and
+    the providers that name it, so the nearest names come from every cloud. `example`: one that works for the verb
+    asked."""
     by_key = {region.lower(): region for region in known_regions}
     countries = {country for country in known_countries if country}
     for selector in selectors:
         if selector in GROUPS or selector.lower() in by_key or (len(selector) == 2 and selector.upper() in countries):
             continue
-        close = [by_key[k] for k in difflib.get_close_matches(selector.lower(), sorted(by_key), n=3, cutoff=0.6)]
+        close = nearest_regions(selector, known_regions)
         examples = [r for r in _WELL_KNOWN if r in by_key] or sorted(by_key)[:4]
-        hint = f"did you mean {' or '.join(close)}?" if close else \
+        hint = f"did you mean {close}?" if close else \
             f"use a group ({', '.join(GROUPS)}), a country code or a region of the catalogs, e.g. {', '.join(examples)}"
         raise ParseError(f"unknown region '{selector}'", hint=hint, example=example)
+
+
+def nearest_regions(selector: str, known_regions: Mapping[str, Iterable[str]], most: int = 5) -> str:
+    """The regions nearest `selector` from every cloud, each with the providers that name it: `us-east-1 (aws,
+    lambda), us-east1 (gcp) or eastus (azure)`; '' when none is near. Each cloud offers its nearest name (the
+    shortest, then the first, among equals), so one cloud's many similar names do not hide the others'."""
+    def key(name: str) -> str:
+        return re.sub(r"[-_ ]", "", name.lower())
+
+    wanted, written = key(selector), selector.lower()
+    per_provider: dict[str, tuple[float, float, int, str]] = {}
+    for region, providers in known_regions.items():
+        # alike without dashes first (`useast1` is us-east-1 and us-east1), then as written, then the shortest
+        rank = (-difflib.SequenceMatcher(None, wanted, key(region)).ratio(),
+                -difflib.SequenceMatcher(None, written, region.lower()).ratio(), len(region), region)
+        for provider in providers:
+            per_provider[provider] = min(per_provider.get(provider, rank), rank)
+    near: dict[str, list[str]] = {}
+    for provider, (unlike, _, _, region) in sorted(per_provider.items(), key=lambda item: (item[1], item[0])):
+        if -unlike >= _NEAR and (region in near or len(near) < most):
+            near.setdefault(region, []).append(provider)
+    named = [f"{region} ({', '.join(providers)})" for region, providers in near.items()]
+    return f"{', '.join(named[:-1])} or {named[-1]}" if len(named) > 1 else "".join(named)
 
 
 def default_region(environ: Mapping[str, str] = os.environ) -> str:

@@ -16,7 +16,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 
-from ..errors import GpuAssistError, shorten_echoes
+from ..errors import GpuAssistError, apart_from, shorten_echoes
 from ..render.tables import fits
 from .parser import build_parser, parse_args
 
@@ -76,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_went_away()
     except (GpuAssistError, ValueError) as error:  # ValueError: e.g. a malformed --as-of date
+        if isinstance(error, GpuAssistError):  # its example is never the words that just failed
+            apart_from(error, " ".join(word for word in words if not word.startswith("--")))
         print(_error_text(error), file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:

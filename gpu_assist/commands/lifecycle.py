@@ -32,7 +32,8 @@ def clouds(policy: Policy) -> Clouds:
     missing = [name for name in LAUNCH_PROVIDERS if name not in PROVISIONERS]
     if missing:
         raise PolicyError(f"no provisioner for {', '.join(missing)}", hint="add it to commands.lifecycle.PROVISIONERS")
-    return Clouds({name: PROVISIONERS[name](policy) for name in LAUNCH_PROVIDERS}, launches=policy.allowed_providers)
+    return Clouds({name: PROVISIONERS[name](policy) for name in LAUNCH_PROVIDERS}, launches=policy.allowed_providers,
+                  source=policy.source)
 
 
 def configured_approvals(catalog: Catalog) -> Approvals:

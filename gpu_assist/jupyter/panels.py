@@ -14,6 +14,7 @@ visible error line, never a traceback.
 from __future__ import annotations
 
 import html
+from collections.abc import Hashable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -191,9 +192,10 @@ class QuotePanel(_Panel):
             "best_total"].min()
         self.chart = cost_bars(list(best.index), [float(v) for v in best], result.currency)
         show_html(self.chart)
-        models = [m for m in COLUMNS if frame[m].notna().any()]
+        models: list[Hashable] = [str(m) for m in COLUMNS if frame[str(m)].notna().any()]
         shown = frame[["provider", "instance_type", "instances", "where", *models, "verified", "notes"]]
-        money = {m: (lambda v: "" if v != v else format_money(Decimal(str(v)), result.currency)) for m in models}
+        money: dict[Any, str | Callable[[object], str] | None] = {
+            m: (lambda v: "" if v != v else format_money(Decimal(str(v)), result.currency)) for m in models}
         show_object(shown.style.format(money).highlight_min(subset=models, axis=1, props="font-weight:bold;"
                                                          "background-color:#c8e6c9")
                 .set_table_attributes('class="gpu-assist-quote"'))

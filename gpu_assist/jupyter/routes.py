@@ -36,7 +36,7 @@ from ..commands import Command, Context, RequestDetail, UtilCommand
 from ..commands.execute import run
 from ..commands.grammar import parse_threshold, parse_verb, parse_window
 from ..commands.quote_grammar import parse_quote, words_of
-from ..errors import ConfigError, GpuAssistError, ParseError, PolicyError, ProvisionError
+from ..errors import ConfigError, GpuAssistError, ParseError, PolicyError, ProvisionError, apart_from
 from ..lifecycle import states
 from ..lifecycle.identity import JUPYTER, actor
 from ..lifecycle.records import REQUEST_ID_FORM
@@ -151,6 +151,10 @@ class _CommandHandler(APIHandler):
         return render_json.render(result)
 
     def _refuse(self, error: GpuAssistError) -> None:
+        try:
+            apart_from(error, f"{self.verb} {self._words()}")  # its example is never the words that just failed
+        except GpuAssistError:  # the body is not JSON: that is the error being answered
+            pass
         self.set_status(_status(error))
         self.finish(json.dumps(error_answer(error), ensure_ascii=False))
 

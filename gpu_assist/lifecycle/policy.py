@@ -33,6 +33,42 @@ from .specs import ExtendSpec, LaunchSpec
 GPU_INSTANCE_TYPES = ("p*", "g*", "GN*", "GT*", "GI*", "PNV*", "ecs.gn*", "ecs.ebmgn*")
 CLOUD_SETTINGS = ("account", "region", "image_id", "vpc_id", "subnet_id", "vswitch_id", "security_group_id")
 MAX_EXTENSION_S = 30 * 24 * 3600  # without a max_ttl in the policy: the longest one extension may add
+CONFIG_VARIABLE = "GPU_ASSIST_CONFIG"  # names the TOML file whose [policy] table is read
+# The variable that sets each setting, winning over the file. break_glass is read from the TOML file only: turning
+# an override on is a deliberate change to the file.
+VARIABLES = {
+    "approvers": "GPU_ASSIST_APPROVERS", "max_gpus": "GPU_ASSIST_MAX_GPUS", "max_cost": "GPU_ASSIST_MAX_COST",
+    "currency": "GPU_ASSIST_CURRENCY", "allowed_instance_types": "GPU_ASSIST_ALLOWED_INSTANCE_TYPES",
+    "allowed_regions": "GPU_ASSIST_ALLOWED_REGIONS", "allowed_pricing_models": "GPU_ASSIST_ALLOWED_PRICING",
+    "auto_approve_below": "GPU_ASSIST_AUTO_APPROVE_BELOW", "expiry_s": "GPU_ASSIST_REQUEST_EXPIRY_S",
+    "ami_id": "GPU_ASSIST_AMI_ID", "ami_ssm_parameter": "GPU_ASSIST_AMI_SSM_PARAMETER",
+    "security_group_ids": "GPU_ASSIST_SECURITY_GROUP_IDS", "key_name": "GPU_ASSIST_KEY_NAME",
+    "stop_action": "GPU_ASSIST_STOP_ACTION", "max_ttl": "GPU_ASSIST_MAX_TTL",
+    "allowed_providers": "GPU_ASSIST_ALLOWED_PROVIDERS",
+}
+
+
+@dataclass(frozen=True)
+class PolicySource:
+    """Where a policy was read from, so that an error can name the place to change it: the file
+    GPU_ASSIST_CONFIG named, and the settings a variable set instead."""
+
+    config: str | None = None
+    variables: frozenset[str] = frozenset()
+
+    def __str__(self) -> str:
+        """`/etc/gpu-assist.toml (GPU_ASSIST_CONFIG) and GPU_ASSIST_MAX_GPUS`, or `the defaults`."""
+        places = ([f"{self.config} ({CONFIG_VARIABLE})"] if self.config else []) + \
+            sorted(VARIABLES[key] for key in self.variables)
+        return " and ".join(places) or "the defaults (no GPU_ASSIST_CONFIG file, no GPU_ASSIST_* policy variable)"
+
+    def to_set(self, key: str, toml: str, variable: str | None = None, *, table: str = "policy") -> str:
+        """How an admin changes `key`: `GPU_ASSIST_ALLOWED_PROVIDERS=aws,tencent` where a variable set it (it wins),
+        else `allowed_providers = ["aws", "tencent"] in [policy] of /etc/gpu-assist.toml`."""
+        if key in self.variables and variable is not None:
+            return f"{VARIABLES[key]}={variable}"
+        where = f"{self.config}" if self.config else f"the TOML file {CONFIG_VARIABLE} names"
+        return f"{key} = {toml} in [{table}] of {where}"
 
 
 @dataclass(frozen=True)
@@ -67,6 +103,7 @@ class Policy:
     idle_threshold_pct: float = 10.0
     digest_hour: int | None = None              # UTC hour of the daily digest; None: no digest
     digest_channel: str | None = None           # default: the approval channel
+    source: PolicySource = PolicySource()       # where it was read from: errors name the place to change it
 
     @property
     def default_project(self) -> str:
@@ -92,8 +129,8 @@ class Policy:
             return states.REQUESTER, "requesters cannot approve or reject their own request"
         if realm_of(actor) == BREAK_GLASS:
             if not self.break_glass:
-                return states.OUTSIDER, ("break-glass overrides are off in the policy (break_glass = true in the "
-                                         "[policy] table turns them on)")
+                return states.OUTSIDER, ("break-glass overrides are off in the policy ("
+                                         f"{self.source.to_set('break_glass', 'true')} turns them on)")
             if not reason.strip():
                 return states.OUTSIDER, "a break-glass override needs a reason"
             return states.BREAK_GLASS, ""
@@ -144,29 +181,32 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.replace(";", ",").split(",") if part.strip())
 
 
+def allow_provider(source: PolicySource, provider: str) -> str:
+    """How an admin lets launches use `provider` too, where the policy they have was read from."""
+    return source.to_set("allowed_providers", f'["aws", "{provider}"]', f"aws,{provider}")
+
+
 def load_policy(environ: Mapping[str, str] | None = None) -> Policy:
-    """Policy from `GPU_ASSIST_CONFIG` (TOML) and `GPU_ASSIST_*` variables; bad values raise PolicyError."""
+    """Policy from `GPU_ASSIST_CONFIG` (TOML) and `GPU_ASSIST_*` variables; bad values raise PolicyError, naming
+    the file and the variables it was read from."""
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
-    path = environ.get("GPU_ASSIST_CONFIG")
+    path = environ.get(CONFIG_VARIABLE)
     if path:
         try:
             values.update(tomllib.loads(Path(path).read_text(encoding="utf-8")).get("policy", {}))
         except (OSError, tomllib.TOMLDecodeError) as error:
-            raise PolicyError(f"cannot read the config file {path}: {error}") from None
-    env = {
-        "approvers": "GPU_ASSIST_APPROVERS", "max_gpus": "GPU_ASSIST_MAX_GPUS", "max_cost": "GPU_ASSIST_MAX_COST",
-        "currency": "GPU_ASSIST_CURRENCY", "allowed_instance_types": "GPU_ASSIST_ALLOWED_INSTANCE_TYPES",
-        "allowed_regions": "GPU_ASSIST_ALLOWED_REGIONS", "allowed_pricing_models": "GPU_ASSIST_ALLOWED_PRICING",
-        "auto_approve_below": "GPU_ASSIST_AUTO_APPROVE_BELOW", "expiry_s": "GPU_ASSIST_REQUEST_EXPIRY_S",
-        "ami_id": "GPU_ASSIST_AMI_ID", "ami_ssm_parameter": "GPU_ASSIST_AMI_SSM_PARAMETER",
-        "security_group_ids": "GPU_ASSIST_SECURITY_GROUP_IDS", "key_name": "GPU_ASSIST_KEY_NAME",
-        "stop_action": "GPU_ASSIST_STOP_ACTION", "max_ttl": "GPU_ASSIST_MAX_TTL",
-        "allowed_providers": "GPU_ASSIST_ALLOWED_PROVIDERS",
-    }  # break_glass is read from the TOML file only: turning an override on is a deliberate change to the file
-    for key, variable in env.items():
-        if environ.get(variable):
-            values[key] = environ[variable]
+            raise PolicyError(f"cannot read the config file {path} ({CONFIG_VARIABLE}): {error}") from None
+    from_variables = frozenset(key for key, variable in VARIABLES.items() if environ.get(variable))
+    values.update({key: environ[VARIABLES[key]] for key in from_variables})
+    source = PolicySource(config=path or None, variables=from_variables)
+    try:
+        return _policy(values, environ, source)
+    except PolicyError as error:
+        raise PolicyError(f"{error.message} (policy from {source})", hint=error.hint, example=error.example) from None
+
+
+def _policy(values: Mapping[str, Any], environ: Mapping[str, str], source: PolicySource) -> Policy:
     try:
         policy = Policy(
             approvers=frozenset(_list(values.get("approvers", ()))),
@@ -195,6 +235,7 @@ def load_policy(environ: Mapping[str, str] | None = None) -> Policy:
             idle_threshold_pct=float(values.get("idle_threshold_pct", 10.0)),
             digest_hour=int(values["digest_hour"]) if values.get("digest_hour") not in (None, "") else None,
             digest_channel=values.get("digest_channel") or None,
+            source=source,
         )
     except (ValueError, ArithmeticError) as error:
         raise PolicyError(f"bad policy setting: {error}") from None

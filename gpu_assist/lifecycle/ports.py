@@ -12,6 +12,7 @@ from ..catalog.providers import cloud_of
 from ..errors import PolicyError
 
 if TYPE_CHECKING:
+    from .policy import PolicySource
     from .specs import LaunchSpec
 
 STOP_EXAMPLE = "stop i-0123456789abcdef0"
@@ -74,9 +75,11 @@ class Clouds:
     (the policy's allowed providers); stops, tags and lookups go to the launch record's cloud, any cloud it
     holds, so instances launched before a cloud was switched off can still be stopped and reaped."""
 
-    def __init__(self, by_provider: Mapping[str, Provisioner], launches: tuple[str, ...] | None = None):
+    def __init__(self, by_provider: Mapping[str, Provisioner], launches: tuple[str, ...] | None = None,
+                 source: PolicySource | None = None):
         self.by_provider = dict(by_provider)
         self.launches = tuple(self.by_provider) if launches is None else launches
+        self.source = source  # where `launches` was read from (the policy's allowed_providers), for its errors
 
     def __repr__(self) -> str:
         return f"Clouds({', '.join(self.by_provider)}; launches on {', '.join(self.launches)})"
@@ -85,8 +88,13 @@ class Clouds:
         """The cloud's provisioner; PolicyError when it has none, or when `launching` there is off."""
         if provider not in self.by_provider or (launching and provider not in self.launches):
             raise PolicyError(f"launches on {provider} are off: the policy allows {', '.join(self.launches)}",
-                              hint=f'an admin adds it: allowed_providers = ["aws", "{provider}"] in [policy]')
+                              hint="an admin adds it: " + self._allowing(provider))
         return self.by_provider[provider]
+
+    def _allowing(self, provider: str) -> str:
+        from .policy import PolicySource, allow_provider  # the policy's reader, only for this error's words
+
+        return allow_provider(self.source or PolicySource(), provider)
 
     def dry_run(self, spec: LaunchSpec) -> str:
         return self.of(spec.provider, launching=True).dry_run(spec)

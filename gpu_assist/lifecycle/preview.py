@@ -17,12 +17,11 @@ from ..facts import PricingModel, Stale
 from ..pricing.query import Query
 from ..pricing.quote import QuoteOption, quote
 from ..team.budgets import BudgetStatus, over_budget_problem
-from .policy import Policy
+from .policy import Policy, allow_provider
 from .records import RequestRecord
 from .specs import Candidate, ExtendSpec, LaunchIntent, LaunchSpec, OptionId
 
 LAUNCH_EXAMPLE = "launch 8xA100 72h spot region=us-east-1"
-EXTEND_EXAMPLE = "extend r-0123456789ab 24h"
 
 
 def instance_shape(catalog: Catalog, instance_type: str, provider: str = "aws") -> tuple[str, int, int | None] | None:
@@ -68,7 +67,7 @@ def plan_launch(command: LaunchIntent, catalog: Catalog, policy: Policy, *, requ
     provider = request.providers[0] if request.providers else "aws"
     if provider not in policy.allowed_providers:
         raise PolicyError(f"launches on {provider} are off: the policy allows {', '.join(policy.allowed_providers)}",
-                          hint=f'an admin adds it: allowed_providers = ["aws", "{provider}"] in [policy]',
+                          hint="an admin adds it: " + allow_provider(policy.source, provider),
                           example=LAUNCH_EXAMPLE)
     request, named = _country_wide(request, provider, catalog)
     result = quote(request, catalog, today=today, currency=policy.currency, all_regions=True, verified_only=True)
@@ -140,7 +139,8 @@ def plan_extension(launch: RequestRecord | None, launch_id: str, extra_s: int, p
     """Moving a running launch's time to live `extra_s` later, at its approved hourly price; ParseError or
     PolicyError saying why not. `waiting`: extensions of it not yet carried out."""
     if launch is None or not isinstance(launch.spec, LaunchSpec):
-        raise ParseError(f"no launch request {launch_id}", example=EXTEND_EXAMPLE)
+        raise ParseError(f"no launch request {launch_id}", hint="`requests` lists the recent ones with their ids",
+                         example="requests")
     if launch.state != "running" or launch.ends_at is None:
         raise PolicyError(f"{launch_id} is {launch.state}, not running: only a running launch's time to live can move")
     if waiting:

@@ -182,7 +182,8 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     currency = workload.currency or currency
     data = plan_data if plan_data is not None else plan_data_for(catalog.directory, default_catalog_dir())
     if workload.regions:
-        check_selectors(workload.regions, catalog.regions, catalog.countries, example="recommend train 7B region=eu")
+        check_selectors(workload.regions, catalog.region_providers, catalog.countries,
+                        example="recommend train 7B region=eu")
     memory = memory_needed(workload)
     flops = training_flops(workload, catalog.gpus) if workload.kind != "serve" else None
     reasoning: list[str] = []

@@ -96,24 +96,30 @@ def asked_for_untrusted(quote: Quote, include_unverified: bool) -> set[str]:
 def refine(quote: Quote, *, sort: str = "total", max_price: Decimal | None = None,
            min_gpu_memory_gib: float | None = None, include_unverified: bool = False) -> Quote:
     """The quote's options filtered (`max-price=` per job-hour, `min-gpu-memory=` GiB) and sorted, trusted
-    prices first unless asked for; each filter that removes options says so in the notices."""
+    prices first unless asked for; each filter that removes options says so in the notices, and the one that
+    removes the last of them is the quote's `empty_reason`, which every face shows (the CLI's JSON on stderr)."""
     options, notices = list(quote.options), list(quote.notices)
+    emptied_by: Fact | None = None
     if min_gpu_memory_gib is not None:
         kept = [o for o in options if o.gpu_memory_gib >= min_gpu_memory_gib]
         if len(kept) < len(options):
             largest = None if kept else max((o.gpu_memory_gib for o in options), default=0)
-            notices.append(MemoryFilter(min_gpu_memory_gib, len(options) - len(kept), quote.request.gpu, largest))
+            emptied_by = MemoryFilter(min_gpu_memory_gib, len(options) - len(kept), quote.request.gpu, largest)
         options = kept
     if max_price is not None:
         kept = [o for o in options if job_hourly(o) <= max_price]
         if len(kept) < len(options):
             cheapest = None if kept else min((job_hourly(o) for o in options), default=None)
-            notices.append(PriceCap(max_price, quote.currency, len(options) - len(kept), cheapest))
+            notices += [emptied_by] if emptied_by else []
+            emptied_by = PriceCap(max_price, quote.currency, len(options) - len(kept), cheapest)
         options = kept
+    if options and emptied_by:
+        notices.append(emptied_by)
     ranked, ranking = asked_for_untrusted(quote, include_unverified), ranking_of(quote.request)
     options.sort(key=lambda o: (not (o.trusted or o.provider in ranked),
                                 sort == "total" and not counts_on(o, ranking), _sort_key(sort, o)))
-    return replace(quote, options=tuple(options), notices=tuple(notices))
+    return replace(quote, options=tuple(options), notices=tuple(notices),
+                   empty_reason=quote.empty_reason or (None if options else emptied_by))
 
 
 @dataclass(frozen=True)

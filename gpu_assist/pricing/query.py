@@ -403,9 +403,9 @@ class _Builder:
 
 
 def parse_request(text: str, gpus: GpuTable, *, also_known: tuple[str, ...] = ()) -> Query:
-    """Read a quote request from text (`gpu_assist.quote("8xA100 72h")`); raises ParseError (and only ParseError)
-    on anything it cannot read. `also_known`: the words a command reads besides the request's (`top=`, `list`),
-    for an unknown option's error to list."""
+    """Read a quote request from text (`8xA100 72h`, without a command's own words); raises ParseError (and only
+    ParseError) on anything it cannot read. `also_known`: the words a command reads besides the request's (`top=`,
+    `list`), for an unknown option's error to list."""
     if not isinstance(text, str):
         raise ParseError("a request must be text", example=EXAMPLE)
     return parse_request_words([text], gpus, also_known=also_known)

@@ -143,7 +143,7 @@ def quote(request: Query, catalog: Catalog, *, today: dt.date, currency: str = "
     for the whole (`job_costs`)."""
     currency = request.currency or currency
     if request.regions:
-        check_selectors(request.regions, catalog.regions, catalog.countries)
+        check_selectors(request.regions, catalog.region_providers, catalog.countries)
     offers, listings = one_host_listings(request.count, sized_offers(request, catalog, verified_only=verified_only))
     models = request.pricing_models or PRICING_MODELS
     table, flagged_excluded = price_table(

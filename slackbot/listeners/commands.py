@@ -28,7 +28,7 @@ from gpu_assist.commands import (
 )
 from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
-from gpu_assist.errors import GpuAssistError
+from gpu_assist.errors import GpuAssistError, apart_from
 from gpu_assist.lifecycle.identity import SLACK, actor
 from gpu_assist.lifecycle.records import RequestRecord
 from slackbot import blocks
@@ -70,6 +70,7 @@ class SlashCommand:
         try:
             parsed = parse_command(text, self.deps.context.catalog.gpus)
         except GpuAssistError as error:
+            apart_from(error, text)  # its example is never the words that just failed
             ack(response_type="ephemeral", text=str(error), blocks=blocks.error_blocks(str(error)))
             return
         if isinstance(parsed, HelpCommand):
@@ -117,6 +118,7 @@ class SlashCommand:
                 body = self.encoded.message(result, text, replace,
                                             lambda: blocks.message(result, command=parsed)) if pure else None
         except GpuAssistError as error:
+            apart_from(error, text)
             respond(response_type="ephemeral", replace_original=replace, text=str(error),
                     blocks=blocks.error_blocks(str(error)))
             return

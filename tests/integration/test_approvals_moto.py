@@ -307,7 +307,8 @@ def test_extensions_are_refused_clearly(approvals):
     pending = submit_launch(approvals, "slack:U-CAROL", "8xA100 4h region=us-east-1")
     with pytest.raises(PolicyError, match=f"{pending.id} is pending, not running"):
         approvals.submit_extend("slack:U-CAROL", pending.id, 3600)
-    with pytest.raises(ParseError, match="no launch request r-000000000000 — example: extend r-0123456789ab 24h"):
+    with pytest.raises(ParseError, match="no launch request r-000000000000 — `requests` lists the recent ones with "
+                                         "their ids — example: requests"):
         approvals.submit_extend("slack:U-CAROL", "r-000000000000", 3600)
     launch = approvals.approve(pending.id, "slack:U-BOB")
     with pytest.raises(PolicyError, match="an extension adds at most 720h when the policy sets no max_ttl"):

@@ -159,7 +159,8 @@ def test_the_notebook_gets_a_dataframe_and_a_panel_with_the_budget_line(aws, tmp
     frame = gpu_assist.spend("mtd", context=context)
     assert list(frame.request_id) == [record.id]
     assert frame.cost.dtype == "float64" and frame.cost.iloc[0] == pytest.approx(float(3 * record.hourly_price))
-    assert frame.attrs["budgets"][0].amount == 500
+    assert frame.attrs["budgets"][0]["amount"] == 500  # as `spend --format json` says it
+    assert frame.attrs["budgets"][0]["line"].startswith("budget team $500.00/month")
     panel = SpendPanel(context)
     panel.period.value, panel.by.value = "7d", "requester"
     assert panel.command() == SpendCommand(period=parse_period("7d"), by="requester")  # `spend 7d by=requester`

@@ -20,7 +20,7 @@ from gpu_assist.pricing.query import parse_request
 from gpu_assist.pricing.quote import Quote, QuoteOption, quote
 from gpu_assist.render import csv as render_csv
 from gpu_assist.render import markdown as render_markdown
-from gpu_assist.render.notes import said
+from gpu_assist.render.notes import said, words as words_of
 from gpu_assist.render.text import render
 from slackbot.blocks import CARD_ROWS, QUOTE_MORE, comparison_blocks, read_more
 
@@ -216,9 +216,10 @@ def test_sort_and_filters_are_words_of_the_grammar(context):
     assert capped.options and all(job_hourly(o) <= 30 for o in capped.options)
     assert any(isinstance(n, PriceCap) and n.max_price == 30 for n in capped.notices)
     assert any("max-price=30" in n for n in said(capped.notices))
-    none = _run(context, "quote 8xA100 72h min-gpu-memory=80 list")
-    assert not none.options and any(isinstance(n, MemoryFilter) and n.largest == 40 for n in none.notices)
-    assert any("min-gpu-memory=80" in n and "40 GB" in n for n in said(none.notices))
+    none = _run(context, "quote 8xA100 72h min-gpu-memory=80 list")  # the filter that left nothing says why
+    assert not none.options and isinstance(none.empty_reason, MemoryFilter) and none.empty_reason.largest == 40
+    assert "min-gpu-memory=80" in words_of(none.empty_reason) and "40 GB" in words_of(none.empty_reason)
+    assert not any(isinstance(n, MemoryFilter) for n in none.notices)  # said once, as the reason
     by_provider = _run(context, "quote 8xA100 72h sort=provider")
     providers = [r.provider for r in by_provider.rows]
     assert providers == sorted(providers)

@@ -85,9 +85,12 @@ def test_an_empty_quote_shows_its_reason(context):
 def test_the_python_api_gives_money_as_numbers_pandas_computes_with():
     import gpu_assist
 
-    quote = gpu_assist.quote("8xA100 72h")
-    assert all(quote[c].dtype == "float64" for c in ("hourly", "total", "billed_hours", "per_gpu_hour"))
-    assert quote.savings_vs_on_demand.isna().any() and quote.total.min() > 0  # None became NaN
+    options = gpu_assist.quote("8xA100 72h", list=True)
+    assert all(options[c].dtype == "float64" for c in ("hourly", "total", "billed_hours", "per_gpu_hour"))
+    assert options.savings_vs_on_demand.isna().any() and options.total.min() > 0  # None became NaN
+    compared = gpu_assist.quote("8xA100 72h")
+    assert all(compared[c].dtype == "float64" for c in ("on-demand", "spot", "reserved-1y", "total", "hourly"))
+    assert compared["reserved-1y"].isna().any()  # not sold so: NaN
     plans = gpu_assist.recommend("train 7B tokens=20B")
     assert plans.total.dtype == "float64" and plans.hourly.dtype == "float64"
     assert plans.within_budget.dtype == object  # not money: left as it is

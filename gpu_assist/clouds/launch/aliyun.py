@@ -112,7 +112,9 @@ class Ecs(SdkOperations):
         image = self.policy.cloud(self.provider, "image_id")
         if not image:
             raise ProvisionError("no image configured for Alibaba Cloud launches",
-                                 hint="set image_id in [policy.clouds.aliyun] (a GPU image of the region)")
+                                 hint="set " + self.policy.source.to_set("image_id", '"…"',
+                                                                          table="policy.clouds.aliyun")
+                                 + " (a GPU image of the region)")
         tags = launch_tags(spec, self.policy, ends_at)
         args: dict[str, Any] = {
             "zone_id": zone, "instance_type": spec.instance_type, "image_id": image, "amount": spec.instances,

@@ -102,7 +102,9 @@ class Cvm(SdkOperations):
         image = self.policy.cloud(self.provider, "image_id")
         if not image:
             raise ProvisionError("no image configured for Tencent Cloud launches",
-                                 hint="set image_id in [policy.clouds.tencent] (a GPU image of the region)")
+                                 hint="set " + self.policy.source.to_set("image_id", '"img-…"',
+                                                                          table="policy.clouds.tencent")
+                                 + " (a GPU image of the region)")
         tags = launch_tags(spec, self.policy, ends_at)
         args: dict[str, Any] = {
             "InstanceChargeType": _CHARGE.get(spec.pricing_model, "POSTPAID_BY_HOUR"),

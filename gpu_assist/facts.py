@@ -84,7 +84,7 @@ class Flag(StrEnum):
         return self is Flag.ARTICLE_CLAIM_CONTRADICTED
 
 
-# The price sanity rule of issue #31 that raises each flag: (a) below the list price of its parts, (c) a GCP
+# The price sanity rule (`sources/sanity.py`) that raises each flag: (a) below the list price of its parts, (c) a GCP
 # Flex-start rate billed as on-demand, (d) far below the GPU's median, (e) one zone's spot far below the others,
 # and `resale`: a defect of the upstream offer a reseller resells. `catalog status` counts them per provider.
 SANITY_RULE = {Flag.BELOW_PARTS_PRICE: "a", Flag.FLEX_START_PRICE: "c", Flag.FAR_BELOW_GPU_MEDIAN: "d",
@@ -377,7 +377,7 @@ class Unverified(Fact):
     _about_trust = True
 
 
-# Launching on another cloud than AWS (issue #35): what the approval card says about the price it was planned at.
+# Launching on another cloud than AWS: what the approval card says about the price it was planned at.
 class StaleLaunchPrice(Fact):
     """A launch priced only by a list older than the staleness limit (`source`, dated `as_of`), which the policy
     lets approvers launch at (`allow_stale_prices`): the approver must see it before deciding."""
@@ -427,7 +427,7 @@ class IdleGpus(Fact):
     gpus: int
 
 
-# China's clouds (#34): a GPU named without a size, where no offer of the size its name denotes is in the request's
+# China's clouds: a GPU named without a size, where no offer of the size its name denotes is in the request's
 # scope, is priced on its other memory sizes (`8xV100 provider=tencent` finds Tencent's V100-32GB), each saying so.
 class OtherSize(Fact):
     """The option's GPU is another memory size of the one asked for (`V100-32GB` for `V100`)."""
@@ -454,7 +454,7 @@ class BilledLonger(Fact):
     granularity_s: int
 
 
-# The whole bill (#33): the job's disks and data as parts of an option's total (`job_costs`).
+# The whole bill: the job's disks and data as parts of an option's total (`job_costs`).
 class JobItem(StrEnum):
     """What of a job's data is priced, as the grammar names it."""
 
@@ -730,7 +730,7 @@ class MixedFleet(Fact):
     on_demand: int
 
 
-# Interconnect, fleet-scale spot risk, capacity and quota (issue #32): what a plan can run on, and get.
+# Interconnect, fleet-scale spot risk, capacity and quota: what a plan can run on, and get.
 class Fabric(Fact):
     """The network between a plan's hosts, as `instance_network.csv` states it: `fabric` at `gbps` (None: not
     stated); `fabric` "" when no source states it (a marketplace row, an instance type not in the file)."""

@@ -93,7 +93,7 @@ class Catalog:
         self.gpus = gpus
         self.fx = fx
         self.directory = directory
-        self.data_prices = data_prices or DataPrices()  # storage and transfer prices (#33); none: every part unknown
+        self.data_prices = data_prices or DataPrices()  # storage and transfer prices; none: every part unknown
         self._rows_by_gpu: dict[str, list[tuple[Any, ...]]] | None = None
         self._by_gpu: dict[str, tuple[Offer, ...]] = {}
         self._places: tuple[tuple[str, ...], tuple[str, ...]] | None = None

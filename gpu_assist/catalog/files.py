@@ -34,7 +34,7 @@ from .offers import (
 from .providers import PROVIDERS
 from .regions import location
 
-NON_OFFER_FILES = ("gpus.csv", "fx.csv", "data_prices.csv")  # data_prices: `data_prices.py` (#33)
+NON_OFFER_FILES = ("gpus.csv", "fx.csv", "data_prices.csv")  # data_prices: `data_prices.py`
 DEFECTS_PER_CHECK = 50  # a whole column gone wrong is reported by its first rows, not by thousands of lines
 _DECIMALS_RE = re.compile(r"^\d+(\.\d{1,6})?$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

@@ -46,7 +46,7 @@ def _without_parts(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parts(option: QuoteOption) -> dict[str, Any]:
-    """The whole bill's columns (#33) where job data was asked for: NaN for a part no source gives."""
+    """The whole bill's columns where job data was asked for: NaN for a part no source gives."""
     parts = option.parts
     if parts is None:
         return {}
@@ -65,7 +65,7 @@ def comparison_frame(comparison: Comparison) -> Any:  # Any while jupyter/panels
                   "where": where(best)}
         for model in COLUMNS:
             cell = row.cell(model)
-            record[model] = float(cell.whole) if cell else float("nan")  # the whole job (#33)
+            record[model] = float(cell.whole) if cell else float("nan")  # the whole job
         record.update(best=next(m for m, o in row.cells if o is best), verified=row.trusted,
                       ranked=row.ranked, notes="; ".join(said(row.notes)), key=row.key)
         records.append(record)

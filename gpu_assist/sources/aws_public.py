@@ -18,7 +18,7 @@ GPU and accelerator types, which give the specs the price list lacks) are kept. 
 prices and no zones: each type it prices in a refreshed region gets one row (spot blank) in place of that
 type's per-zone rows there; other types and regions keep their rows. A row's `as_of` is its EC2 file's own
 `publicationDate`, and `reserved_as_of` that of the file its reserved price came from (the EC2 file for a
-reserved instance, the Savings Plans file for a plan), not the day of the refresh (issue #31).
+reserved instance, the Savings Plans file for a plan), not the day of the refresh: a price is as old as its file.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ class AwsPublicPriceSource:
         self.urls: list[str] = []
         self.priced: set[tuple[str, str]] = set()
         self.published: dict[str, str] = {}  # file URL → its publicationDate's day
-        self.gp3: dict[str, tuple[Decimal, str]] = {}  # region → EBS gp3 USD per GB-month, its file's day (#33)
+        self.gp3: dict[str, tuple[Decimal, str]] = {}  # region → EBS gp3 USD per GB-month, its file's day
 
     def in_scope(self, row: OfferRow) -> bool:
         """An existing row this refresh replaces: an instance type it priced in that region (all its zones:
@@ -180,7 +180,7 @@ class AwsPublicPriceSource:
         products: dict[str, str] = {}
         on_demand: dict[str, Decimal] = {}
         reserved: dict[str, dict[ReservedKey, Decimal]] = {}
-        storage: set[str] = set()  # the EBS gp3 storage product's sku (the whole bill, #33)
+        storage: set[str] = set()  # the EBS gp3 storage product's sku (the whole bill)
         wanted: dict[str, Callable[[str], bool] | None] = {"": _publication_date, "products": lambda sku: True,
                   "terms.OnDemand": lambda sku: sku in products or sku in storage,
                   "terms.Reserved": lambda sku: sku in products}
@@ -286,7 +286,7 @@ def gb_month_rate(terms: JsonObject) -> Decimal | None:
 
 
 def data_price_rows(gp3: dict[str, tuple[Decimal, str]]) -> list[dict[str, str]]:
-    """`data_prices.csv` rows (#33) for the EBS gp3 prices a refresh read: one `block` row per region."""
+    """`data_prices.csv` rows (the whole bill) for the EBS gp3 prices a refresh read: one `block` row per region."""
     return [{"provider": "aws", "region": region, "item": "block", "unit": "GB", "price": f"{price.normalize():f}",
              "currency": "USD", "up_to": "", "source": SOURCE_KEY, "as_of": day, "verified": "yes"}
             for region, (price, day) in sorted(gp3.items())]

@@ -10,8 +10,8 @@
 Both only add to offers the SkyPilot extract has (same instance type and region): a dataset region is where
 its SKUs exist, not where the machine is sold. GCP's `hour` is cross-checked against SkyPilot's host +
 accelerator price: equal within 1e-4, or higher by exactly the bundled local SSD, agrees; more than 10 % apart,
-pricing.yml (read from GCP's Cloud Billing Catalog) wins and the other figure is kept in a `Replaced` label (rule b
-of issue #31: SkyPilot's figure is then mostly a Flex-start GPU rate, `sanity.py`); anything else is labelled
+pricing.yml (read from GCP's Cloud Billing Catalog) wins and the other figure is kept in a `Replaced` label (sanity
+rule (b): SkyPilot's figure is then mostly a Flex-start GPU rate, `sanity.py`); anything else is labelled
 "sources disagree" with both figures and dates (`catalog validate` lists every such pair).
 """
 

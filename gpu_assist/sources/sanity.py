@@ -1,4 +1,4 @@
-"""Price sanity at import (issue #31): upstream catalog defects caught as typed flags and labels before they rank.
+"""Price sanity at import: upstream catalog defects caught as typed flags and labels before they rank.
 
 Each rule is a predicate over prices (so a test can ask it of any row) and a pass that flags the rows it holds
 for; a flagged price is left out of quotes unless asked for (`include-flagged`), a label is shown with it:

@@ -6,9 +6,10 @@ fact (an outlier, a flex-start price, a spot risk) is one class here and one fun
 
 - `PricingModel`: how a price is paid (an enum; a `str`, so it is written and compared as the grammar's word).
 - `Flag`: a known data defect a catalog row carries (`flags` column, `scope:reason`); `ScopedFlag` with its scope.
-- catalog labels (`notes` column, `scope:text`): `Derived`, `SourcesDisagree`, `ContradictedBy`, `Label`, each
+- catalog labels (`notes` column, `scope:text`): `SourcesDisagree`, `ContradictedBy`, `Label`, each
   keeping the source's words (they are the catalog's data, not ours), parsed once when an offer record is made
-  (`parse_labels`).
+  (`parse_labels`); those the importers state as values (`scope:@kind field=value`): `Derived`, `Corrected`,
+  `Replaced`, `SpotOutlier`, `LocalZone`, `ResoldBelow`.
 - option notes (`QuoteOption.notes`): `Stale`, `Unverified`, `DateUnknown`, `Converted`, `MultiHost`, `IdleGpus`,
   `PcieOnly`, `BilledLonger`, `SpotInterruption`, `ReservedTerm`, `BreakEven`, `MonthlyBilling`, `Flagged`,
   `PricedFrom` (a Chinese cloud's price: its source and date),
@@ -183,12 +184,6 @@ class CatalogLabel(Fact):
     text: str
 
 
-class Derived(CatalogLabel):
-    """A price the source computed from another (spot = a fixed share of on-demand): nobody's price."""
-
-    _untrusting = _about_trust = True
-
-
 class SourcesDisagree(CatalogLabel):
     """Two public sources price the offer differently (both figures and dates in `text`)."""
 
@@ -225,6 +220,15 @@ class StatedLabel(CatalogLabel):
     def parsed(cls, scope: str, text: str) -> CatalogLabel:
         values = dict(part.split("=", 1) for part in text.split()[1:])
         return cls(scope, text, *(_FIELD_TYPES[name](values[name]) for name in cls._fields[2:]))
+
+
+class Derived(StatedLabel):
+    """A price the source computed from another: the scope's price is a fixed `share` of on-demand (Verda's spot
+    is 0.35 × on-demand), nobody's price."""
+
+    _untrusting = _about_trust = True
+    kind = "derived"
+    share: Decimal
 
 
 class Corrected(StatedLabel):
@@ -282,7 +286,7 @@ _FIELD_TYPES: dict[str, Any] = {"column": str, "was": str, "now": str, "on": str
                                 "was_source": str, "by": str, "by_as_of": str, "flex_start": lambda text: text == "yes",
                                 "zones": int, "median": Decimal, "zone": str, "wavelength": lambda text: text == "yes",
                                 "upstream": str, "per_gpu": Decimal, "share": Decimal}
-STATED_LABELS = {kind.kind: kind for kind in (Corrected, Replaced, SpotOutlier, LocalZone, ResoldBelow)}
+STATED_LABELS = {kind.kind: kind for kind in (Derived, Corrected, Replaced, SpotOutlier, LocalZone, ResoldBelow)}
 
 
 def parse_flags(column: str) -> tuple[ScopedFlag, ...]:
@@ -297,8 +301,8 @@ def _parsed_flags(column: str) -> tuple[ScopedFlag, ...]:
 
 
 def parse_labels(column: str) -> tuple[CatalogLabel, ...]:
-    """The `notes` column (`all:text;spot:text`) as facts, once per distinct column text. The catalogs' importers
-    write the two kinds the core decides by in these words (`sources/skypilot_rules.py`, `committed.py`)."""
+    """The `notes` column (`all:text;spot:@derived share=0.35`) as facts, once per distinct column text: a stated
+    label (`@kind`) by its fields; the importers write the other kinds in these words (`committed.py`, `china.py`)."""
     return _parsed_labels(column) if column else ()
 
 
@@ -311,8 +315,7 @@ def _parsed_labels(column: str) -> tuple[CatalogLabel, ...]:
             if text.startswith("@"):
                 labels.append(STATED_LABELS[text[1:].split(" ", 1)[0]].parsed(scope, text))
                 continue
-            kind = Derived if text.startswith("derived ") else \
-                SourcesDisagree if text.startswith("sources disagree") else \
+            kind = SourcesDisagree if text.startswith("sources disagree") else \
                 ContradictedBy if text.startswith("contradicted-by ") else Label
             labels.append(kind(scope, text))
     return tuple(labels)

@@ -68,6 +68,11 @@ def _contradicted_by(fact: f.ContradictedBy) -> str:
     return f"article claim, contradicted by {fact.source}"
 
 
+@words.register(f.Derived)
+def _derived(fact: f.Derived) -> str:
+    return f"derived {fact.scope} (the source sets {fact.scope} = {fact.share} × on-demand, not a market price)"
+
+
 @words.register(f.Corrected)
 def _corrected(fact: f.Corrected) -> str:
     return f"corrected: {fact.column.replace('_', ' ')} {fact.was} → {fact.now} (the source's figure is wrong; " \

@@ -46,7 +46,8 @@ from ..catalog.gpus import GpuTable
 from ..errors import GpuAssistError
 from ..host.cloud_host import metadata_allowed
 from . import JsonObject
-from .refresh import OfferRow
+from .offer_row import OfferRow
+from .refresh import RowFields
 
 SOURCE_KEY = "aliyun-api"
 DEFAULT_REGIONS = ("cn-hangzhou", "cn-shanghai", "cn-beijing")
@@ -121,7 +122,7 @@ class AliyunPriceSource:
 
     def in_scope(self, row: OfferRow) -> bool:
         """This refresh replaces its own earlier rows in its regions; the articles' rows (region `cn`) stay."""
-        return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
+        return row.source == SOURCE_KEY and row.region in self.regions
 
     def _skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -166,7 +167,11 @@ class AliyunPriceSource:
             if not token:
                 return found
 
-    def rows(self) -> list[dict[str, str]]:
+    def rows(self) -> list[OfferRow]:
+        """The rows, typed."""
+        return [OfferRow.from_csv_fields(fields) for fields in self._fields()]
+
+    def _fields(self) -> list[RowFields]:
         rows = []
         for done, region in enumerate(self.regions):
             self.progress(region, done, len(self.regions))

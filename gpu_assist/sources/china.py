@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
-from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,6 +26,8 @@ from ..catalog.regions import location
 from ..facts import Flag
 from . import number_text
 from .china_rules import SEED_CLAIMS, SeedClaim
+from .offer_row import OfferRow
+from .refresh import RowFields
 
 SPECS_FILE = "cn_gpu_specs.csv"
 PRICES_FILE = "cn_gpu_prices.csv"
@@ -87,7 +88,11 @@ class ChinaSource:
         self.gpus = gpus
         self.skipped: dict[str, int] = {}
 
-    def rows(self) -> Iterable[dict[str, str]]:
+    def rows(self) -> list[OfferRow]:
+        """The rows, typed."""
+        return [OfferRow.from_csv_fields(fields) for fields in self._fields()]
+
+    def _fields(self) -> list[RowFields]:
         specs = read_specs(self.sources_dir / SPECS_FILE)[self.provider]
         rows = [self._seed_row(claim, specs) for claim in SEED_CLAIMS if claim.provider == self.provider]
         if self.provider == "tencent":

@@ -27,7 +27,7 @@ from pathlib import Path
 from ..facts import Flag, Replaced
 from ..pricing.query import HOURS_PER_MONTH
 from . import spot_flags
-from .refresh import CountingSource, OfferRow
+from .refresh import FieldSource, RowFields
 
 AWS_FILE = "aws_reserved_3y_allupfront.csv"
 GCP_FILE = "gcp_cud.csv"
@@ -67,14 +67,14 @@ class CommittedPrices:
 
     directory: Path
 
-    def apply(self, provider: str, rows: list[OfferRow]) -> list[OfferRow]:
+    def apply(self, provider: str, rows: list[RowFields]) -> list[RowFields]:
         if provider == "aws":
             return self._aws(rows)
         if provider == "gcp":
             return self._gcp(rows)
         return rows
 
-    def _aws(self, rows: list[OfferRow]) -> list[OfferRow]:
+    def _aws(self, rows: list[RowFields]) -> list[RowFields]:
         reserved = {r["instance_type"]: r for r in _read(self.directory / AWS_FILE) if r["region"] == "us-east-1"}
         for row in rows:
             priced = reserved.get(row["instance_type"])
@@ -92,7 +92,7 @@ class CommittedPrices:
                            f"(${annual:,.2f} a year), no hourly charge")
         return rows
 
-    def _gcp(self, rows: list[OfferRow]) -> list[OfferRow]:
+    def _gcp(self, rows: list[RowFields]) -> list[RowFields]:
         committed = {(r["machine_type"], r["region"]): r for r in _read(self.directory / GCP_FILE)}
         for row in rows:
             priced = committed.get((row["instance_type"], row["region"]))
@@ -118,7 +118,7 @@ class CommittedPrices:
         return rows
 
 
-def _check_spot(row: OfferRow, billing_spot: str) -> None:
+def _check_spot(row: RowFields, billing_spot: str) -> None:
     """The spot cross-check: a spot price more than `REPLACE_ABOVE` from the billing catalog's own spot price
     (gcp_cud.csv `hour_spot`) is flagged `spot:spot-disagrees-with-billing` and both figures are named. Not
     replaced: GCP may change a spot price once every 30 days, and the billing figure is older than that."""
@@ -136,7 +136,7 @@ def far_apart(figure: str, billing: str) -> bool:
     return abs(Decimal(figure) - Decimal(billing)) > Decimal(billing) * REPLACE_ABOVE
 
 
-def _replace_on_demand(row: OfferRow, billing_hour: str) -> None:
+def _replace_on_demand(row: RowFields, billing_hour: str) -> None:
     """Rule (b): the billing catalog's on-demand price wins; the replaced figure stays in a `Replaced` label (a
     Flex-start rate, rule c, when the importer flagged it so); the defects of the replaced figure go with it and
     the spot price is checked again against the price that is now on-demand. The row keeps its date: elsewhere
@@ -159,7 +159,7 @@ def local_ssd_gb(machine_type: str) -> int:
     return 0
 
 
-def agrees(row: OfferRow, other_hour: str) -> bool:
+def agrees(row: RowFields, other_hour: str) -> bool:
     """Whether pricing.yml's hourly price equals SkyPilot's, or exceeds it by just the bundled local SSD."""
     difference = Decimal(other_hour) - Decimal(row["on_demand_hourly"])
     if abs(difference) <= _AGREE:
@@ -171,14 +171,14 @@ def agrees(row: OfferRow, other_hour: str) -> bool:
     return _SSD_PER_GB_MONTH[0] <= per_gb_month <= _SSD_PER_GB_MONTH[1]
 
 
-def _add_note(row: OfferRow, note: str) -> None:
+def _add_note(row: RowFields, note: str) -> None:
     row["notes"] = ";".join(filter(None, [row.get("notes", ""), note]))
 
 
 class WithCommittedPrices:
     """A SkyPilot source whose AWS/GCP rows carry the committed-use prices of `CommittedPrices`."""
 
-    def __init__(self, source: CountingSource, directory: Path):
+    def __init__(self, source: FieldSource, directory: Path):
         self.source_rows, self.committed = source, CommittedPrices(Path(directory))
         self.provider, self.source = source.provider, source.source
 
@@ -186,5 +186,5 @@ class WithCommittedPrices:
     def skipped(self) -> Mapping[str, int]:
         return self.source_rows.skipped
 
-    def rows(self) -> list[OfferRow]:
+    def rows(self) -> list[RowFields]:
         return self.committed.apply(self.provider, list(self.source_rows.rows()))

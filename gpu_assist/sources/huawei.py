@@ -62,7 +62,8 @@ from ..errors import GpuAssistError
 from ..host.cloud_host import metadata_allowed
 from . import number_text
 from .china import Documented
-from .refresh import OfferRow
+from .offer_row import OfferRow
+from .refresh import RowFields
 
 SOURCE_KEY = "huawei-api"
 DEFAULT_REGIONS = ("cn-north-4", "cn-east-3", "cn-south-1")
@@ -177,7 +178,7 @@ class HuaweiPriceSource:
 
     def in_scope(self, row: OfferRow) -> bool:
         """This refresh replaces its own earlier rows in its regions; the articles' rows (region `cn`) stay."""
-        return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
+        return row.source == SOURCE_KEY and row.region in self.regions
 
     def _skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -278,7 +279,11 @@ class HuaweiPriceSource:
         return {batch[key].name: (Decimal(str(amount)), answer.currency or "CNY")
                 for key, amount in results if key in batch and amount is not None}
 
-    def rows(self) -> list[dict[str, str]]:
+    def rows(self) -> list[OfferRow]:
+        """The rows, typed."""
+        return [OfferRow.from_csv_fields(fields) for fields in self._fields()]
+
+    def _fields(self) -> list[RowFields]:
         rows = []
         bss = self.bss()
         for done, region in enumerate(self.regions):

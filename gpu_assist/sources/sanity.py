@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from ..facts import Derived, Flag, LocalZone, ResoldBelow, SpotOutlier, parse_labels
-from .refresh import OfferRow
+from .refresh import RowFields
 
 MIN_PROVIDERS = 3
 MIN_ZONES = 3
@@ -113,33 +113,33 @@ def upstream(provider: str, instance_type: str) -> str | None:
 
 # --- the passes over imported rows -------------------------------------------------------------------------------
 
-def _flags(row: OfferRow) -> list[str]:
+def _flags(row: RowFields) -> list[str]:
     return [f for f in row.get("flags", "").split(";") if f]
 
 
-def add_flag(row: OfferRow, scope: str, flag: Flag) -> None:
+def add_flag(row: RowFields, scope: str, flag: Flag) -> None:
     entry = f"{scope}:{flag}"
     flags = _flags(row)
     if entry not in flags:
         row["flags"] = ";".join([*flags, entry])
 
 
-def add_note(row: OfferRow, note: str) -> None:
+def add_note(row: RowFields, note: str) -> None:
     row["notes"] = ";".join(filter(None, [row.get("notes", ""), note]))
 
 
-def _flagged(row: OfferRow, scope: str) -> bool:
+def _flagged(row: RowFields, scope: str) -> bool:
     return any(f.split(":")[0] in ("all", scope) for f in _flags(row))
 
 
-def _per_gpu(row: OfferRow, column: str) -> Decimal | None:
+def _per_gpu(row: RowFields, column: str) -> Decimal | None:
     price, count = row.get(column, ""), row.get("gpu_count", "")
     if not price or not count or Decimal(count) < 1 or row.get("currency") != "USD":
         return None
     return Decimal(price) / Decimal(count)
 
 
-def gpu_medians(rows: Iterable[OfferRow]) -> dict[str, Decimal]:
+def gpu_medians(rows: Iterable[RowFields]) -> dict[str, Decimal]:
     """(d)'s reference: per GPU, the median over verified providers of each one's median unflagged on-demand
     per-GPU-hour price (a provider listing a type in 80 zones counts once); only GPUs with `MIN_PROVIDERS`."""
     by_gpu: dict[str, dict[str, list[Decimal]]] = defaultdict(lambda: defaultdict(list))
@@ -151,7 +151,7 @@ def gpu_medians(rows: Iterable[OfferRow]) -> dict[str, Decimal]:
             for gpu, providers in by_gpu.items() if len(providers) >= MIN_PROVIDERS}
 
 
-def flag_far_below_median(rows: list[OfferRow], medians: dict[str, Decimal]) -> None:
+def flag_far_below_median(rows: list[RowFields], medians: dict[str, Decimal]) -> None:
     """(d) over on-demand prices: a spot price is a discount of its own on-demand (Azure's A100 spot runs at a
     ninth of it), so a spot price is judged against its zones by (e), not against other providers' on-demand."""
     for row in rows:
@@ -160,9 +160,9 @@ def flag_far_below_median(rows: list[OfferRow], medians: dict[str, Decimal]) -> 
             add_flag(row, "on_demand", Flag.FAR_BELOW_GPU_MEDIAN)
 
 
-def flag_spot_outliers(rows: list[OfferRow]) -> None:
+def flag_spot_outliers(rows: list[RowFields]) -> None:
     """(e) per provider and instance type over the zones that price its spot."""
-    zones: dict[tuple[str, str], list[OfferRow]] = defaultdict(list)
+    zones: dict[tuple[str, str], list[RowFields]] = defaultdict(list)
     for row in rows:
         if row.get("zone") and row.get("spot_hourly"):
             zones[(row["provider"], row["instance_type"])].append(row)
@@ -176,14 +176,14 @@ def flag_spot_outliers(rows: list[OfferRow]) -> None:
                 add_note(row, SpotOutlier.entry("spot", zones=len(group), median=f"{median.quantize(Decimal('0.01'))}"))
 
 
-def label_local_zones(rows: list[OfferRow]) -> None:
+def label_local_zones(rows: list[RowFields]) -> None:
     for row in rows:
         zone = local_zone(row.get("zone", "")) if row.get("provider") == "aws" else None
         if zone is not None:
             add_note(row, LocalZone.entry("all", zone=zone.zone, wavelength="yes" if zone.wavelength else "no"))
 
 
-def flag_resales(rows: list[OfferRow]) -> None:
+def flag_resales(rows: list[RowFields]) -> None:
     """Resale: every resale of an upstream GPU line with a price defect, found on the upstream's own rows or on
     any reseller's."""
     flagged: set[tuple[str, str]] = set()
@@ -197,12 +197,12 @@ def flag_resales(rows: list[OfferRow]) -> None:
             add_flag(row, "all", Flag.UPSTREAM_FLAGGED)
 
 
-def _derived(row: OfferRow, scope: str) -> bool:
+def _derived(row: RowFields, scope: str) -> bool:
     labels = parse_labels(row.get("notes", ""))
     return any(isinstance(label, Derived) and label.scope in ("all", scope) for label in labels)
 
 
-def upstream_prices(rows: Iterable[OfferRow]) -> dict[tuple[str, str, str], Decimal]:
+def upstream_prices(rows: Iterable[RowFields]) -> dict[tuple[str, str, str], Decimal]:
     """Per (provider, GPU, price column), the provider's own lowest per-GPU-hour price: unflagged, not derived."""
     lowest: dict[tuple[str, str, str], Decimal] = {}
     for row in rows:
@@ -216,7 +216,7 @@ def upstream_prices(rows: Iterable[OfferRow]) -> dict[tuple[str, str, str], Deci
     return lowest
 
 
-def flag_resold_below(rows: list[OfferRow]) -> None:
+def flag_resold_below(rows: list[RowFields]) -> None:
     """A resale priced below `RESALE_SHARE` of its upstream's own price for the same GPU and pricing model."""
     own = upstream_prices(rows)
     for row in rows:
@@ -229,7 +229,7 @@ def flag_resold_below(rows: list[OfferRow]) -> None:
             add_note(row, ResoldBelow.entry(scope, upstream=resold, per_gpu=theirs, share=RESALE_SHARE))
 
 
-def check(rows_by_provider: dict[str, list[OfferRow]]) -> None:
+def check(rows_by_provider: dict[str, list[RowFields]]) -> None:
     """Every cross-row rule over one import of all providers, in place: (e) and local zones per provider, then
     (d) against the medians of the rows as they came in, then resale over the defects found so far."""
     every = [row for rows in rows_by_provider.values() for row in rows]

@@ -37,7 +37,7 @@ from ..catalog.gpus import GpuSpec, GpuTable
 from ..catalog.regions import location
 from ..facts import Corrected, Flag
 from . import interconnect, number_text, spot_flags
-from .refresh import OfferRow
+from .refresh import RowFields
 from .sanity import below_parts, flex_start_rate
 from .skypilot_rules import RULES, Listed, gpu_info_mib
 
@@ -135,7 +135,7 @@ class SkyPilotSource:
         with self.path.open(newline="", encoding="utf-8") as handle:
             return list(csv.DictReader(handle))
 
-    def _offer(self, **values: str) -> OfferRow:
+    def _offer(self, **values: str) -> RowFields:
         row = {
             "provider": self.provider, "currency": "USD", "verified": "yes", "source": self.source,
             "as_of": self.as_of, "billing_granularity_s": str(self.extract.billing_granularity_s),
@@ -153,7 +153,7 @@ class SkyPilotSource:
             self.skipped[f"not a GPU ({accelerator.split('-')[0]})"] += 1
         return spec
 
-    def rows(self) -> Iterator[OfferRow]:
+    def rows(self) -> Iterator[RowFields]:
         if self.provider in RULES:
             return self._rows_listed(RULES[self.provider])
         readers = {"aws": self._rows_aws, "gcp": self._rows_gcp, "azure": self._rows_azure, "lambda": self._rows_lambda}
@@ -170,7 +170,7 @@ class SkyPilotSource:
                 continue
             yield r, spec, spot_flags(r["Price"], r.get("SpotPrice", ""))
 
-    def _rows_aws(self) -> Iterator[OfferRow]:
+    def _rows_aws(self) -> Iterator[RowFields]:
         for r, spec, flags in self._priced_gpu_rows():
             count = number_text(r["AcceleratorCount"])
             if Decimal(count) < 1:
@@ -182,7 +182,7 @@ class SkyPilotSource:
                 on_demand_hourly=r["Price"], spot_hourly=r["SpotPrice"], flags=";".join(flags),
             )
 
-    def _rows_gcp(self) -> Iterator[OfferRow]:
+    def _rows_gcp(self) -> Iterator[RowFields]:
         hosts: list[dict[str, str]] = []
         accelerators: dict[GcpPart, dict[str, str]] = {}
         for r in self._read():
@@ -244,7 +244,7 @@ class SkyPilotSource:
             return "L4", _G2_L4_COUNT[match.group(1)]
         return None
 
-    def _rows_azure(self) -> Iterator[OfferRow]:
+    def _rows_azure(self) -> Iterator[RowFields]:
         """Sizes whose GPU count the extract gets wrong are corrected (`AZURE_GPU_COUNTS`), with a label saying
         from what to what and on which source."""
         for r, spec, flags in self._priced_gpu_rows():
@@ -260,7 +260,7 @@ class SkyPilotSource:
                 on_demand_hourly=r["Price"], spot_hourly=r["SpotPrice"], flags=";".join(flags),
             )
 
-    def _rows_lambda(self) -> Iterator[OfferRow]:
+    def _rows_lambda(self) -> Iterator[RowFields]:
         """Lambda names the H100 PCIe card only in the instance type (`gpu_1x_h100_pcie`; AcceleratorName is
         plain "H100", which gpus.csv reads as the SXM part): the type's `_pcie` suffix picks H100-PCIE."""
         for r in self._read():
@@ -280,7 +280,7 @@ class SkyPilotSource:
                 on_demand_hourly=r["Price"], spot_hourly="", flags="",
             )
 
-    def _rows_listed(self, rule: Callable[[Listed], None]) -> Iterator[OfferRow]:
+    def _rows_listed(self, rule: Callable[[Listed], None]) -> Iterator[RowFields]:
         """The newer clouds' files: one row per offer, columns by name, then the provider's `rule`."""
         for r in self._read():
             count = number_text(r["AcceleratorCount"] or "0")

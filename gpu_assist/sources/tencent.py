@@ -41,7 +41,8 @@ from ..errors import GpuAssistError
 from ..host.cloud_host import ROLE_VARIABLES, metadata_allowed
 from . import JsonObject
 from .china import REGION as LIST_REGION
-from .refresh import OfferRow
+from .offer_row import OfferRow
+from .refresh import RowFields
 
 SOURCE_KEY = "tencent-api"
 DEFAULT_REGIONS = ("ap-guangzhou", "ap-shanghai", "ap-beijing")
@@ -121,7 +122,7 @@ class TencentPriceSource:
     def in_scope(self, row: OfferRow) -> bool:
         """This refresh replaces its own earlier rows in the regions it asks; the published list and the
         articles' rows (region `cn`) stay."""
-        return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
+        return row.source == SOURCE_KEY and row.region in self.regions
 
     def _call(self, client: CvmClient, charge_type: str) -> list[JsonObject]:
         """One DescribeZoneInstanceConfigInfos call, retried with exponential backoff while throttled."""
@@ -137,7 +138,11 @@ class TencentPriceSource:
                 self.sleep(0.5 * 2 ** attempt)
         return []
 
-    def rows(self) -> list[dict[str, str]]:
+    def rows(self) -> list[OfferRow]:
+        """The rows, typed."""
+        return [OfferRow.from_csv_fields(fields) for fields in self._fields()]
+
+    def _fields(self) -> list[RowFields]:
         rows: dict[tuple[str, str], dict[str, str]] = {}
         for done, region in enumerate(self.regions):
             self.progress(region, done, len(self.regions))
@@ -150,7 +155,7 @@ class TencentPriceSource:
         self.progress("", len(self.regions), len(self.regions))
         return [row for row in rows.values() if row["on_demand_hourly"] or row["spot_hourly"] or row["monthly"]]
 
-    def _row(self, region: str, item: JsonObject, rows: dict[tuple[str, str], OfferRow]) -> OfferRow | None:
+    def _row(self, region: str, item: JsonObject, rows: dict[tuple[str, str], RowFields]) -> RowFields | None:
         """The row of an item's zone and instance type (made on first sight), None for a type without GPUs or one
         whose family the documentation does not describe."""
         count = Decimal(str(item.get("GpuCount") or 0))

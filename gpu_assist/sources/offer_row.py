@@ -1,0 +1,100 @@
+"""One offer row as a price source yields it: typed values, one field per column of `catalog.OFFER_COLUMNS`.
+
+Prices are `Decimal` (None where the source gives none), counts and sizes `Decimal` as written (a fraction of a
+GPU is `0.125`; `80.0` GiB stays `80.0`, so a catalog's bytes do not depend on a float's repr), dates `date`,
+`verified` a bool, `flags` typed `ScopedFlag`s and `notes` the catalog labels (`facts.parse_labels`). Only the
+catalog writer turns a row into CSV text (`csv_fields`), and `from_csv_fields` reads one back (an existing file,
+a test's dict): the round trip gives back the same text, so the bundled catalogs do not change.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, fields
+from decimal import Decimal
+
+from ..facts import CatalogLabel, ScopedFlag, parse_flags, parse_labels
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OfferRow:
+    """An offer row (`catalog.OFFER_COLUMNS`, in order); blank columns have their defaults."""
+
+    provider: str
+    region: str
+    zone: str = ""
+    instance_type: str
+    gpu: str
+    gpu_count: Decimal  # GPUs per instance; below 1 for a fraction of a GPU
+    gpu_memory_gib: Decimal | None
+    vcpus: Decimal | None = None
+    memory_gib: Decimal | None = None
+    interconnect: str = "unknown"
+    currency: str
+    on_demand_hourly: Decimal | None = None
+    spot_hourly: Decimal | None = None
+    reserved_1y_hourly: Decimal | None = None
+    reserved_3y_hourly: Decimal | None = None
+    monthly: Decimal | None = None
+    billing_granularity_s: int
+    source: str
+    as_of: dt.date | None
+    verified: bool
+    flags: tuple[ScopedFlag, ...] = ()
+    source_detail: str = ""
+    country: str = ""
+    continent: str = ""
+    notes: tuple[CatalogLabel, ...] = ()
+    reserved_source: str = ""
+    reserved_as_of: dt.date | None = None
+
+    @classmethod
+    def from_csv_fields(cls, row: dict[str, str]) -> OfferRow:
+        """A row from its CSV text (a missing column is blank): what a catalog file or a test's dict holds."""
+        values: dict[str, object] = {}
+        for name in _COLUMNS:
+            text = row.get(name, "")
+            kind = _KINDS.get(name)
+            values[name] = text if kind is None else _READ[kind](text)
+        return cls(**values)  # type: ignore[arg-type]  # each value read as its field's kind above
+
+    def csv_fields(self) -> dict[str, str]:
+        """The row as the catalog file writes it: column → text ("" where blank)."""
+        return {name: _write(getattr(self, name)) for name in _COLUMNS}
+
+
+def _decimal(text: str) -> Decimal | None:
+    return Decimal(text) if text.strip() else None
+
+
+def _date(text: str) -> dt.date | None:
+    return dt.date.fromisoformat(text) if text else None
+
+
+def _int(text: str) -> int:
+    return int(Decimal(text))
+
+
+_READ = {"decimal": _decimal, "date": _date, "int": _int, "bool": lambda text: text == "yes",
+         "flags": parse_flags, "notes": parse_labels}
+_KINDS = {"gpu_count": "decimal", "gpu_memory_gib": "decimal", "vcpus": "decimal", "memory_gib": "decimal",
+          "on_demand_hourly": "decimal", "spot_hourly": "decimal", "reserved_1y_hourly": "decimal",
+          "reserved_3y_hourly": "decimal", "monthly": "decimal", "billing_granularity_s": "int", "as_of": "date",
+          "verified": "bool", "flags": "flags", "notes": "notes", "reserved_as_of": "date"}
+_COLUMNS = tuple(f.name for f in fields(OfferRow))
+
+
+def _write(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, tuple):
+        return ";".join(_entry(item) for item in value)
+    return str(value)  # str, int, date (ISO)
+
+
+def _entry(item: ScopedFlag | CatalogLabel) -> str:
+    return f"{item.scope}:{item.flag.value}" if isinstance(item, ScopedFlag) else f"{item.scope}:{item.text}"

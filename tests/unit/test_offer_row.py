@@ -1,0 +1,55 @@
+"""A price source's row is typed; only the catalog writer turns it into text, byte for byte as the files hold it."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import subprocess
+import sys
+from decimal import Decimal
+
+import pytest
+from support import CATALOGS, REPO, offer
+
+from gpu_assist.catalog.files import NON_OFFER_FILES
+from gpu_assist.facts import Derived, Flag, ScopedFlag
+from gpu_assist.sources.offer_row import OfferRow
+from gpu_assist.sources.refresh import rows_to_csv
+
+
+def test_a_row_holds_typed_values():
+    row = OfferRow.from_csv_fields(offer(spot_hourly="9.5", flags="spot:at-on-demand-cap",
+                                         notes="spot:@derived share=0.35", gpu_count="0.125"))
+    assert (row.on_demand_hourly, row.spot_hourly, row.reserved_1y_hourly) == (Decimal(32), Decimal("9.5"), None)
+    assert (row.gpu_count, row.billing_granularity_s, row.verified) == (Decimal("0.125"), 1, True)
+    assert row.as_of == dt.date(2026, 12, 1) and row.reserved_as_of is None
+    assert row.flags == (ScopedFlag("spot", Flag.AT_ON_DEMAND_CAP),)
+    assert row.notes == (Derived("spot", "@derived share=0.35", Decimal("0.35")),)
+    assert row.csv_fields()["verified"] == "yes" and row.csv_fields()["spot_hourly"] == "9.5"
+
+
+def test_a_misspelt_field_is_refused():
+    with pytest.raises(TypeError, match="spot_hourli"):
+        OfferRow(provider="aws", region="r", instance_type="t", gpu="A100", gpu_count=Decimal(8),  # type: ignore[call-arg]
+                 gpu_memory_gib=None, currency="USD", billing_granularity_s=1, source="s", as_of=None,
+                 verified=True, spot_hourli=Decimal(1))
+
+
+@pytest.mark.slow
+def test_mypy_catches_a_misspelt_field(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("from decimal import Decimal\nfrom gpu_assist.sources.offer_row import OfferRow\n"
+                     "OfferRow(provider='aws', region='r', instance_type='t', gpu='A100', gpu_count=Decimal(8), "
+                     "gpu_memory_gib=None, currency='USD', billing_granularity_s=1, source='s', as_of=None, "
+                     "verified=True, spot_hourli=Decimal(1))\n")
+    found = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(probe)], cwd=REPO,
+                           capture_output=True, text=True, check=False)
+    assert 'Unexpected keyword argument "spot_hourli"' in found.stdout
+
+
+@pytest.mark.parametrize("path", sorted(p for p in CATALOGS.glob("*.csv") if p.name not in NON_OFFER_FILES),
+                         ids=lambda p: p.name)
+def test_every_bundled_catalog_is_written_back_byte_for_byte(path):
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = [OfferRow.from_csv_fields(fields) for fields in csv.DictReader(handle)]
+    assert rows_to_csv(rows) == path.read_text(encoding="utf-8")

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from ..catalog.gpus import GpuTable
 from ..clouds import aws
+from ..facts import parse_flags
 from . import JsonObject, interconnect, spot_flags
 from .offer_row import OfferRow
 
@@ -183,15 +184,20 @@ class AwsPriceSource:
                     if not (od or sp):
                         self.skipped["no price"] = self.skipped.get("no price", 0) + 1
                         continue
-                    rows.append(OfferRow.from_csv_fields({
-                        "provider": "aws", "region": region, "zone": zone, "instance_type": instance_type, **specs,
-                        "interconnect": interconnect(instance_type), "currency": "USD", "on_demand_hourly": od,
-                        "spot_hourly": sp, "reserved_1y_hourly": _text(one[0] if one else None),
-                        "reserved_3y_hourly": _text(three[0] if three else None), "billing_granularity_s": "1",
-                        "source": SOURCE_KEY, "as_of": self.today.isoformat(), "verified": "yes",
-                        "flags": ";".join(spot_flags(od, sp)), "source_detail": detail,
-                    }))
+                    rows.append(OfferRow(
+                        provider="aws", region=region, zone=zone, instance_type=instance_type, gpu=specs["gpu"],
+                        gpu_count=Decimal(specs["gpu_count"]), gpu_memory_gib=Decimal(specs["gpu_memory_gib"]),
+                        vcpus=Decimal(specs["vcpus"]), memory_gib=Decimal(specs["memory_gib"]),
+                        interconnect=interconnect(instance_type), currency="USD", on_demand_hourly=_price(od),
+                        spot_hourly=_price(sp), reserved_1y_hourly=_price(_text(one[0] if one else None)),
+                        reserved_3y_hourly=_price(_text(three[0] if three else None)), billing_granularity_s=1,
+                        source=SOURCE_KEY, as_of=self.today, verified=True,
+                        flags=parse_flags(";".join(spot_flags(od, sp))), source_detail=detail))
         return rows
+
+
+def _price(text: str) -> Decimal | None:
+    return Decimal(text) if text else None
 
 
 def _text(value: Decimal | None) -> str:

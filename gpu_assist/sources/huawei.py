@@ -63,7 +63,6 @@ from ..host.cloud_host import metadata_allowed
 from . import number_text
 from .china import Documented
 from .offer_row import OfferRow
-from .refresh import RowFields
 
 SOURCE_KEY = "huawei-api"
 DEFAULT_REGIONS = ("cn-north-4", "cn-east-3", "cn-south-1")
@@ -280,10 +279,6 @@ class HuaweiPriceSource:
                 for key, amount in results if key in batch and amount is not None}
 
     def rows(self) -> list[OfferRow]:
-        """The rows, typed."""
-        return [OfferRow.from_csv_fields(fields) for fields in self._fields()]
-
-    def _fields(self) -> list[RowFields]:
         rows = []
         bss = self.bss()
         for done, region in enumerate(self.regions):
@@ -300,17 +295,22 @@ class HuaweiPriceSource:
                     self._skip("no price in the region")
                     continue
                 currency = (hourly.get(flavor.name) or monthly[flavor.name])[1]
-                rows.append(dict(
+                rows.append(OfferRow(
                     provider="huawei", region=region, instance_type=flavor.name, gpu=flavor.gpu,
-                    gpu_count=flavor.gpu_count, gpu_memory_gib=flavor.gpu_memory_gib, vcpus=flavor.vcpus,
-                    memory_gib=flavor.memory_gib, interconnect=flavor.interconnect, currency=currency,
-                    on_demand_hourly=_text(hourly.get(flavor.name)), monthly=_text(monthly.get(flavor.name)),
-                    billing_granularity_s="3600", source=SOURCE_KEY, as_of=self.today.isoformat(), verified="yes",
+                    gpu_count=Decimal(flavor.gpu_count), gpu_memory_gib=_size(flavor.gpu_memory_gib),
+                    vcpus=_size(flavor.vcpus), memory_gib=_size(flavor.memory_gib), interconnect=flavor.interconnect,
+                    currency=currency, on_demand_hourly=_price(hourly.get(flavor.name)),
+                    monthly=_price(monthly.get(flavor.name)), billing_granularity_s=3600, source=SOURCE_KEY,
+                    as_of=self.today, verified=True,
                     source_detail=f"ListOnDemandResourceRatings amount, ListRateOnPeriodDetail official price; "
                                   f"specs {flavor.specs_from}"))
         self.progress("", len(self.regions), len(self.regions))
         return rows
 
 
-def _text(price: tuple[Decimal, str] | None) -> str:
-    return format(price[0].normalize(), "f") if price else ""
+def _price(price: tuple[Decimal, str] | None) -> Decimal | None:
+    return price[0].normalize() if price else None
+
+
+def _size(text: str) -> Decimal | None:
+    return Decimal(text) if text else None

@@ -23,7 +23,6 @@ reserved instance, the Savings Plans file for a plan), not the day of the refres
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import os
 from collections import Counter
@@ -41,7 +40,7 @@ from ..facts import Label
 from . import JsonObject
 from .aws_account import ReservedKey, cheapest_standard, on_demand_rate, reserved_rates
 from .public import _get, _hourly, _progress, session
-from .offer_row import OfferRow
+from .offer_row import OfferRow, read_rows
 
 PRICING_URL = os.environ.get("GPU_ASSIST_AWS_PRICING_URL", "https://pricing.us-east-1.amazonaws.com")
 EC2_INDEX = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
@@ -149,8 +148,7 @@ class AwsPublicPriceSource:
         return (row.region, row.instance_type) in self.priced
 
     def _specs(self) -> dict[str, OfferRow]:
-        with (self.catalog_dir / "aws.csv").open(newline="", encoding="utf-8") as handle:
-            return {r["instance_type"]: OfferRow.from_csv_fields(r) for r in csv.DictReader(handle)}
+        return {row.instance_type: row for row in read_rows(self.catalog_dir / "aws.csv")}
 
     def rows(self) -> list[OfferRow]:
         specs = self._specs()

@@ -9,9 +9,11 @@ a test's dict): the round trip gives back the same text, so the bundled catalogs
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 from dataclasses import dataclass, fields
 from decimal import Decimal
+from pathlib import Path
 
 from ..facts import CatalogLabel, ScopedFlag, parse_flags, parse_labels
 
@@ -50,7 +52,11 @@ class OfferRow:
 
     @classmethod
     def from_csv_fields(cls, row: dict[str, str]) -> OfferRow:
-        """A row from its CSV text (a missing column is blank): what a catalog file or a test's dict holds."""
+        """A row from its CSV text (a missing column is blank): what a source assembled or a test's dict holds.
+        A key that names no column is refused: a misspelt one would otherwise be a blank cell."""
+        unknown = sorted(set(row) - set(_COLUMNS))
+        if unknown:
+            raise ValueError(f"not offer columns: {', '.join(unknown)}")
         values: dict[str, object] = {}
         for name in _COLUMNS:
             text = row.get(name, "")
@@ -61,6 +67,13 @@ class OfferRow:
     def csv_fields(self) -> dict[str, str]:
         """The row as the catalog file writes it: column → text ("" where blank)."""
         return {name: _write(getattr(self, name)) for name in _COLUMNS}
+
+
+def read_rows(path: Path) -> list[OfferRow]:
+    """A catalog file's rows, typed (a column the catalog does not know is left out, as the loader does)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [OfferRow.from_csv_fields({c: text for c, text in fields.items() if c in _COLUMNS})
+                for fields in csv.DictReader(handle)]
 
 
 def _decimal(text: str) -> Decimal | None:

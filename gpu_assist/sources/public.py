@@ -38,7 +38,7 @@ from ..catalog.regions import location
 from ..errors import CatalogError
 from ..facts import parse_flags
 from . import JsonObject, spot_flags
-from .offer_row import OfferRow
+from .offer_row import OfferRow, read_rows
 from .refresh import FieldSource, RowFields, refresh
 from .skypilot import SkyPilotSource
 
@@ -149,8 +149,7 @@ class AzureRetailSource:
         path = self.catalog_dir / "azure.csv"
         if not path.exists():
             return {}
-        with path.open(newline="", encoding="utf-8") as handle:
-            return {r["instance_type"]: OfferRow.from_csv_fields(r) for r in csv.DictReader(handle)}
+        return {row.instance_type: row for row in read_rows(path)}
 
     def rows(self) -> Iterator[OfferRow]:
         specs = self._specs()

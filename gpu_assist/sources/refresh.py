@@ -25,7 +25,7 @@ from ..catalog.fx import load_fx
 from ..catalog.gpus import load_gpus
 from ..catalog.offers import KEY_COLUMNS, OFFER_COLUMNS
 from ..errors import CatalogError
-from .offer_row import OfferRow
+from .offer_row import OfferRow, read_rows
 
 # A row's CSV fields while a source assembles and corrects them (column → text, "" where blank), before
 # `OfferRow.from_csv_fields` types them.
@@ -116,9 +116,7 @@ def refresh(source: PriceSource, catalog_dir: Path) -> RefreshReport:
     path = Path(catalog_dir) / f"{source.provider}.csv"
     in_scope = getattr(source, "in_scope", None)
     if in_scope is not None and path.exists():
-        with path.open(newline="", encoding="utf-8") as handle:
-            kept = (OfferRow.from_csv_fields(fields) for fields in csv.DictReader(handle))
-            rows = [row for row in kept if not in_scope(row)] + rows
+        rows = [row for row in read_rows(path) if not in_scope(row)] + rows
     unique: dict[tuple[str, ...], OfferRow] = {}
     duplicates = 0
     for row in rows:

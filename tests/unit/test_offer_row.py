@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from support import CATALOGS, REPO, offer
 
 from gpu_assist.catalog.files import NON_OFFER_FILES
 from gpu_assist.facts import Derived, Flag, ScopedFlag
-from gpu_assist.sources.offer_row import OfferRow
+from gpu_assist.sources.offer_row import OfferRow, read_rows
 from gpu_assist.sources.refresh import rows_to_csv
 
 
@@ -26,6 +25,11 @@ def test_a_row_holds_typed_values():
     assert row.flags == (ScopedFlag("spot", Flag.AT_ON_DEMAND_CAP),)
     assert row.notes == (Derived("spot", "@derived share=0.35", Decimal("0.35")),)
     assert row.csv_fields()["verified"] == "yes" and row.csv_fields()["spot_hourly"] == "9.5"
+
+
+def test_a_misspelt_column_is_refused_where_a_source_hands_its_fields_over():
+    with pytest.raises(ValueError, match="not offer columns: spot_hourli"):
+        OfferRow.from_csv_fields(offer(spot_hourli="1"))
 
 
 def test_a_misspelt_field_is_refused():
@@ -50,6 +54,4 @@ def test_mypy_catches_a_misspelt_field(tmp_path):
 @pytest.mark.parametrize("path", sorted(p for p in CATALOGS.glob("*.csv") if p.name not in NON_OFFER_FILES),
                          ids=lambda p: p.name)
 def test_every_bundled_catalog_is_written_back_byte_for_byte(path):
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = [OfferRow.from_csv_fields(fields) for fields in csv.DictReader(handle)]
-    assert rows_to_csv(rows) == path.read_text(encoding="utf-8")
+    assert rows_to_csv(read_rows(path)) == path.read_text(encoding="utf-8")

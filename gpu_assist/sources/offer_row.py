@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
+from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
 
@@ -95,6 +96,26 @@ _KINDS = {"gpu_count": "decimal", "gpu_memory_gib": "decimal", "vcpus": "decimal
           "reserved_3y_hourly": "decimal", "monthly": "decimal", "billing_granularity_s": "int", "as_of": "date",
           "verified": "bool", "flags": "flags", "notes": "notes", "reserved_as_of": "date"}
 _COLUMNS = tuple(f.name for f in fields(OfferRow))
+
+
+def with_flag(row: OfferRow, flag: ScopedFlag) -> OfferRow:
+    """The row with `flag` after its others (once)."""
+    return row if flag in row.flags else replace(row, flags=(*row.flags, flag))
+
+
+def sorted_flags(flags: Iterable[ScopedFlag]) -> tuple[ScopedFlag, ...]:
+    """Each flag once, in the order of their text."""
+    return tuple(sorted(set(flags), key=_entry))
+
+
+def with_label(row: OfferRow, entry: str) -> OfferRow:
+    """The row with one more label (`scope:text`, or a stated label's `entry`) after its others."""
+    return replace(row, notes=(*row.notes, *parse_labels(entry)))
+
+
+def csv_text(value: object) -> str:
+    """A field's text in the catalog file ("" for None, `yes`/`no`, a Decimal as written, a date in ISO)."""
+    return _write(value)
 
 
 def _write(value: object) -> str:

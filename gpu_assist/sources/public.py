@@ -39,7 +39,7 @@ from ..errors import CatalogError
 from ..facts import parse_flags
 from . import JsonObject, spot_flags
 from .offer_row import OfferRow, read_rows
-from .refresh import FieldSource, RowFields, refresh
+from .refresh import CountingSource, refresh
 from .skypilot import SkyPilotSource
 
 AZURE_PRICES_URL = os.environ.get("GPU_ASSIST_AZURE_PRICES_URL", "https://prices.azure.com/api/retail/prices")
@@ -248,11 +248,10 @@ def refresh_skypilot(commit: str, providers: list[str], catalog_dir: Path, today
 
 
 class FixedRows:
-    """Rows already computed (and corrected across providers) as CSV fields, presented as a price source: typed."""
+    """Rows already computed (and corrected across providers), presented as a price source."""
 
-    def __init__(self, source: FieldSource, rows: list[RowFields]):
-        self.provider, self.source, self.skipped = source.provider, source.source, source.skipped
-        self._rows = [OfferRow.from_csv_fields(fields) for fields in rows]
+    def __init__(self, source: CountingSource, rows: list[OfferRow]):
+        self.provider, self.source, self.skipped, self._rows = source.provider, source.source, source.skipped, rows
 
     def rows(self) -> list[OfferRow]:
         return self._rows

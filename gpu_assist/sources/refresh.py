@@ -27,8 +27,8 @@ from ..catalog.offers import KEY_COLUMNS, OFFER_COLUMNS
 from ..errors import CatalogError
 from .offer_row import OfferRow, read_rows
 
-# A row's CSV fields while a source assembles and corrects them (column → text, "" where blank), before
-# `OfferRow.from_csv_fields` types them.
+# A row's CSV fields as text (column → text, "" where blank): what `OfferRow.from_csv_fields` reads and
+# `fields_to_csv` writes as it is.
 RowFields = dict[str, str]
 
 
@@ -42,17 +42,11 @@ class PriceSource(Protocol):
         """Offer rows, typed (`OfferRow.from_csv_fields` makes one from a source's CSV fields)."""
 
 
-class FieldSource(Protocol):
-    """A stage of an import whose rows are still CSV fields, for the passes that correct them across providers
-    (`committed.py`, `sanity.py`); `public.FixedRows` types them for `refresh`."""
-
-    provider: str
-    source: str
+class CountingSource(PriceSource, Protocol):
+    """A source that counts what it skipped and why (`RefreshReport.skipped`)."""
 
     @property
     def skipped(self) -> Mapping[str, int]: ...
-
-    def rows(self) -> Iterable[RowFields]: ...
 
 
 @dataclass

@@ -37,7 +37,7 @@ from ..catalog.gpus import GpuSpec, GpuTable
 from ..catalog.regions import location
 from ..facts import Corrected, Flag
 from . import interconnect, number_text, spot_flags
-from .refresh import RowFields
+from .offer_row import OfferRow
 from .sanity import below_parts, flex_start_rate
 from .skypilot_rules import RULES, Listed, gpu_info_mib
 
@@ -135,7 +135,8 @@ class SkyPilotSource:
         with self.path.open(newline="", encoding="utf-8") as handle:
             return list(csv.DictReader(handle))
 
-    def _offer(self, **values: str) -> RowFields:
+    def _offer(self, **values: str) -> OfferRow:
+        """A row from the extract's text (a key that names no column is refused), typed."""
         row = {
             "provider": self.provider, "currency": "USD", "verified": "yes", "source": self.source,
             "as_of": self.as_of, "billing_granularity_s": str(self.extract.billing_granularity_s),
@@ -145,7 +146,7 @@ class SkyPilotSource:
         row["country"], row["continent"] = location(self.provider, row["region"])
         if self.detail:  # where a refreshed file came from (commit and path)
             row["source_detail"] = "; ".join(filter(None, [row.get("source_detail", ""), self.detail]))
-        return row
+        return OfferRow.from_csv_fields(row)
 
     def _gpu(self, accelerator: str) -> GpuSpec | None:
         spec = self.gpus.find(accelerator)
@@ -153,7 +154,7 @@ class SkyPilotSource:
             self.skipped[f"not a GPU ({accelerator.split('-')[0]})"] += 1
         return spec
 
-    def rows(self) -> Iterator[RowFields]:
+    def rows(self) -> Iterator[OfferRow]:
         if self.provider in RULES:
             return self._rows_listed(RULES[self.provider])
         readers = {"aws": self._rows_aws, "gcp": self._rows_gcp, "azure": self._rows_azure, "lambda": self._rows_lambda}
@@ -170,7 +171,7 @@ class SkyPilotSource:
                 continue
             yield r, spec, spot_flags(r["Price"], r.get("SpotPrice", ""))
 
-    def _rows_aws(self) -> Iterator[RowFields]:
+    def _rows_aws(self) -> Iterator[OfferRow]:
         for r, spec, flags in self._priced_gpu_rows():
             count = number_text(r["AcceleratorCount"])
             if Decimal(count) < 1:
@@ -182,7 +183,7 @@ class SkyPilotSource:
                 on_demand_hourly=r["Price"], spot_hourly=r["SpotPrice"], flags=";".join(flags),
             )
 
-    def _rows_gcp(self) -> Iterator[RowFields]:
+    def _rows_gcp(self) -> Iterator[OfferRow]:
         hosts: list[dict[str, str]] = []
         accelerators: dict[GcpPart, dict[str, str]] = {}
         for r in self._read():
@@ -244,7 +245,7 @@ class SkyPilotSource:
             return "L4", _G2_L4_COUNT[match.group(1)]
         return None
 
-    def _rows_azure(self) -> Iterator[RowFields]:
+    def _rows_azure(self) -> Iterator[OfferRow]:
         """Sizes whose GPU count the extract gets wrong are corrected (`AZURE_GPU_COUNTS`), with a label saying
         from what to what and on which source."""
         for r, spec, flags in self._priced_gpu_rows():
@@ -260,7 +261,7 @@ class SkyPilotSource:
                 on_demand_hourly=r["Price"], spot_hourly=r["SpotPrice"], flags=";".join(flags),
             )
 
-    def _rows_lambda(self) -> Iterator[RowFields]:
+    def _rows_lambda(self) -> Iterator[OfferRow]:
         """Lambda names the H100 PCIe card only in the instance type (`gpu_1x_h100_pcie`; AcceleratorName is
         plain "H100", which gpus.csv reads as the SXM part): the type's `_pcie` suffix picks H100-PCIE."""
         for r in self._read():
@@ -280,7 +281,7 @@ class SkyPilotSource:
                 on_demand_hourly=r["Price"], spot_hourly="", flags="",
             )
 
-    def _rows_listed(self, rule: Callable[[Listed], None]) -> Iterator[RowFields]:
+    def _rows_listed(self, rule: Callable[[Listed], None]) -> Iterator[OfferRow]:
         """The newer clouds' files: one row per offer, columns by name, then the provider's `rule`."""
         for r in self._read():
             count = number_text(r["AcceleratorCount"] or "0")

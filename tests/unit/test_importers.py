@@ -53,7 +53,7 @@ def extract(tmp_path):
 
 
 def _rows(source):
-    return {(r["instance_type"], r["region"]): r for r in source.rows()}
+    return {(r.instance_type, r.region): r.csv_fields() for r in source.rows()}
 
 
 def test_aws_rows_keep_zone_prices_and_flag_defects(extract):
@@ -71,7 +71,7 @@ def test_aws_rows_keep_zone_prices_and_flag_defects(extract):
 
 def test_gcp_offer_is_host_plus_accelerator_of_the_same_zone(extract):
     source = SkyPilotSource("gcp", extract, load_gpus(CATALOGS / "gpus.csv"), "2026-12-02")
-    rows = list(source.rows())
+    rows = [r.csv_fields() for r in source.rows()]
     a2 = next(r for r in rows if r["instance_type"] == "a2-highgpu-8g")
     assert Decimal(a2["on_demand_hourly"]) == Decimal("5.91577") + Decimal("23.47126")
     assert Decimal(a2["spot_hourly"]) == Decimal("2.95791") + Decimal("11.4728")

@@ -30,7 +30,7 @@ def gpus():
 
 def _rows(provider, gpus):
     source = SkyPilotSource(provider, SOURCES, gpus, "2026-12-02")
-    return {(r["instance_type"], r["region"], r["zone"]): r for r in source.rows()}, source
+    return {(r.instance_type, r.region, r.zone): r.csv_fields() for r in source.rows()}, source
 
 
 def _quote(catalog, text, **options):

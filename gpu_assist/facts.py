@@ -6,9 +6,10 @@ fact (an outlier, a flex-start price, a spot risk) is one class here and one fun
 
 - `PricingModel`: how a price is paid (an enum; a `str`, so it is written and compared as the grammar's word).
 - `Flag`: a known data defect a catalog row carries (`flags` column, `scope:reason`); `ScopedFlag` with its scope.
-- catalog labels (`notes` column, `scope:text`): `Derived`, `SourcesDisagree`, `ContradictedBy`, `Label`, each
+- catalog labels (`notes` column, `scope:text`): `SourcesDisagree`, `ContradictedBy`, `Label`, each
   keeping the source's words (they are the catalog's data, not ours), parsed once when an offer record is made
-  (`parse_labels`).
+  (`parse_labels`); those the importers state as values (`scope:@kind field=value`): `Derived`, `Corrected`,
+  `Replaced`, `SpotOutlier`, `LocalZone`, `ResoldBelow`.
 - option notes (`QuoteOption.notes`): `Stale`, `Unverified`, `DateUnknown`, `Converted`, `MultiHost`, `IdleGpus`,
   `PcieOnly`, `BilledLonger`, `SpotInterruption`, `ReservedTerm`, `BreakEven`, `MonthlyBilling`, `Flagged`,
   `PricedFrom` (a Chinese cloud's price: its source and date),
@@ -84,7 +85,7 @@ class Flag(StrEnum):
         return self is Flag.ARTICLE_CLAIM_CONTRADICTED
 
 
-# The price sanity rule of issue #31 that raises each flag: (a) below the list price of its parts, (c) a GCP
+# The price sanity rule (`sources/sanity.py`) that raises each flag: (a) below the list price of its parts, (c) a GCP
 # Flex-start rate billed as on-demand, (d) far below the GPU's median, (e) one zone's spot far below the others,
 # and `resale`: a defect of the upstream offer a reseller resells. `catalog status` counts them per provider.
 SANITY_RULE = {Flag.BELOW_PARTS_PRICE: "a", Flag.FLEX_START_PRICE: "c", Flag.FAR_BELOW_GPU_MEDIAN: "d",
@@ -183,12 +184,6 @@ class CatalogLabel(Fact):
     text: str
 
 
-class Derived(CatalogLabel):
-    """A price the source computed from another (spot = a fixed share of on-demand): nobody's price."""
-
-    _untrusting = _about_trust = True
-
-
 class SourcesDisagree(CatalogLabel):
     """Two public sources price the offer differently (both figures and dates in `text`)."""
 
@@ -225,6 +220,15 @@ class StatedLabel(CatalogLabel):
     def parsed(cls, scope: str, text: str) -> CatalogLabel:
         values = dict(part.split("=", 1) for part in text.split()[1:])
         return cls(scope, text, *(_FIELD_TYPES[name](values[name]) for name in cls._fields[2:]))
+
+
+class Derived(StatedLabel):
+    """A price the source computed from another: the scope's price is a fixed `share` of on-demand (Verda's spot
+    is 0.35 × on-demand), nobody's price."""
+
+    _untrusting = _about_trust = True
+    kind = "derived"
+    share: Decimal
 
 
 class Corrected(StatedLabel):
@@ -282,7 +286,7 @@ _FIELD_TYPES: dict[str, Any] = {"column": str, "was": str, "now": str, "on": str
                                 "was_source": str, "by": str, "by_as_of": str, "flex_start": lambda text: text == "yes",
                                 "zones": int, "median": Decimal, "zone": str, "wavelength": lambda text: text == "yes",
                                 "upstream": str, "per_gpu": Decimal, "share": Decimal}
-STATED_LABELS = {kind.kind: kind for kind in (Corrected, Replaced, SpotOutlier, LocalZone, ResoldBelow)}
+STATED_LABELS = {kind.kind: kind for kind in (Derived, Corrected, Replaced, SpotOutlier, LocalZone, ResoldBelow)}
 
 
 def parse_flags(column: str) -> tuple[ScopedFlag, ...]:
@@ -297,8 +301,8 @@ def _parsed_flags(column: str) -> tuple[ScopedFlag, ...]:
 
 
 def parse_labels(column: str) -> tuple[CatalogLabel, ...]:
-    """The `notes` column (`all:text;spot:text`) as facts, once per distinct column text. The catalogs' importers
-    write the two kinds the core decides by in these words (`sources/skypilot_rules.py`, `committed.py`)."""
+    """The `notes` column (`all:text;spot:@derived share=0.35`) as facts, once per distinct column text: a stated
+    label (`@kind`) by its fields; the importers write the other kinds in these words (`committed.py`, `china.py`)."""
     return _parsed_labels(column) if column else ()
 
 
@@ -311,8 +315,7 @@ def _parsed_labels(column: str) -> tuple[CatalogLabel, ...]:
             if text.startswith("@"):
                 labels.append(STATED_LABELS[text[1:].split(" ", 1)[0]].parsed(scope, text))
                 continue
-            kind = Derived if text.startswith("derived ") else \
-                SourcesDisagree if text.startswith("sources disagree") else \
+            kind = SourcesDisagree if text.startswith("sources disagree") else \
                 ContradictedBy if text.startswith("contradicted-by ") else Label
             labels.append(kind(scope, text))
     return tuple(labels)
@@ -377,7 +380,7 @@ class Unverified(Fact):
     _about_trust = True
 
 
-# Launching on another cloud than AWS (issue #35): what the approval card says about the price it was planned at.
+# Launching on another cloud than AWS: what the approval card says about the price it was planned at.
 class StaleLaunchPrice(Fact):
     """A launch priced only by a list older than the staleness limit (`source`, dated `as_of`), which the policy
     lets approvers launch at (`allow_stale_prices`): the approver must see it before deciding."""
@@ -427,7 +430,7 @@ class IdleGpus(Fact):
     gpus: int
 
 
-# China's clouds (#34): a GPU named without a size, where no offer of the size its name denotes is in the request's
+# China's clouds: a GPU named without a size, where no offer of the size its name denotes is in the request's
 # scope, is priced on its other memory sizes (`8xV100 provider=tencent` finds Tencent's V100-32GB), each saying so.
 class OtherSize(Fact):
     """The option's GPU is another memory size of the one asked for (`V100-32GB` for `V100`)."""
@@ -454,7 +457,7 @@ class BilledLonger(Fact):
     granularity_s: int
 
 
-# The whole bill (#33): the job's disks and data as parts of an option's total (`job_costs`).
+# The whole bill: the job's disks and data as parts of an option's total (`job_costs`).
 class JobItem(StrEnum):
     """What of a job's data is priced, as the grammar names it."""
 
@@ -730,7 +733,7 @@ class MixedFleet(Fact):
     on_demand: int
 
 
-# Interconnect, fleet-scale spot risk, capacity and quota (issue #32): what a plan can run on, and get.
+# Interconnect, fleet-scale spot risk, capacity and quota: what a plan can run on, and get.
 class Fabric(Fact):
     """The network between a plan's hosts, as `instance_network.csv` states it: `fabric` at `gbps` (None: not
     stated); `fabric` "" when no source states it (a marketplace row, an instance type not in the file)."""

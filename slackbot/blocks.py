@@ -186,7 +186,7 @@ def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None
         cells = line[4:4 + len(columns)]
         prices = " · ".join(f"*{HEADERS[m]} {c.rstrip('*')}*" if c.endswith("*") else f"{HEADERS[m]} {c}"
                             for m, c in zip(columns, cells) if c)
-        if len(line) > 5 + len(columns):  # the whole bill's disk+data column (#33)
+        if len(line) > 5 + len(columns):  # the whole bill's disk+data column
             prices += f" · disk+data {line[4 + len(columns)]}"
         marks = f"  _notes {line[-1]}_" if line[-1] else ""
         section = _section(f"*{index}. {row.provider}* `{line[2]}` · {line[3]}{marks}\n{prices}")

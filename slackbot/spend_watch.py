@@ -41,7 +41,7 @@ def thread_of(record: RequestRecord | None, fallback_channel: str) -> Thread:
 
 def _fleet(context: Context, records: list[RequestRecord], now: dt.datetime) -> list[FleetReport]:
     policy = context.approvals.policy
-    # AWS's launches only: CloudWatch has no Tencent or Alibaba instance, so theirs are never called idle (#35)
+    # AWS's launches only: CloudWatch has no Tencent or Alibaba instance, so theirs are never called idle
     regions = sorted({r.spec.where for r in records if r.state == "running" and isinstance(r.spec, LaunchSpec)
                       and r.spec.provider == "aws"})
     return [fleet_usage(context.aws_client("ec2", region), context.aws_client("cloudwatch", region), context.catalog,

@@ -16,7 +16,7 @@ from support import AWS_SECRET, CATALOGS, DB_PASSWORD, NOON, free_port
 
 from child_startup import loopback_only
 from gpu_assist.catalog import load_catalog
-from gpu_assist.sources.refresh import rows_to_csv
+from gpu_assist.sources.refresh import fields_to_csv
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -54,7 +54,7 @@ def make_catalog(tmp_path):
         for row in rows:
             by_provider.setdefault(row["provider"], []).append(row)
         for provider, provider_rows in by_provider.items():
-            (directory / f"{provider}.csv").write_text(rows_to_csv(provider_rows), encoding="utf-8")
+            (directory / f"{provider}.csv").write_text(fields_to_csv(provider_rows), encoding="utf-8")
         return load_catalog(directory, cache_dir=None) if load else directory
 
     return build

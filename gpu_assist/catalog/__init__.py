@@ -11,11 +11,11 @@ Prices are per instance and hour (reserved: effective hourly, upfront spread ove
 monthly: per instance and month); blank means "not offered" or "not known". `flags` lists
 known data defects as `model:reason` (`spot:not-below-on-demand`, `all:zero-host-price`);
 quotes leave a flagged price out unless asked to include it. `notes` lists what a reader must
-know about a price that is still shown, as `model:text` (`all:marketplace offer, may be gone`,
-`spot:derived spot …`); quotes print them. An offer record carries both as facts (`facts.ScopedFlag`,
-`facts.CatalogLabel`), parsed once per distinct text. `country`/`continent` locate the region
-(`regions.location`). Reserved prices may come from another source than the row's:
-`reserved_source`/`reserved_as_of` then name it and its date.
+know about a price that is still shown, as `model:text` (`all:marketplace offer, may be gone`)
+or as a label the importer states as values (`spot:@derived share=0.35`); quotes print them. An offer
+record carries both as facts (`facts.ScopedFlag`, `facts.CatalogLabel`), parsed once per distinct text.
+`country`/`continent` locate the region (`regions.location`). Reserved prices may come from another
+source than the row's: `reserved_source`/`reserved_as_of` then name it and its date.
 
 The last five columns are optional in a file (older catalogs, hand-written test files): a file
 without them reads as blank, with the location derived from the region name.
@@ -94,7 +94,7 @@ class Catalog:
         self.gpus = gpus
         self.fx = fx
         self.directory = directory
-        self.data_prices = data_prices or DataPrices()  # storage and transfer prices (#33); none: every part unknown
+        self.data_prices = data_prices or DataPrices()  # storage and transfer prices; none: every part unknown
         self._rows_by_gpu: dict[str, list[tuple[Any, ...]]] | None = None
         self._by_gpu: dict[str, tuple[Offer, ...]] = {}
         self._places: tuple[tuple[str, ...], tuple[str, ...]] | None = None

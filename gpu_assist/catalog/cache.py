@@ -81,7 +81,7 @@ def _read(path: Path, key: str, kind: type[C]) -> C | None:
 def _unpickled(payload: bytes) -> object:
     """`pickle.loads` with the cyclic garbage collector paused: the payload is tens of thousands of tuples and
     strings, which hold no cycles, yet creating them triggers collections that walk them again and again (half
-    the time of the load, #17)."""
+    the time of the load)."""
     paused = gc.isenabled()
     gc.disable()
     try:

@@ -1,5 +1,5 @@
 """Storage and data-transfer prices (`catalogs/data_prices.csv`): what a job's disks and data cost besides its
-GPUs (#33). Pure Python; the catalog loader reads the file once with the offers.
+GPUs, so a total can be the whole bill. Pure Python; the catalog loader reads the file once with the offers.
 
 One row per provider, region pattern, item and tier:
 

@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from ..errors import CatalogError
-from ..facts import Corrected, Flag, Replaced, ScopedFlag, SourcesDisagree, parse_flags, parse_labels
+from ..facts import Corrected, Derived, Flag, Replaced, ScopedFlag, SourcesDisagree, parse_flags, parse_labels
 from .fx import load_fx
 from .gpus import GpuTable, load_gpus
 from .offers import (
@@ -34,7 +34,7 @@ from .offers import (
 from .providers import PROVIDERS
 from .regions import location
 
-NON_OFFER_FILES = ("gpus.csv", "fx.csv", "data_prices.csv")  # data_prices: `data_prices.py` (#33)
+NON_OFFER_FILES = ("gpus.csv", "fx.csv", "data_prices.csv")  # data_prices: `data_prices.py`
 DEFECTS_PER_CHECK = 50  # a whole column gone wrong is reported by its first rows, not by thousands of lines
 _DECIMALS_RE = re.compile(r"^\d+(\.\d{1,6})?$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -119,9 +119,20 @@ def parse_offers(text: str, path: Path) -> OfferFile:
     for line, fields in body:
         if len(fields) != len(header):
             raise CatalogError(f"{path}:{line}: {len(fields)} fields where the header has {len(header)}")
-    rows = [(line, dict(zip(header, fields))) for line, fields in body]
+    rows = [(line, _stated(dict(zip(header, fields)))) for line, fields in body]
     columns = (*header, *(c for c in OPTIONAL_COLUMNS if c not in header))
     return OfferFile(path, columns, tuple(with_optional_columns(rows, columns)))
+
+
+# Catalogs refreshed before the importer stated `Derived` as a value say it in the one sentence it wrote: read here,
+# once, into the stated form (`facts.StatedLabel`), so the core decides by the label's type alone.
+_WORDED_DERIVED = re.compile(r"(\w+):derived \w+ \(the source sets \w+ = ([0-9.]+) × on-demand, not a market price\)")
+
+
+def _stated(row: Row) -> Row:
+    if "notes" in row:
+        row["notes"] = _WORDED_DERIVED.sub(lambda found: Derived.entry(found[1], share=found[2]), row["notes"])
+    return row
 
 
 def with_optional_columns(rows: list[tuple[int, Row]], columns: tuple[str, ...]) -> list[tuple[int, Row]]:

@@ -65,7 +65,7 @@ def _dated_sources(group: pd.DataFrame) -> str:
     return ",".join(f"{source} {as_of}".rstrip() for source, as_of in sorted(newest.items()))
 
 
-# `catalog status`: the defects the import's price sanity rules caught (issue #31), one column per rule.
+# `catalog status`: the defects the import's price sanity rules caught (`sources/sanity.py`), one column per rule.
 CAUGHT_COLUMNS = ("corrected", "a", "b", "b_spot", "c", "d", "e", "resale")
 
 

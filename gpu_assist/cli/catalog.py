@@ -231,7 +231,7 @@ CAUGHT_LEGEND = ("defects caught at import (rows): corrected = a value corrected
 
 
 def _print_caught(frame: pd.DataFrame) -> None:
-    """Under `catalog status`: per provider, the rows each price sanity rule caught at import (issue #31)."""
+    """Under `catalog status`: per provider, the rows each price sanity rule caught at import (`sources/sanity.py`)."""
     print()
     print("\n".join(wrap(CAUGHT_LEGEND)))
     print(table(["provider", *CAUGHT_COLUMNS], caught_table(frame)))
@@ -290,7 +290,7 @@ def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.dat
     source = aws_public.AwsPublicPriceSource(directory, regions)
     report = refresh(source, directory)
     print(report.summary())
-    if source.gp3:  # the whole bill (#33): EBS gp3 storage from the same files
+    if source.gp3:  # the whole bill: EBS gp3 storage from the same files
         written = replace_rows(directory / FILE_NAME, aws_public.data_price_rows(source.gp3))
         print(f"{FILE_NAME}: {written} EBS gp3 rows")
     print("read: " + ", ".join(f"{k} {v}" for k, v in sorted(source.counts.items())))

@@ -77,7 +77,7 @@ class _Version(argparse.Action):
 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """The argparse tree. Given the word a command line starts with, when it is a verb, only that verb's
-    subparser is built: a quote need not build the other 20 with their arguments and help texts (#17). Any
+    subparser is built: a quote need not build the other 20 with their arguments and help texts. Any
     other start (none, an option such as --help) gets the whole tree, so help lists every verb; a word that
     is no verb is refused before (`parse_args`)."""
     parser = _Parser(prog="gpu-assist", usage="%(prog)s [-h] [--version] COMMAND ...",

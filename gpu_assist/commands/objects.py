@@ -2,7 +2,7 @@
 
 The types of their fields and results are imported for type checking only: a command object must not load the
 core of every other verb (a quote would import recommend, tco, the fleet, spend and the request store's records
-to build a `QuoteCommand`, #17). `tests/unit/test_cold_path.py` pins what a quote imports.
+to build a `QuoteCommand`). `tests/unit/test_cold_path.py` pins what a quote imports.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class QuoteCommand:
     max_price: Decimal | None = None
     max_price_currency: str | None = None  # as written (`max-price=¥200`); None: the quote's
     min_gpu_memory_gib: float | None = None
-    job_data: JobData | None = None  # disk=, data-in=, data-out=, checkpoints=, from= (#33)
+    job_data: JobData | None = None  # disk=, data-in=, data-out=, checkpoints=, from= (the whole bill)
     explain: bool = False  # each part's arithmetic under the table
 
     def to_fields(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from .objects import MAX_TOP, QuoteCommand
 
 _FLAG_OPTIONS = ("all-regions", "include-flagged", "include-unverified", "verified-only", "explain", "list")
 _VALUE_OPTIONS = ("top", "sort", "max-price", "min-gpu-memory")
-_JOB_DATA_WORDS = ("disk=", "data-in=", "data-out=", "checkpoints=", "from=")  # `job_data.WORDS` (#33)
+_JOB_DATA_WORDS = ("disk=", "data-in=", "data-out=", "checkpoints=", "from=")  # `job_data.WORDS`
 # A quote's own words beside the request's, as an unknown option's error lists them.
 QUOTE_OPTIONS = (*(f"{name}=" for name in _VALUE_OPTIONS), *(f for f in _FLAG_OPTIONS if f != "explain"), "explain",
                  "disk=", "data-in=", "data-out=", "checkpoints=", "from=")

@@ -536,7 +536,7 @@ def _one_per_gpu(rejected: list[Plan]) -> list[Plan]:
     return kept
 
 
-# The whole bill (#33): the checkpoints a spot plan writes are stored at its provider, and that is part of its
+# The whole bill: the checkpoints a spot plan writes are stored at its provider, and that is part of its
 # total. Kept apart from the planning above (one call in `recommend`).
 _CHECKPOINTED = ("spot + checkpoints", "spot+on-demand")
 

@@ -80,7 +80,7 @@ def _sort_key(sort: str, option: QuoteOption) -> tuple[Any, ...]:
         return (per_gpu_rate(option), option.total)
     if sort == "provider":
         return (option.provider, option.whole)
-    # the whole job; unknown parts after (#33); one host before a split
+    # the whole job; unknown parts after; one host before a split
     return (not option.parts_known, option.instances > 1, figure(option), option.instances)
 
 

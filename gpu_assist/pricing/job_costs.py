@@ -1,4 +1,4 @@
-"""The whole bill: a job's disks and data priced at an option's provider and region, as parts of its total (#33).
+"""The whole bill: a job's disks and data priced at an option's provider and region, as parts of its total.
 Pure: `JobData` + `DataPrices` (`catalogs/data_prices.csv`) → `JobParts`.
 
 - storage: disk = GB × block price per GB-month × job hours / 730; checkpoints: the latest is kept (each
@@ -117,7 +117,7 @@ def _cost(what: JobItem, item: str, where: tuple[str, str], gb: Decimal, months:
 def checkpoint_storage(checkpoint_gb: Decimal, prices: DataPrices, *, provider: str, region: str, hours: Decimal,
                        fx: FxRates, currency: str) -> PartCost:
     """The object storage of a plan's checkpoints (the latest kept) for `hours`: what `recommend` adds to the
-    spot plans it checkpoints (#33); the amount is None when no source gives the provider's price."""
+    spot plans it checkpoints; the amount is None when no source gives the provider's price."""
     return _cost(JobItem.CHECKPOINTS, "object", (provider, region), checkpoint_gb, hours / (MONTH_S // 3600),
                  prices.tiers(provider, region, "object"), fx, currency)
 

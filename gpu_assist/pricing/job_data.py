@@ -1,5 +1,5 @@
 """A job's data, in the grammar's words: `disk=2TB`, `data-in=2TB`, `data-out=140GB`, `checkpoints=140GB every
-30m`, `from=aws:us-east-1`. Pure: words → `JobData`, parsed once at the edge for every face (#33).
+30m`, `from=aws:us-east-1`. Pure: words → `JobData`, parsed once at the edge for every face.
 
 Sizes are decimal (`GB` = 10^9 bytes, `TB` = 10^12, as the price pages print them) or binary (`GiB`, `TiB`);
 `JobData` keeps them in GB. None of the words given means no `JobData` at all: a quote is then what it always was.

@@ -53,7 +53,7 @@ from .query import HOUR_S, HOURS_PER_MONTH, PRICING_MODELS, Query
 from .spot_risk import overhead
 
 STALE_AFTER_DAYS = 30
-# Ranking only (#33): an option with a part no source gives ranks after every option whose parts are known, in
+# Ranking only: an option with a part no source gives ranks after every option whose parts are known, in
 # the order of what is known of it. Totals are far below this.
 UNKNOWN_PARTS_RANK = Decimal(10) ** 15
 
@@ -83,7 +83,7 @@ class QuoteOption:
     as_of: str
     verified: bool
     notes: tuple[Fact, ...] = ()  # what the reader must know (`facts`; the words are `render/notes.py`'s)
-    parts: JobParts | None = None  # the job's disks and data at this option's region (#33); None: none asked for
+    parts: JobParts | None = None  # the job's disks and data at this option's region; None: none asked for
     # Spot: the job's expected extra time from interruptions and checkpoints (`spot_risk.overhead`); else None.
     spot_overhead: float | None = None
     # How many regions sell it at this same price, where that is every region the source lists it in (the price

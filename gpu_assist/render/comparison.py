@@ -113,7 +113,7 @@ def _cell(option: QuoteOption | None, model: str, best: QuoteOption, currency: s
 
 
 def data_part(option: QuoteOption, currency: str, unit: str = "") -> str:
-    """The disks and data of an option's total (#33): the amount, `unknown`, or what is known then `+?`."""
+    """The disks and data of an option's total: the amount, `unknown`, or what is known then `+?`."""
     parts = option.parts
     if parts is None:
         return ""

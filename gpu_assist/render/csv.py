@@ -36,7 +36,7 @@ def render_comparison(result: Comparison, **_options: Any) -> str:
     rows = []
     for rank, row in enumerate(result.rows + result.untrusted, 1):
         best = row.best
-        cells = [f"{cell.whole:.2f}" if (cell := row.cell(m)) else "" for m in COLUMNS]  # the whole job (#33)
+        cells = [f"{cell.whole:.2f}" if (cell := row.cell(m)) else "" for m in COLUMNS]  # the whole job
         rows.append([rank if row.ranked else "", row.provider, row.instance_type, row.instances,
                      where(best), *cells, best.pricing_model, result.currency,
                      "yes" if row.trusted else "no", "; ".join(map(words, row.notes))])

@@ -66,7 +66,7 @@ def _without_parts(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parts(option: QuoteOption) -> dict[str, Any]:
-    """The whole bill's columns (#33) where job data was asked for: NaN for a part no source gives."""
+    """The whole bill's columns where job data was asked for: NaN for a part no source gives."""
     parts = option.parts
     if parts is None:
         return {}
@@ -100,7 +100,7 @@ def _comparison_record(row: ComparisonRow, rank: float) -> dict[str, Any]:
     cells = {str(model): float(cell.whole) if (cell := row.cell(model)) else math.nan for model in COLUMNS}
     return {"rank": rank, "provider": row.provider, "instance_type": row.instance_type, "instances": row.instances,
             "gpu": row.gpu, "gpu_count": row.gpu_count, "gpu_memory_gib": row.gpu_memory_gib,
-            "where": where(best), **cells,  # the whole job (#33)
+            "where": where(best), **cells,  # the whole job
             "best": str(next(m for m, o in row.cells if o is best)), "total": float(best.whole),
             "hourly": float(best.hourly), "per_gpu_hour": float(best.per_gpu_hour), "currency": best.currency,
             "verified": row.trusted, "ranked": row.ranked, "notes": "; ".join(said(row.notes)), "key": row.key}

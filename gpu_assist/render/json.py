@@ -63,7 +63,7 @@ def quote_options(result: Quote | Comparison) -> list[dict[str, Any]]:
 
 
 def whole_parts(option: Any) -> dict[str, Any]:
-    """The whole bill's fields (#33), only where job data was asked for: `total` stays the GPUs' total;
+    """The whole bill's fields, only where job data was asked for: `total` stays the GPUs' total;
     `storage_total`/`transfer_total` are null when a source is missing; `job_total` is GPUs + the known parts."""
     parts = option.parts
     return {"storage_total": round_money(parts.part("storage"), 2) if parts.part("storage") is not None else None,

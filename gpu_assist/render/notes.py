@@ -68,6 +68,11 @@ def _contradicted_by(fact: f.ContradictedBy) -> str:
     return f"article claim, contradicted by {fact.source}"
 
 
+@words.register(f.Derived)
+def _derived(fact: f.Derived) -> str:
+    return f"derived {fact.scope} (the source sets {fact.scope} = {fact.share} × on-demand, not a market price)"
+
+
 @words.register(f.Corrected)
 def _corrected(fact: f.Corrected) -> str:
     return f"corrected: {fact.column.replace('_', ' ')} {fact.was} → {fact.now} (the source's figure is wrong; " \
@@ -113,7 +118,7 @@ def _stale(fact: f.Stale) -> str:
     return f"stale: {which} as of {fact.as_of} ({fact.days} days old)"
 
 
-# The whole bill (#33): the parts of a job's disks and data.
+# The whole bill: the parts of a job's disks and data.
 @words.register(f.PartsUnknown)
 def _parts_unknown(fact: f.PartsUnknown) -> str:
     items = ", ".join(item.value for item in fact.items)
@@ -360,7 +365,7 @@ def _mixed_fleet(fact: f.MixedFleet) -> str:
         "through interruptions"
 
 
-# Interconnect, fleet-scale spot risk, capacity and quota (issue #32).
+# Interconnect, fleet-scale spot risk, capacity and quota: what a plan can run on, and get.
 def _gbps(gbps: float | None) -> str:
     return "bandwidth not stated" if gbps is None else f"{gbps:,.4g} Gbps"
 

@@ -30,7 +30,7 @@ def quote_table(result: Quote, *, plain: bool = False) -> tuple[list[str], list[
              ("" if o.savings_vs_on_demand is None else f"{o.savings_vs_on_demand:.4f}") if plain
              else format_percent(o.savings_vs_on_demand), o.currency, "yes" if o.verified else "no",
              "; ".join(map(words, o.notes))] for o in result.options]
-    if any(o.parts is not None for o in result.options):  # the whole bill (#33): its parts before the notes
+    if any(o.parts is not None for o in result.options):  # the whole bill: its parts before the notes
         headers[-1:-1] = ["storage", "transfer", "job_total", "parts_known"]
         for row, o in zip(rows, result.options):
             parts = o.parts

@@ -112,7 +112,7 @@ def render_comparison(result: Comparison, *, color: bool = False, explain: bool 
 
 
 def _parts_explained(ranked: list[tuple[str, Any]]) -> list[str]:
-    """What `explain` adds under a quote with job data (#33): each shown option's parts, charge by charge."""
+    """What `explain` adds under a quote with job data (the whole bill): each shown option's parts, charge by charge."""
     lines: list[str] = []
     for rank, option in ranked:
         parts = option.parts
@@ -164,7 +164,7 @@ def render_quote(result: Quote, *, color: bool = False, explain: bool = False, *
         lines.append(table)
         if unit:
             lines += wrap(unit_legend(unit, result.currency))
-        if any(o.parts is not None for o in options):  # the whole bill (#33)
+        if any(o.parts is not None for o in options):  # the whole bill: disks and data besides the GPUs
             lines += wrap("totals are the whole job: GPUs + disks + data, the parts no source gives left out and "
                           "ranked last (`explain` shows each part's arithmetic)")
     lines += [folded for note in shared for folded in wrap(f"all rows: {note}")]

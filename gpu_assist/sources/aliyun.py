@@ -46,13 +46,17 @@ from ..catalog.gpus import GpuTable
 from ..errors import GpuAssistError
 from ..host.cloud_host import metadata_allowed
 from . import JsonObject
-from .refresh import OfferRow
+from .offer_row import OfferRow
 
 SOURCE_KEY = "aliyun-api"
 DEFAULT_REGIONS = ("cn-hangzhou", "cn-shanghai", "cn-beijing")
 CREDENTIAL_VARIABLES = "ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET"
-_UNITS = {"Hour": "on_demand_hourly", "Month": "monthly"}
+_UNITS = ("Hour", "Month")  # DescribePrice's PriceUnit: on-demand per hour, one month paid ahead
 _THROTTLED = ("Throttling", "Throttling.User", "Throttling.Api", "ServiceUnavailable")
+
+
+def _size(text: str) -> Decimal | None:
+    return Decimal(text) if text else None
 
 
 class NoCredentials(GpuAssistError):
@@ -121,7 +125,7 @@ class AliyunPriceSource:
 
     def in_scope(self, row: OfferRow) -> bool:
         """This refresh replaces its own earlier rows in its regions; the articles' rows (region `cn`) stay."""
-        return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
+        return row.source == SOURCE_KEY and row.region in self.regions
 
     def _skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -166,24 +170,33 @@ class AliyunPriceSource:
             if not token:
                 return found
 
-    def rows(self) -> list[dict[str, str]]:
+    def rows(self) -> list[OfferRow]:
         rows = []
         for done, region in enumerate(self.regions):
             self.progress(region, done, len(self.regions))
             client = self.client(region)
             for instance_type, specs in sorted(self.gpu_types(client).items()):
-                row = dict(provider="aliyun", region=region, instance_type=instance_type, **specs,
-                           interconnect="unknown", billing_granularity_s="3600", source=SOURCE_KEY,
-                           as_of=self.today.isoformat(), verified="yes", source_detail="DescribePrice TradePrice")
-                for unit, column in _UNITS.items():
-                    body = self._call(client.describe_price, ecs_models.DescribePriceRequest(
-                        region_id=region, resource_type="instance", instance_type=instance_type, price_unit=unit,
-                        period=1))
-                    price = (body or {}).get("PriceInfo", {}).get("Price", {})
-                    if price.get("TradePrice") is not None:
-                        row[column] = format(Decimal(str(price["TradePrice"])).normalize(), "f")
-                        row["currency"] = price.get("Currency", "CNY")
-                if row.get("on_demand_hourly") or row.get("monthly"):
-                    rows.append(row)
+                prices, currency = self._prices(client, region, instance_type)
+                if not prices:
+                    continue
+                rows.append(OfferRow(
+                    provider="aliyun", region=region, instance_type=instance_type, gpu=specs["gpu"],
+                    gpu_count=Decimal(specs["gpu_count"]), gpu_memory_gib=Decimal(specs["gpu_memory_gib"]),
+                    vcpus=_size(specs["vcpus"]), memory_gib=_size(specs["memory_gib"]), interconnect="unknown",
+                    currency=currency, on_demand_hourly=prices.get("Hour"), monthly=prices.get("Month"),
+                    billing_granularity_s=3600, source=SOURCE_KEY, as_of=self.today, verified=True,
+                    source_detail="DescribePrice TradePrice"))
         self.progress("", len(self.regions), len(self.regions))
         return rows
+
+    def _prices(self, client: Any, region: str, instance_type: str) -> tuple[dict[str, Decimal], str]:
+        """PriceUnit → the TradePrice of one period of it, and the currency the answers name."""
+        prices, currency = {}, "CNY"
+        for unit in _UNITS:
+            body = self._call(client.describe_price, ecs_models.DescribePriceRequest(
+                region_id=region, resource_type="instance", instance_type=instance_type, price_unit=unit, period=1))
+            price = (body or {}).get("PriceInfo", {}).get("Price", {})
+            if price.get("TradePrice") is not None:
+                prices[unit] = Decimal(str(price["TradePrice"])).normalize()
+                currency = price.get("Currency", "CNY")
+        return prices, currency

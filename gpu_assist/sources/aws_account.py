@@ -22,8 +22,9 @@ from typing import Any, Protocol
 
 from ..catalog.gpus import GpuTable
 from ..clouds import aws
+from ..facts import parse_flags
 from . import JsonObject, interconnect, spot_flags
-from .refresh import OfferRow
+from .offer_row import OfferRow
 
 SOURCE_KEY = "aws-api"
 DEFAULT_FAMILIES = ("p*", "g*")
@@ -134,8 +135,7 @@ class AwsPriceSource:
 
     def in_scope(self, row: OfferRow) -> bool:
         """Whether an existing catalog row is one this refresh replaces."""
-        return row.get("region") in self.regions and any(fnmatch.fnmatchcase(row.get("instance_type", ""), f)
-                                                         for f in self.families)
+        return row.region in self.regions and any(fnmatch.fnmatchcase(row.instance_type, f) for f in self.families)
 
     def _pages(self, client: AwsClient, operation: str, key: str, **kwargs: Any) -> list[Any]:
         items: list[Any] = []
@@ -184,15 +184,20 @@ class AwsPriceSource:
                     if not (od or sp):
                         self.skipped["no price"] = self.skipped.get("no price", 0) + 1
                         continue
-                    rows.append({
-                        "provider": "aws", "region": region, "zone": zone, "instance_type": instance_type, **specs,
-                        "interconnect": interconnect(instance_type), "currency": "USD", "on_demand_hourly": od,
-                        "spot_hourly": sp, "reserved_1y_hourly": _text(one[0] if one else None),
-                        "reserved_3y_hourly": _text(three[0] if three else None), "billing_granularity_s": "1",
-                        "source": SOURCE_KEY, "as_of": self.today.isoformat(), "verified": "yes",
-                        "flags": ";".join(spot_flags(od, sp)), "source_detail": detail,
-                    })
+                    rows.append(OfferRow(
+                        provider="aws", region=region, zone=zone, instance_type=instance_type, gpu=specs["gpu"],
+                        gpu_count=Decimal(specs["gpu_count"]), gpu_memory_gib=Decimal(specs["gpu_memory_gib"]),
+                        vcpus=Decimal(specs["vcpus"]), memory_gib=Decimal(specs["memory_gib"]),
+                        interconnect=interconnect(instance_type), currency="USD", on_demand_hourly=_price(od),
+                        spot_hourly=_price(sp), reserved_1y_hourly=_price(_text(one[0] if one else None)),
+                        reserved_3y_hourly=_price(_text(three[0] if three else None)), billing_granularity_s=1,
+                        source=SOURCE_KEY, as_of=self.today, verified=True,
+                        flags=parse_flags(";".join(spot_flags(od, sp))), source_detail=detail))
         return rows
+
+
+def _price(text: str) -> Decimal | None:
+    return Decimal(text) if text else None
 
 
 def _text(value: Decimal | None) -> str:

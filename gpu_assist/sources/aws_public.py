@@ -18,12 +18,11 @@ GPU and accelerator types, which give the specs the price list lacks) are kept. 
 prices and no zones: each type it prices in a refreshed region gets one row (spot blank) in place of that
 type's per-zone rows there; other types and regions keep their rows. A row's `as_of` is its EC2 file's own
 `publicationDate`, and `reserved_as_of` that of the file its reserved price came from (the EC2 file for a
-reserved instance, the Savings Plans file for a plan), not the day of the refresh (issue #31).
+reserved instance, the Savings Plans file for a plan), not the day of the refresh: a price is as old as its file.
 """
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import os
 from collections import Counter
@@ -37,10 +36,11 @@ import requests
 
 from ..catalog.regions import location
 from ..errors import CatalogError
+from ..facts import Label
 from . import JsonObject
 from .aws_account import ReservedKey, cheapest_standard, on_demand_rate, reserved_rates
 from .public import _get, _hourly, _progress, session
-from .refresh import OfferRow
+from .offer_row import OfferRow, read_rows
 
 PRICING_URL = os.environ.get("GPU_ASSIST_AWS_PRICING_URL", "https://pricing.us-east-1.amazonaws.com")
 EC2_INDEX = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
@@ -140,16 +140,15 @@ class AwsPublicPriceSource:
         self.urls: list[str] = []
         self.priced: set[tuple[str, str]] = set()
         self.published: dict[str, str] = {}  # file URL → its publicationDate's day
-        self.gp3: dict[str, tuple[Decimal, str]] = {}  # region → EBS gp3 USD per GB-month, its file's day (#33)
+        self.gp3: dict[str, tuple[Decimal, str]] = {}  # region → EBS gp3 USD per GB-month, its file's day
 
     def in_scope(self, row: OfferRow) -> bool:
         """An existing row this refresh replaces: an instance type it priced in that region (all its zones:
         the price list has none). `sources.refresh` asks only after `rows()` ran."""
-        return (row.get("region"), row.get("instance_type")) in self.priced
+        return (row.region, row.instance_type) in self.priced
 
-    def _specs(self) -> dict[str, dict[str, str]]:
-        with (self.catalog_dir / "aws.csv").open(newline="", encoding="utf-8") as handle:
-            return {r["instance_type"]: r for r in csv.DictReader(handle)}
+    def _specs(self) -> dict[str, OfferRow]:
+        return {row.instance_type: row for row in read_rows(self.catalog_dir / "aws.csv")}
 
     def rows(self) -> list[OfferRow]:
         specs = self._specs()
@@ -174,13 +173,13 @@ class AwsPublicPriceSource:
             raise CatalogError(f"{url}: no publicationDate, so no date for its prices (the catalog is unchanged)")
         return self.published[url]
 
-    def _offers(self, url: str, specs: dict[str, dict[str, str]],
+    def _offers(self, url: str, specs: dict[str, OfferRow],
                 ) -> tuple[dict[str, str], dict[str, Decimal], dict[str, dict[ReservedKey, Decimal]]]:
         self.urls.append(url)
         products: dict[str, str] = {}
         on_demand: dict[str, Decimal] = {}
         reserved: dict[str, dict[ReservedKey, Decimal]] = {}
-        storage: set[str] = set()  # the EBS gp3 storage product's sku (the whole bill, #33)
+        storage: set[str] = set()  # the EBS gp3 storage product's sku (the whole bill)
         wanted: dict[str, Callable[[str], bool] | None] = {"": _publication_date, "products": lambda sku: True,
                   "terms.OnDemand": lambda sku: sku in products or sku in storage,
                   "terms.Reserved": lambda sku: sku in products}
@@ -238,7 +237,7 @@ class AwsPublicPriceSource:
                     self.counts["savings plan rates"] += 1
         return rates
 
-    def _rows(self, region: str, specs: dict[str, dict[str, str]], products: dict[str, str],
+    def _rows(self, region: str, specs: dict[str, OfferRow], products: dict[str, str],
               on_demand: dict[str, Decimal], reserved: dict[str, dict[ReservedKey, Decimal]],
               plan_rates: dict[str, dict[PlanKey, Decimal]], dates: tuple[str, str]) -> Iterator[OfferRow]:
         """One row per priced type; `dates` are the EC2 and Savings Plans files' publication days."""
@@ -249,7 +248,7 @@ class AwsPublicPriceSource:
                 continue
             self.priced.add((region, instance_type))
             spec = specs[instance_type]
-            terms: dict[str, str] = {}
+            terms: dict[int, Decimal] = {}
             details: list[str] = []
             reserved_dates: set[str] = set()
             for years in (1, 3):
@@ -258,22 +257,22 @@ class AwsPublicPriceSource:
                 if not found:
                     found, found_date = _cheapest_plan(plan_rates.get(sku, {}), years), dates[1]
                 if found:
-                    terms[f"reserved_{years}y_hourly"] = _hourly(found[0])
+                    terms[years] = Decimal(_hourly(found[0]))
                     details.append(f"reserved {years}y: {found[1]}")
                     reserved_dates.add(found_date)
-            notes = [f"reserved_{y}y:{option} {plan}: ${_hourly(rate)}/h"
-                     for (y, option, plan), rate in sorted(plan_rates.get(sku, {}).items())]
-            yield {
-                **{c: spec[c] for c in ("instance_type", "gpu", "gpu_count", "gpu_memory_gib", "vcpus",
-                                        "memory_gib", "interconnect")},
-                "provider": "aws", "region": region, "zone": "", "currency": "USD",
-                "on_demand_hourly": _hourly(on_demand[sku]), **terms, "billing_granularity_s": "1",
-                "source": SOURCE_KEY, "as_of": dates[0], "verified": "yes",
-                "source_detail": "; ".join(["AWS public price list", *details]),
-                "country": country, "continent": continent, "notes": ";".join(notes),
-                "reserved_source": SOURCE_KEY if terms else "",
-                "reserved_as_of": min(reserved_dates) if terms else "",  # the older, when the terms' files differ
-            }
+            notes = tuple(Label(f"reserved_{y}y", f"{option} {plan}: ${_hourly(rate)}/h")
+                          for (y, option, plan), rate in sorted(plan_rates.get(sku, {}).items()))
+            yield OfferRow(
+                provider="aws", region=region, instance_type=spec.instance_type, gpu=spec.gpu,
+                gpu_count=spec.gpu_count, gpu_memory_gib=spec.gpu_memory_gib, vcpus=spec.vcpus,
+                memory_gib=spec.memory_gib, interconnect=spec.interconnect, currency="USD",
+                on_demand_hourly=Decimal(_hourly(on_demand[sku])), reserved_1y_hourly=terms.get(1),
+                reserved_3y_hourly=terms.get(3), billing_granularity_s=1, source=SOURCE_KEY,
+                as_of=dt.date.fromisoformat(dates[0]), verified=True,
+                source_detail="; ".join(["AWS public price list", *details]), country=country, continent=continent,
+                notes=notes, reserved_source=SOURCE_KEY if terms else "",
+                # the older, when the terms' files differ
+                reserved_as_of=dt.date.fromisoformat(min(reserved_dates)) if terms else None)
 
 
 def gb_month_rate(terms: JsonObject) -> Decimal | None:
@@ -286,7 +285,7 @@ def gb_month_rate(terms: JsonObject) -> Decimal | None:
 
 
 def data_price_rows(gp3: dict[str, tuple[Decimal, str]]) -> list[dict[str, str]]:
-    """`data_prices.csv` rows (#33) for the EBS gp3 prices a refresh read: one `block` row per region."""
+    """`data_prices.csv` rows (the whole bill) for the EBS gp3 prices a refresh read: one `block` row per region."""
     return [{"provider": "aws", "region": region, "item": "block", "unit": "GB", "price": f"{price.normalize():f}",
              "currency": "USD", "up_to": "", "source": SOURCE_KEY, "as_of": day, "verified": "yes"}
             for region, (price, day) in sorted(gp3.items())]

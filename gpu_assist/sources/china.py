@@ -16,24 +16,25 @@ No Alibaba or Huawei price could be traced to a public source: those files hold 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable
+from decimal import Decimal
 from pathlib import Path
 from typing import NamedTuple
 
 from ..catalog.gpus import GpuTable
 from ..catalog.providers import CHINA_PROVIDERS
 from ..catalog.regions import location
-from ..facts import Flag
+from ..facts import ContradictedBy, Flag, Label, ScopedFlag
 from . import number_text
 from .china_rules import SEED_CLAIMS, SeedClaim
+from .offer_row import OfferRow
 
 SPECS_FILE = "cn_gpu_specs.csv"
 PRICES_FILE = "cn_gpu_prices.csv"
 PROVIDERS = CHINA_PROVIDERS
 REGION = "cn"  # the sources name no region; the price page says its prices are mainly mainland China's
 CONTRADICTED_BY = "contradicted-by "  # a note's keyword: the source that contradicts an article's claim
-_PRICE_COLUMN = {"on-demand": "on_demand_hourly", "monthly": "monthly"}
 
 
 class Documented(NamedTuple):
@@ -72,9 +73,8 @@ def _interconnect(documented: Documented) -> str:
     return "pcie" if "pcie" in text else "unknown"
 
 
-def _located(provider: str) -> dict[str, str]:
-    country, continent = location(provider, REGION)
-    return {"country": country, "continent": continent}
+def _decimal(text: str) -> Decimal | None:
+    return Decimal(text) if text else None
 
 
 class ChinaSource:
@@ -87,7 +87,7 @@ class ChinaSource:
         self.gpus = gpus
         self.skipped: dict[str, int] = {}
 
-    def rows(self) -> Iterable[dict[str, str]]:
+    def rows(self) -> list[OfferRow]:
         specs = read_specs(self.sources_dir / SPECS_FILE)[self.provider]
         rows = [self._seed_row(claim, specs) for claim in SEED_CLAIMS if claim.provider == self.provider]
         if self.provider == "tencent":
@@ -101,7 +101,7 @@ class ChinaSource:
             return None
         return self.gpus.variant(spec, float(documented.memory_per_gpu)).name
 
-    def _seed_row(self, claim: SeedClaim, specs: list[Documented]) -> dict[str, str]:
+    def _seed_row(self, claim: SeedClaim, specs: list[Documented]) -> OfferRow:
         """The article's price, on the documented GPU where the documentation names the family's GPU; a claim the
         documentation contradicts is flagged with the source that does."""
         family = [d for d in specs if claim.family and d.instance_type.startswith(claim.family)]
@@ -113,18 +113,19 @@ class ChinaSource:
             gpu = models.pop() or gpu
             count = counts.pop() if len(counts) == 1 else claim.gpu_count
             memory = next(d.memory_per_gpu for d in sized if d.gpu_count == count)
-        row = dict(_located(claim.provider), provider=claim.provider, region=REGION,
-                   instance_type=claim.instance_type, gpu=gpu, gpu_count=count, gpu_memory_gib=memory,
-                   vcpus=claim.vcpus, memory_gib=claim.memory_gib, interconnect="unknown", currency="CNY",
-                   on_demand_hourly=claim.on_demand_hourly,
-                   monthly=claim.monthly, billing_granularity_s="3600", source=claim.source, verified="no",
-                   source_detail=claim.source_detail)
-        if claim.refuted_by:
-            row["flags"] = f"all:{Flag.ARTICLE_CLAIM_CONTRADICTED.value}"
-            row["notes"] = f"all:{CONTRADICTED_BY}{claim.refuted_by}"
-        return row
+        country, continent = location(claim.provider, REGION)
+        refuted = bool(claim.refuted_by)
+        return OfferRow(
+            provider=claim.provider, region=REGION, instance_type=claim.instance_type, gpu=gpu,
+            gpu_count=Decimal(count), gpu_memory_gib=Decimal(memory), vcpus=_decimal(claim.vcpus),
+            memory_gib=_decimal(claim.memory_gib), interconnect="unknown", currency="CNY",
+            on_demand_hourly=_decimal(claim.on_demand_hourly), monthly=_decimal(claim.monthly),
+            billing_granularity_s=3600, source=claim.source, as_of=None, verified=False,
+            flags=(ScopedFlag("all", Flag.ARTICLE_CLAIM_CONTRADICTED),) if refuted else (),
+            source_detail=claim.source_detail, country=country, continent=continent,
+            notes=(ContradictedBy("all", f"{CONTRADICTED_BY}{claim.refuted_by}"),) if refuted else ())
 
-    def _list_rows(self, prices: list[dict[str, str]], specs: list[Documented]) -> list[dict[str, str]]:
+    def _list_rows(self, prices: list[dict[str, str]], specs: list[Documented]) -> list[OfferRow]:
         """One row per Tencent size: its newest published version's prices, specs from the documentation."""
         by_type: dict[str, list[dict[str, str]]] = defaultdict(list)
         for price in prices:
@@ -142,25 +143,25 @@ class ChinaSource:
             rows.append(self._list_row(doc, gpu, versions))
         return rows
 
-    def _list_row(self, doc: Documented, gpu: str, versions: list[dict[str, str]]) -> dict[str, str]:
+    def _list_row(self, doc: Documented, gpu: str, versions: list[dict[str, str]]) -> OfferRow:
         newest = max(v["as_of"] for v in versions)
         current = [v for v in versions if v["as_of"] == newest]
         lows = {v["pricing_model"]: v for v in current if v["source_id"].endswith("-LOW")}
         listed = [v for v in current if not v["source_id"].endswith("-LOW")]
         first = listed[0]
-        row = dict(_located(self.provider), provider=self.provider, region=REGION,
-                   instance_type=doc.instance_type, gpu=gpu, gpu_count=doc.gpu_count,
-                   gpu_memory_gib=doc.memory_per_gpu, vcpus=first["vcpus"], memory_gib=first["memory_gib"],
-                   interconnect=_interconnect(doc), currency="CNY",
-                   billing_granularity_s="3600", source=first["source_id"].removesuffix("-HIGH"), as_of=newest,
-                   verified="yes", source_detail=f"specs {doc.source}")
-        for version in listed:
-            row[_PRICE_COLUMN[version["pricing_model"]]] = version["price_cny"]
-        if float(doc.gpu_count) < 1:
-            row["flags"] = f"all:{Flag.FRACTIONAL_GPU.value}"
-        if lows:
-            lower = " and ".join(f"¥{v['price_cny']}/h" if model == "on-demand" else f"¥{v['price_cny']} a month"
-                                 for model, v in sorted(lows.items()))
-            row["notes"] = f"all:the page also prints a lower price ({lower}) without saying for whom"
-        return row
+        price = {v["pricing_model"]: Decimal(v["price_cny"]) for v in listed}  # the last listed of a model
+        lower = " and ".join(f"¥{v['price_cny']}/h" if model == "on-demand" else f"¥{v['price_cny']} a month"
+                             for model, v in sorted(lows.items()))
+        also = Label("all", f"the page also prints a lower price ({lower}) without saying for whom")
+        country, continent = location(self.provider, REGION)
+        return OfferRow(
+            provider=self.provider, region=REGION, instance_type=doc.instance_type, gpu=gpu,
+            gpu_count=Decimal(doc.gpu_count), gpu_memory_gib=Decimal(doc.memory_per_gpu),
+            vcpus=_decimal(first["vcpus"]), memory_gib=_decimal(first["memory_gib"]), interconnect=_interconnect(doc),
+            currency="CNY", on_demand_hourly=price.get("on-demand"), monthly=price.get("monthly"),
+            billing_granularity_s=3600, source=first["source_id"].removesuffix("-HIGH"),
+            as_of=dt.date.fromisoformat(newest), verified=True,
+            flags=(ScopedFlag("all", Flag.FRACTIONAL_GPU),) if Decimal(doc.gpu_count) < 1 else (),
+            source_detail=f"specs {doc.source}", country=country, continent=continent,
+            notes=(also,) if lows else ())
 

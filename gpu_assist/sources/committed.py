@@ -10,24 +10,26 @@
 Both only add to offers the SkyPilot extract has (same instance type and region): a dataset region is where
 its SKUs exist, not where the machine is sold. GCP's `hour` is cross-checked against SkyPilot's host +
 accelerator price: equal within 1e-4, or higher by exactly the bundled local SSD, agrees; more than 10 % apart,
-pricing.yml (read from GCP's Cloud Billing Catalog) wins and the other figure is kept in a `Replaced` label (rule b
-of issue #31: SkyPilot's figure is then mostly a Flex-start GPU rate, `sanity.py`); anything else is labelled
+pricing.yml (read from GCP's Cloud Billing Catalog) wins and the other figure is kept in a `Replaced` label (sanity
+rule (b): SkyPilot's figure is then mostly a Flex-start GPU rate, `sanity.py`); anything else is labelled
 "sources disagree" with both figures and dates (`catalog validate` lists every such pair).
 """
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from ..facts import Flag, Replaced
+from ..facts import Flag, Replaced, ScopedFlag, parse_flags
 from ..pricing.query import HOURS_PER_MONTH
 from . import spot_flags
-from .refresh import CountingSource, OfferRow
+from .offer_row import OfferRow, csv_text, sorted_flags, with_label
+from .refresh import CountingSource
 
 AWS_FILE = "aws_reserved_3y_allupfront.csv"
 GCP_FILE = "gcp_cud.csv"
@@ -76,78 +78,81 @@ class CommittedPrices:
 
     def _aws(self, rows: list[OfferRow]) -> list[OfferRow]:
         reserved = {r["instance_type"]: r for r in _read(self.directory / AWS_FILE) if r["region"] == "us-east-1"}
-        for row in rows:
-            priced = reserved.get(row["instance_type"])
-            if row["region"] != "us-east-1" or priced is None:
-                continue
-            annual = Decimal(priced["annual_cost_usd"])
-            row["reserved_3y_hourly"] = _hourly(annual / 8760)
-            row["reserved_source"], row["reserved_as_of"] = AWS_SOURCE, AWS_AS_OF
-            if row["instance_type"] in SAVINGS_PLAN_TYPES:
-                what = ("3-year EC2 Instance Savings Plan, All Upfront (the dataset prices this type by the "
-                        "plan, not a Standard RI)")
-            else:
-                what = "3-year Standard Reserved Instance, All Upfront"
-            _add_note(row, f"reserved_3y:{what}: about ${annual * 3:,.2f} upfront per instance "
-                           f"(${annual:,.2f} a year), no hourly charge")
-        return rows
+        return [_aws_reserved(row, reserved.get(row.instance_type)) if row.region == "us-east-1" else row
+                for row in rows]
 
     def _gcp(self, rows: list[OfferRow]) -> list[OfferRow]:
         committed = {(r["machine_type"], r["region"]): r for r in _read(self.directory / GCP_FILE)}
-        for row in rows:
-            priced = committed.get((row["instance_type"], row["region"]))
-            if priced is None:
-                continue
-            for term, column in (("1y", "month_1y"), ("3y", "month_3y")):
-                if priced[column]:
-                    row[f"reserved_{term}_hourly"] = _hourly(Decimal(priced[column]) / _HOURS_PER_MONTH)
-            if row.get("reserved_1y_hourly") or row.get("reserved_3y_hourly"):
-                row["reserved_source"], row["reserved_as_of"] = GCP_SOURCE, GCP_AS_OF
-                for term in ("1y", "3y"):
-                    if row.get(f"reserved_{term}_hourly"):
-                        _add_note(row, f"reserved_{term}:{term[0]}-year resource-based committed use, billed monthly "
-                                       f"(${Decimal(priced[f'month_{term}']):,.2f} a month), no upfront")
-            if row["on_demand_hourly"] and priced["hour"] and not agrees(row, priced["hour"]):
-                if far_apart(row["on_demand_hourly"], priced["hour"]):
-                    _replace_on_demand(row, priced["hour"])
-                else:
-                    _add_note(row, f"all:sources disagree on on-demand: {row['source']} ${row['on_demand_hourly']}/h "
-                                   f"({row['as_of'] or 'date unknown'}) vs {GCP_SOURCE} ${priced['hour']}/h "
-                                   f"({GCP_AS_OF})")
-            _check_spot(row, priced.get("hour_spot", ""))
-        return rows
+        return [_gcp_committed(row, committed.get((row.instance_type, row.region))) for row in rows]
 
 
-def _check_spot(row: OfferRow, billing_spot: str) -> None:
+def _aws_reserved(row: OfferRow, priced: dict[str, str] | None) -> OfferRow:
+    if priced is None:
+        return row
+    annual = Decimal(priced["annual_cost_usd"])
+    if row.instance_type in SAVINGS_PLAN_TYPES:
+        what = ("3-year EC2 Instance Savings Plan, All Upfront (the dataset prices this type by the "
+                "plan, not a Standard RI)")
+    else:
+        what = "3-year Standard Reserved Instance, All Upfront"
+    row = replace(row, reserved_3y_hourly=Decimal(_hourly(annual / 8760)), reserved_source=AWS_SOURCE,
+                  reserved_as_of=dt.date.fromisoformat(AWS_AS_OF))
+    return with_label(row, f"reserved_3y:{what}: about ${annual * 3:,.2f} upfront per instance "
+                           f"(${annual:,.2f} a year), no hourly charge")
+
+
+def _gcp_committed(row: OfferRow, priced: dict[str, str] | None) -> OfferRow:
+    if priced is None:
+        return row
+    terms = {term: Decimal(_hourly(Decimal(priced[f"month_{term}"]) / _HOURS_PER_MONTH))
+             for term in ("1y", "3y") if priced[f"month_{term}"]}
+    if terms:
+        row = replace(row, reserved_1y_hourly=terms.get("1y", row.reserved_1y_hourly),
+                      reserved_3y_hourly=terms.get("3y", row.reserved_3y_hourly), reserved_source=GCP_SOURCE,
+                      reserved_as_of=dt.date.fromisoformat(GCP_AS_OF))
+        for term in terms:
+            row = with_label(row, f"reserved_{term}:{term[0]}-year resource-based committed use, billed monthly "
+                                  f"(${Decimal(priced[f'month_{term}']):,.2f} a month), no upfront")
+    if row.on_demand_hourly is not None and priced["hour"] and not agrees(row, priced["hour"]):
+        if far_apart(row.on_demand_hourly, priced["hour"]):
+            row = _replace_on_demand(row, priced["hour"])
+        else:
+            row = with_label(row, f"all:sources disagree on on-demand: {row.source} "
+                                  f"${csv_text(row.on_demand_hourly)}/h ({csv_text(row.as_of) or 'date unknown'}) "
+                                  f"vs {GCP_SOURCE} ${priced['hour']}/h ({GCP_AS_OF})")
+    return _check_spot(row, priced.get("hour_spot", ""))
+
+
+def _check_spot(row: OfferRow, billing_spot: str) -> OfferRow:
     """The spot cross-check: a spot price more than `REPLACE_ABOVE` from the billing catalog's own spot price
     (gcp_cud.csv `hour_spot`) is flagged `spot:spot-disagrees-with-billing` and both figures are named. Not
     replaced: GCP may change a spot price once every 30 days, and the billing figure is older than that."""
-    spot = row.get("spot_hourly", "")
-    if spot and billing_spot and far_apart(spot, billing_spot):
-        flags = [f for f in row.get("flags", "").split(";") if f]
-        row["flags"] = ";".join(sorted({*flags, f"spot:{Flag.SPOT_DISAGREES_WITH_BILLING}"}))
-        _add_note(row, f"spot:sources disagree on spot: {row['source']} ${spot}/h "
-                       f"({row['as_of'] or 'date unknown'}) vs {GCP_SOURCE} ${_hourly(Decimal(billing_spot))}/h "
-                       f"({GCP_AS_OF})")
+    spot = row.spot_hourly
+    if spot is None or not billing_spot or not far_apart(spot, billing_spot):
+        return row
+    row = replace(row, flags=sorted_flags([*row.flags, ScopedFlag("spot", Flag.SPOT_DISAGREES_WITH_BILLING)]))
+    return with_label(row, f"spot:sources disagree on spot: {row.source} ${csv_text(spot)}/h "
+                           f"({csv_text(row.as_of) or 'date unknown'}) vs {GCP_SOURCE} "
+                           f"${_hourly(Decimal(billing_spot))}/h ({GCP_AS_OF})")
 
 
-def far_apart(figure: str, billing: str) -> bool:
+def far_apart(figure: Decimal, billing: str) -> bool:
     """Rule (b): whether a figure differs from the provider's billing catalog's by more than `REPLACE_ABOVE`."""
-    return abs(Decimal(figure) - Decimal(billing)) > Decimal(billing) * REPLACE_ABOVE
+    return abs(figure - Decimal(billing)) > Decimal(billing) * REPLACE_ABOVE
 
 
-def _replace_on_demand(row: OfferRow, billing_hour: str) -> None:
+def _replace_on_demand(row: OfferRow, billing_hour: str) -> OfferRow:
     """Rule (b): the billing catalog's on-demand price wins; the replaced figure stays in a `Replaced` label (a
     Flex-start rate, rule c, when the importer flagged it so); the defects of the replaced figure go with it and
     the spot price is checked again against the price that is now on-demand. The row keeps its date: elsewhere
     the two sources agree within 0.2 % (SOURCES-plans.txt part B), so list prices did not move between them."""
-    flags = [f for f in row.get("flags", "").split(";") if f]
-    flex_start = f"on_demand:{Flag.FLEX_START_PRICE}" in flags
-    _add_note(row, Replaced.entry("on_demand", figure=row["on_demand_hourly"], was_source=row["source"],
-                                  by=GCP_SOURCE, by_as_of=GCP_AS_OF, flex_start="yes" if flex_start else "no"))
-    row["on_demand_hourly"] = _hourly(Decimal(billing_hour))
-    kept = [f for f in flags if not f.startswith("on_demand:") and f.partition(":")[2] not in _SPOT_CHECKS]
-    row["flags"] = ";".join(sorted(set(kept + spot_flags(row["on_demand_hourly"], row.get("spot_hourly", "")))))
+    flex_start = ScopedFlag("on_demand", Flag.FLEX_START_PRICE) in row.flags
+    row = with_label(row, Replaced.entry("on_demand", figure=csv_text(row.on_demand_hourly), was_source=row.source,
+                                         by=GCP_SOURCE, by_as_of=GCP_AS_OF, flex_start="yes" if flex_start else "no"))
+    on_demand = Decimal(_hourly(Decimal(billing_hour)))
+    kept = [f for f in row.flags if f.scope != "on_demand" and f.flag not in _SPOT_CHECKS]
+    spot_defects = parse_flags(";".join(spot_flags(csv_text(on_demand), csv_text(row.spot_hourly))))
+    return replace(row, on_demand_hourly=on_demand, flags=sorted_flags([*kept, *spot_defects]))
 
 
 def local_ssd_gb(machine_type: str) -> int:
@@ -161,18 +166,14 @@ def local_ssd_gb(machine_type: str) -> int:
 
 def agrees(row: OfferRow, other_hour: str) -> bool:
     """Whether pricing.yml's hourly price equals SkyPilot's, or exceeds it by just the bundled local SSD."""
-    difference = Decimal(other_hour) - Decimal(row["on_demand_hourly"])
+    difference = Decimal(other_hour) - (row.on_demand_hourly or Decimal(0))
     if abs(difference) <= _AGREE:
         return True
-    ssd_gb = local_ssd_gb(row["instance_type"])
+    ssd_gb = local_ssd_gb(row.instance_type)
     if not ssd_gb or difference <= 0:
         return False
     per_gb_month = difference * _HOURS_PER_MONTH / ssd_gb
     return _SSD_PER_GB_MONTH[0] <= per_gb_month <= _SSD_PER_GB_MONTH[1]
-
-
-def _add_note(row: OfferRow, note: str) -> None:
-    row["notes"] = ";".join(filter(None, [row.get("notes", ""), note]))
 
 
 class WithCommittedPrices:

@@ -62,7 +62,7 @@ from ..errors import GpuAssistError
 from ..host.cloud_host import metadata_allowed
 from . import number_text
 from .china import Documented
-from .refresh import OfferRow
+from .offer_row import OfferRow
 
 SOURCE_KEY = "huawei-api"
 DEFAULT_REGIONS = ("cn-north-4", "cn-east-3", "cn-south-1")
@@ -177,7 +177,7 @@ class HuaweiPriceSource:
 
     def in_scope(self, row: OfferRow) -> bool:
         """This refresh replaces its own earlier rows in its regions; the articles' rows (region `cn`) stay."""
-        return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
+        return row.source == SOURCE_KEY and row.region in self.regions
 
     def _skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -278,7 +278,7 @@ class HuaweiPriceSource:
         return {batch[key].name: (Decimal(str(amount)), answer.currency or "CNY")
                 for key, amount in results if key in batch and amount is not None}
 
-    def rows(self) -> list[dict[str, str]]:
+    def rows(self) -> list[OfferRow]:
         rows = []
         bss = self.bss()
         for done, region in enumerate(self.regions):
@@ -295,17 +295,22 @@ class HuaweiPriceSource:
                     self._skip("no price in the region")
                     continue
                 currency = (hourly.get(flavor.name) or monthly[flavor.name])[1]
-                rows.append(dict(
+                rows.append(OfferRow(
                     provider="huawei", region=region, instance_type=flavor.name, gpu=flavor.gpu,
-                    gpu_count=flavor.gpu_count, gpu_memory_gib=flavor.gpu_memory_gib, vcpus=flavor.vcpus,
-                    memory_gib=flavor.memory_gib, interconnect=flavor.interconnect, currency=currency,
-                    on_demand_hourly=_text(hourly.get(flavor.name)), monthly=_text(monthly.get(flavor.name)),
-                    billing_granularity_s="3600", source=SOURCE_KEY, as_of=self.today.isoformat(), verified="yes",
+                    gpu_count=Decimal(flavor.gpu_count), gpu_memory_gib=_size(flavor.gpu_memory_gib),
+                    vcpus=_size(flavor.vcpus), memory_gib=_size(flavor.memory_gib), interconnect=flavor.interconnect,
+                    currency=currency, on_demand_hourly=_price(hourly.get(flavor.name)),
+                    monthly=_price(monthly.get(flavor.name)), billing_granularity_s=3600, source=SOURCE_KEY,
+                    as_of=self.today, verified=True,
                     source_detail=f"ListOnDemandResourceRatings amount, ListRateOnPeriodDetail official price; "
                                   f"specs {flavor.specs_from}"))
         self.progress("", len(self.regions), len(self.regions))
         return rows
 
 
-def _text(price: tuple[Decimal, str] | None) -> str:
-    return format(price[0].normalize(), "f") if price else ""
+def _price(price: tuple[Decimal, str] | None) -> Decimal | None:
+    return price[0].normalize() if price else None
+
+
+def _size(text: str) -> Decimal | None:
+    return Decimal(text) if text else None

@@ -36,8 +36,10 @@ from ..catalog.gpus import load_gpus
 from ..catalog.providers import REGISTRY
 from ..catalog.regions import location
 from ..errors import CatalogError
+from ..facts import parse_flags
 from . import JsonObject, spot_flags
-from .refresh import CountingSource, OfferRow, refresh
+from .offer_row import OfferRow, read_rows
+from .refresh import CountingSource, refresh
 from .skypilot import SkyPilotSource
 
 AZURE_PRICES_URL = os.environ.get("GPU_ASSIST_AZURE_PRICES_URL", "https://prices.azure.com/api/retail/prices")
@@ -122,6 +124,10 @@ def _hourly(value: Decimal) -> str:
     return format(value.quantize(_MICRO, rounding=ROUND_HALF_UP).normalize(), "f")
 
 
+def _text(price: Decimal | None) -> str:
+    return "" if price is None else format(price, "f")
+
+
 def effective_hourly(price: Decimal, years: int) -> Decimal:
     """A reservation's effective hourly rate: the term's price spread over its hours."""
     return price / (years * 8760)
@@ -139,12 +145,11 @@ class AzureRetailSource:
         self.http = http or session()
         self.skipped: Counter[str] = Counter()
 
-    def _specs(self) -> dict[str, dict[str, str]]:
+    def _specs(self) -> dict[str, OfferRow]:
         path = self.catalog_dir / "azure.csv"
         if not path.exists():
             return {}
-        with path.open(newline="", encoding="utf-8") as handle:
-            return {r["instance_type"]: r for r in csv.DictReader(handle)}
+        return {row.instance_type: row for row in read_rows(path)}
 
     def rows(self) -> Iterator[OfferRow]:
         specs = self._specs()
@@ -168,19 +173,21 @@ class AzureRetailSource:
             if "on_demand_hourly" not in found and "spot_hourly" not in found:
                 self.skipped["reservation only, no on-demand or spot price"] += 1
                 continue
-            country, continent = location("azure", region)
-            flags = [f for f in spec.get("flags", "").split(";") if f.startswith("all:")]
-            flags += spot_flags(_hourly(found["on_demand_hourly"]) if "on_demand_hourly" in found else "",
-                                _hourly(found["spot_hourly"]) if "spot_hourly" in found else "")
-            yield {
-                **{c: spec[c] for c in ("instance_type", "gpu", "gpu_count", "gpu_memory_gib", "vcpus",
-                                        "memory_gib", "interconnect")},
-                "provider": "azure", "region": region, "zone": "", "currency": "USD",
-                **{column: _hourly(value) for column, value in found.items()},
-                "billing_granularity_s": "60", "source": self.source, "as_of": self.today.isoformat(),
-                "verified": "yes", "flags": ";".join(flags), "country": country, "continent": continent,
-                "source_detail": f"Azure Retail Prices API {self.today.isoformat()}",
-            }
+            yield self._offer(spec, region, {column: Decimal(_hourly(value)) for column, value in found.items()})
+
+    def _offer(self, spec: OfferRow, region: str, hourly: dict[str, Decimal]) -> OfferRow:
+        """A size's row in `region` at these prices (column → price), its spec from azure.csv."""
+        country, continent = location("azure", region)
+        on_demand, spot = hourly.get("on_demand_hourly"), hourly.get("spot_hourly")
+        spot_defects = parse_flags(";".join(spot_flags(_text(on_demand), _text(spot))))
+        return OfferRow(
+            provider="azure", region=region, instance_type=spec.instance_type, gpu=spec.gpu,
+            gpu_count=spec.gpu_count, gpu_memory_gib=spec.gpu_memory_gib, vcpus=spec.vcpus,
+            memory_gib=spec.memory_gib, interconnect=spec.interconnect, currency="USD", on_demand_hourly=on_demand,
+            spot_hourly=spot, reserved_1y_hourly=hourly.get("reserved_1y_hourly"),
+            reserved_3y_hourly=hourly.get("reserved_3y_hourly"), billing_granularity_s=60, source=self.source,
+            as_of=self.today, verified=True, flags=(*(f for f in spec.flags if f.scope == "all"), *spot_defects),
+            source_detail=f"Azure Retail Prices API {self.today.isoformat()}", country=country, continent=continent)
 
     def _column(self, item: JsonObject) -> str | None:
         """Which catalog column an item prices, or None (Windows, Low Priority, DevTest, non-hourly)."""
@@ -241,7 +248,7 @@ def refresh_skypilot(commit: str, providers: list[str], catalog_dir: Path, today
 
 
 class FixedRows:
-    """Rows already computed, presented as a price source."""
+    """Rows already computed (and corrected across providers), presented as a price source."""
 
     def __init__(self, source: CountingSource, rows: list[OfferRow]):
         self.provider, self.source, self.skipped, self._rows = source.provider, source.source, source.skipped, rows

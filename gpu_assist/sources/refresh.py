@@ -1,9 +1,9 @@
 """Price sources: how rows get into `catalogs/`, and how a better source replaces a worse one.
 
-A `PriceSource` yields offer rows (dicts with the columns of `catalog.OFFER_COLUMNS`) for one
-provider. `refresh()` writes them to `<catalog>/<provider>.csv` only after they pass the same
-checks the loader applies, through a temporary file and an atomic rename, so a source that
-fails half-way leaves the previous file in use.
+A `PriceSource` yields typed offer rows (`OfferRow`, a field per column of `catalog.OFFER_COLUMNS`) for one
+provider; only the writer here turns them into CSV text. `refresh()` writes them to `<catalog>/<provider>.csv`
+only after they pass the same checks the loader applies, through a temporary file and an atomic rename, so a
+source that fails half-way leaves the previous file in use.
 
 Shipped sources: `SkyPilotSource` (AWS, GCP, Azure, Lambda from SkyPilot's public catalog CSVs).
 To replace the unverified Alibaba/Tencent/Huawei rows with verified ones, implement `PriceSource`
@@ -25,9 +25,11 @@ from ..catalog.fx import load_fx
 from ..catalog.gpus import load_gpus
 from ..catalog.offers import KEY_COLUMNS, OFFER_COLUMNS
 from ..errors import CatalogError
+from .offer_row import OfferRow, read_rows
 
-# One offer row as a source produces it and the CSV file holds it: column → text ("" where blank).
-OfferRow = dict[str, str]
+# A row's CSV fields as text (column → text, "" where blank): what `OfferRow.from_csv_fields` reads and
+# `fields_to_csv` writes as it is.
+RowFields = dict[str, str]
 
 
 class PriceSource(Protocol):
@@ -37,7 +39,7 @@ class PriceSource(Protocol):
     source: str  # key of this source in catalogs/SOURCES.md
 
     def rows(self) -> Iterable[OfferRow]:
-        """Offer rows, each a dict over OFFER_COLUMNS (missing keys are written blank)."""
+        """Offer rows, typed (`OfferRow.from_csv_fields` makes one from a source's CSV fields)."""
 
 
 class CountingSource(PriceSource, Protocol):
@@ -64,11 +66,17 @@ class RefreshReport:
         return "; ".join(parts)
 
 
-def rows_to_csv(rows: list[OfferRow]) -> str:
+def rows_to_csv(rows: Iterable[OfferRow]) -> str:
+    """The catalog file's text: the header, then the rows by GPU, instance type, region and zone."""
+    return fields_to_csv(row.csv_fields() for row in rows)
+
+
+def fields_to_csv(rows: Iterable[RowFields]) -> str:
+    """`rows_to_csv` over rows' CSV fields as they are (a missing column is blank; a test writes any text)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(OFFER_COLUMNS), lineterminator="\n")
     writer.writeheader()
-    for row in sorted(rows, key=lambda r: tuple(str(r.get(c, "")) for c in ("gpu", "instance_type", "region", "zone"))):
+    for row in sorted(rows, key=lambda r: tuple(r.get(c, "") for c in ("gpu", "instance_type", "region", "zone"))):
         writer.writerow({c: row.get(c, "") for c in OFFER_COLUMNS})
     return buffer.getvalue()
 
@@ -102,12 +110,12 @@ def refresh(source: PriceSource, catalog_dir: Path) -> RefreshReport:
     path = Path(catalog_dir) / f"{source.provider}.csv"
     in_scope = getattr(source, "in_scope", None)
     if in_scope is not None and path.exists():
-        with path.open(newline="", encoding="utf-8") as handle:
-            rows = [row for row in csv.DictReader(handle) if not in_scope(row)] + rows
+        rows = [row for row in read_rows(path) if not in_scope(row)] + rows
     unique: dict[tuple[str, ...], OfferRow] = {}
     duplicates = 0
     for row in rows:
-        key = tuple(str(row.get(c, "")) for c in KEY_COLUMNS)
+        fields = row.csv_fields()
+        key = tuple(fields[c] for c in KEY_COLUMNS)
         if key in unique:
             duplicates += 1
             continue
@@ -117,6 +125,7 @@ def refresh(source: PriceSource, catalog_dir: Path) -> RefreshReport:
     if duplicates:
         report.skipped["exact duplicate"] = report.skipped.get("exact duplicate", 0) + duplicates
     for row in unique.values():
-        for flag in filter(None, str(row.get("flags", "")).split(";")):
-            report.flagged[flag] = report.flagged.get(flag, 0) + 1
+        for flag in row.flags:
+            name = f"{flag.scope}:{flag.flag.value}"
+            report.flagged[name] = report.flagged.get(name, 0) + 1
     return report

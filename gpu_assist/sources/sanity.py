@@ -1,4 +1,4 @@
-"""Price sanity at import (issue #31): upstream catalog defects caught as typed flags and labels before they rank.
+"""Price sanity at import: upstream catalog defects caught as typed flags and labels before they rank.
 
 Each rule is a predicate over prices (so a test can ask it of any row) and a pass that flags the rows it holds
 for; a flagged price is left out of quotes unless asked for (`include-flagged`), a label is shown with it:
@@ -35,8 +35,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from decimal import Decimal
 
-from ..facts import Derived, Flag, LocalZone, ResoldBelow, SpotOutlier, parse_labels
-from .refresh import OfferRow
+from ..facts import Derived, Flag, LocalZone, ResoldBelow, ScopedFlag, SpotOutlier
+from .offer_row import OfferRow, with_flag, with_label
 
 MIN_PROVIDERS = 3
 MIN_ZONES = 3
@@ -112,31 +112,21 @@ def upstream(provider: str, instance_type: str) -> str | None:
 
 
 # --- the passes over imported rows -------------------------------------------------------------------------------
-
-def _flags(row: OfferRow) -> list[str]:
-    return [f for f in row.get("flags", "").split(";") if f]
-
-
-def add_flag(row: OfferRow, scope: str, flag: Flag) -> None:
-    entry = f"{scope}:{flag}"
-    flags = _flags(row)
-    if entry not in flags:
-        row["flags"] = ";".join([*flags, entry])
-
-
-def add_note(row: OfferRow, note: str) -> None:
-    row["notes"] = ";".join(filter(None, [row.get("notes", ""), note]))
-
+# Each pass replaces the rows it flags or labels in the list it is given (a row is a frozen value).
 
 def _flagged(row: OfferRow, scope: str) -> bool:
-    return any(f.split(":")[0] in ("all", scope) for f in _flags(row))
+    return any(flag.scope in ("all", scope) for flag in row.flags)
 
 
-def _per_gpu(row: OfferRow, column: str) -> Decimal | None:
-    price, count = row.get(column, ""), row.get("gpu_count", "")
-    if not price or not count or Decimal(count) < 1 or row.get("currency") != "USD":
+def _per_gpu(row: OfferRow, price: Decimal | None) -> Decimal | None:
+    if price is None or row.gpu_count < 1 or row.currency != "USD":
         return None
-    return Decimal(price) / Decimal(count)
+    return price / row.gpu_count
+
+
+def _prices(row: OfferRow) -> tuple[tuple[Decimal | None, str, str], ...]:
+    """(price, its column, its flag scope) of the on-demand and spot prices, the two the rules judge."""
+    return (row.on_demand_hourly, "on_demand_hourly", "on_demand"), (row.spot_hourly, "spot_hourly", "spot")
 
 
 def gpu_medians(rows: Iterable[OfferRow]) -> dict[str, Decimal]:
@@ -144,9 +134,9 @@ def gpu_medians(rows: Iterable[OfferRow]) -> dict[str, Decimal]:
     per-GPU-hour price (a provider listing a type in 80 zones counts once); only GPUs with `MIN_PROVIDERS`."""
     by_gpu: dict[str, dict[str, list[Decimal]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        per_gpu = _per_gpu(row, "on_demand_hourly")
-        if per_gpu is not None and row.get("verified") == "yes" and not _flagged(row, "on_demand"):
-            by_gpu[row["gpu"]][row["provider"]].append(per_gpu)
+        per_gpu = _per_gpu(row, row.on_demand_hourly)
+        if per_gpu is not None and row.verified and not _flagged(row, "on_demand"):
+            by_gpu[row.gpu][row.provider].append(per_gpu)
     return {gpu: statistics.median(statistics.median(prices) for prices in providers.values())
             for gpu, providers in by_gpu.items() if len(providers) >= MIN_PROVIDERS}
 
@@ -154,89 +144,100 @@ def gpu_medians(rows: Iterable[OfferRow]) -> dict[str, Decimal]:
 def flag_far_below_median(rows: list[OfferRow], medians: dict[str, Decimal]) -> None:
     """(d) over on-demand prices: a spot price is a discount of its own on-demand (Azure's A100 spot runs at a
     ninth of it), so a spot price is judged against its zones by (e), not against other providers' on-demand."""
-    for row in rows:
-        median, per_gpu = medians.get(row["gpu"]), _per_gpu(row, "on_demand_hourly")
+    for n, row in enumerate(rows):
+        median, per_gpu = medians.get(row.gpu), _per_gpu(row, row.on_demand_hourly)
         if median is not None and per_gpu is not None and far_below_median(per_gpu, median):
-            add_flag(row, "on_demand", Flag.FAR_BELOW_GPU_MEDIAN)
+            rows[n] = with_flag(row, ScopedFlag("on_demand", Flag.FAR_BELOW_GPU_MEDIAN))
 
 
 def flag_spot_outliers(rows: list[OfferRow]) -> None:
     """(e) per provider and instance type over the zones that price its spot."""
-    zones: dict[tuple[str, str], list[OfferRow]] = defaultdict(list)
-    for row in rows:
-        if row.get("zone") and row.get("spot_hourly"):
-            zones[(row["provider"], row["instance_type"])].append(row)
+    zones: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for n, row in enumerate(rows):
+        if row.zone and row.spot_hourly is not None:
+            zones[(row.provider, row.instance_type)].append(n)
     for group in zones.values():
         if len(group) < MIN_ZONES:
             continue
-        median = statistics.median(Decimal(r["spot_hourly"]) for r in group)
-        for row in group:
-            if spot_outlier(Decimal(row["spot_hourly"]), median):
-                add_flag(row, "spot", Flag.SPOT_OUTLIER)
-                add_note(row, SpotOutlier.entry("spot", zones=len(group), median=f"{median.quantize(Decimal('0.01'))}"))
+        median = statistics.median(rows[n].spot_hourly or Decimal(0) for n in group)
+        for n in group:
+            if spot_outlier(rows[n].spot_hourly or Decimal(0), median):
+                row = with_flag(rows[n], ScopedFlag("spot", Flag.SPOT_OUTLIER))
+                rows[n] = with_label(row, SpotOutlier.entry("spot", zones=len(group),
+                                                            median=f"{median.quantize(Decimal('0.01'))}"))
 
 
 def label_local_zones(rows: list[OfferRow]) -> None:
-    for row in rows:
-        zone = local_zone(row.get("zone", "")) if row.get("provider") == "aws" else None
+    for n, row in enumerate(rows):
+        zone = local_zone(row.zone) if row.provider == "aws" else None
         if zone is not None:
-            add_note(row, LocalZone.entry("all", zone=zone.zone, wavelength="yes" if zone.wavelength else "no"))
+            rows[n] = with_label(row, LocalZone.entry("all", zone=zone.zone,
+                                                      wavelength="yes" if zone.wavelength else "no"))
 
 
-def flag_resales(rows: list[OfferRow]) -> None:
-    """Resale: every resale of an upstream GPU line with a price defect, found on the upstream's own rows or on
+def resold_lines(rows: Iterable[OfferRow]) -> set[tuple[str, str]]:
+    """The (provider, GPU) lines with a price defect every resale shares, found on the upstream's own rows or on
     any reseller's."""
-    flagged: set[tuple[str, str]] = set()
-    for row in rows:
-        line = upstream(row["provider"], row["instance_type"]) or row["provider"]
-        if any(Flag(f.partition(":")[2]) in PROPAGATING for f in _flags(row)):
-            flagged.add((line, row["gpu"]))
-    for row in rows:
-        resold = upstream(row["provider"], row["instance_type"])
-        if resold is not None and (resold, row["gpu"]) in flagged:
-            add_flag(row, "all", Flag.UPSTREAM_FLAGGED)
+    return {(upstream(row.provider, row.instance_type) or row.provider, row.gpu) for row in rows
+            if any(flag.flag in PROPAGATING for flag in row.flags)}
+
+
+def flag_resales(rows: list[OfferRow], flagged: set[tuple[str, str]] | None = None) -> None:
+    """Resale: every resale of an upstream GPU line with a price defect (`resold_lines`, of `rows` unless
+    given)."""
+    flagged = resold_lines(rows) if flagged is None else flagged
+    for n, row in enumerate(rows):
+        resold = upstream(row.provider, row.instance_type)
+        if resold is not None and (resold, row.gpu) in flagged:
+            rows[n] = with_flag(row, ScopedFlag("all", Flag.UPSTREAM_FLAGGED))
 
 
 def _derived(row: OfferRow, scope: str) -> bool:
-    labels = parse_labels(row.get("notes", ""))
-    return any(isinstance(label, Derived) and label.scope in ("all", scope) for label in labels)
+    return any(isinstance(label, Derived) and label.scope in ("all", scope) for label in row.notes)
 
 
 def upstream_prices(rows: Iterable[OfferRow]) -> dict[tuple[str, str, str], Decimal]:
     """Per (provider, GPU, price column), the provider's own lowest per-GPU-hour price: unflagged, not derived."""
     lowest: dict[tuple[str, str, str], Decimal] = {}
     for row in rows:
-        for column, scope in (("on_demand_hourly", "on_demand"), ("spot_hourly", "spot")):
-            per_gpu = _per_gpu(row, column)
+        for price, column, scope in _prices(row):
+            per_gpu = _per_gpu(row, price)
             if per_gpu is None or _flagged(row, scope) or _derived(row, scope) or upstream(
-                    row["provider"], row["instance_type"]) is not None:
+                    row.provider, row.instance_type) is not None:
                 continue
-            key = (row["provider"], row["gpu"], column)
+            key = (row.provider, row.gpu, column)
             lowest[key] = min(per_gpu, lowest.get(key, per_gpu))
     return lowest
 
 
-def flag_resold_below(rows: list[OfferRow]) -> None:
-    """A resale priced below `RESALE_SHARE` of its upstream's own price for the same GPU and pricing model."""
-    own = upstream_prices(rows)
-    for row in rows:
-        resold = upstream(row["provider"], row["instance_type"])
-        for column, scope in (("on_demand_hourly", "on_demand"), ("spot_hourly", "spot")):
-            per_gpu, theirs = _per_gpu(row, column), own.get((resold or "", row["gpu"], column))
+def flag_resold_below(rows: list[OfferRow], own: dict[tuple[str, str, str], Decimal] | None = None) -> None:
+    """A resale priced below `RESALE_SHARE` of its upstream's own price for the same GPU and pricing model (the
+    upstreams' prices of `rows` unless given)."""
+    own = upstream_prices(rows) if own is None else own
+    for n, row in enumerate(rows):
+        resold = upstream(row.provider, row.instance_type)
+        for price, column, scope in _prices(row):
+            per_gpu, theirs = _per_gpu(row, price), own.get((resold or "", row.gpu, column))
             if resold is None or per_gpu is None or theirs is None or per_gpu >= theirs * RESALE_SHARE:
                 continue
-            add_flag(row, scope, Flag.RESOLD_BELOW_SOURCE)
-            add_note(row, ResoldBelow.entry(scope, upstream=resold, per_gpu=theirs, share=RESALE_SHARE))
+            row = with_label(with_flag(row, ScopedFlag(scope, Flag.RESOLD_BELOW_SOURCE)),
+                             ResoldBelow.entry(scope, upstream=resold, per_gpu=theirs, share=RESALE_SHARE))
+            rows[n] = row
 
 
 def check(rows_by_provider: dict[str, list[OfferRow]]) -> None:
     """Every cross-row rule over one import of all providers, in place: (e) and local zones per provider, then
     (d) against the medians of the rows as they came in, then resale over the defects found so far."""
-    every = [row for rows in rows_by_provider.values() for row in rows]
-    for rows in rows_by_provider.values():
+    lists = list(rows_by_provider.values())
+    for rows in lists:
         flag_spot_outliers(rows)
         label_local_zones(rows)
-    flag_far_below_median(every, gpu_medians(every))
-    flag_resold_below(every)
-    flag_resales(every)
-
+    medians = gpu_medians(row for rows in lists for row in rows)
+    for rows in lists:
+        flag_far_below_median(rows, medians)
+    own = upstream_prices(row for rows in lists for row in rows)
+    for rows in lists:
+        flag_resold_below(rows, own)
+    flagged = resold_lines(row for rows in lists for row in rows)
+    for rows in lists:
+        flag_resales(rows, flagged)

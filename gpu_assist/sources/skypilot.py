@@ -26,6 +26,7 @@ same zone, with the accelerator row of the count that the machine family attache
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -35,9 +36,10 @@ from pathlib import Path
 
 from ..catalog.gpus import GpuSpec, GpuTable
 from ..catalog.regions import location
-from ..facts import Corrected, Flag
-from . import interconnect, number_text, spot_flags
-from .refresh import OfferRow
+from ..facts import Corrected, Flag, parse_flags, parse_labels
+from . import interconnect as interconnect_of
+from . import number_text, spot_flags
+from .offer_row import OfferRow
 from .sanity import below_parts, flex_start_rate
 from .skypilot_rules import RULES, Listed, gpu_info_mib
 
@@ -105,6 +107,10 @@ def _gpu_memory_gib(gpu_info: str, fallback: float) -> float:
     return round(mib / 1024, 2) if mib is not None else fallback
 
 
+def _number(text: str) -> Decimal | None:
+    return Decimal(text) if text else None
+
+
 def price_text(value: str) -> str:
     """A price as published, except float artefacts beyond 6 decimals, rounded half-up (0.36979999999999996 →
     0.3698); blank stays blank."""
@@ -135,17 +141,22 @@ class SkyPilotSource:
         with self.path.open(newline="", encoding="utf-8") as handle:
             return list(csv.DictReader(handle))
 
-    def _offer(self, **values: str) -> OfferRow:
-        row = {
-            "provider": self.provider, "currency": "USD", "verified": "yes", "source": self.source,
-            "as_of": self.as_of, "billing_granularity_s": str(self.extract.billing_granularity_s),
-            "interconnect": interconnect(values["instance_type"]), "zone": "",
-        }
-        row.update(values)
-        row["country"], row["continent"] = location(self.provider, row["region"])
-        if self.detail:  # where a refreshed file came from (commit and path)
-            row["source_detail"] = "; ".join(filter(None, [row.get("source_detail", ""), self.detail]))
-        return row
+    def _offer(self, *, region: str, instance_type: str, gpu: str, gpu_count: str, gpu_memory_gib: str,
+               vcpus: str, memory_gib: str, on_demand_hourly: str, spot_hourly: str, flags: str, zone: str = "",
+               interconnect: str | None = None, notes: str = "", source_detail: str = "") -> OfferRow:
+        """A row from the extract's text (counts and prices as written, `flags` and `notes` as the columns write
+        them); the provider, source, date, currency and location are this source's."""
+        country, continent = location(self.provider, region)
+        return OfferRow(
+            provider=self.provider, region=region, zone=zone, instance_type=instance_type, gpu=gpu,
+            gpu_count=Decimal(gpu_count), gpu_memory_gib=Decimal(gpu_memory_gib), vcpus=_number(vcpus),
+            memory_gib=_number(memory_gib),
+            interconnect=interconnect_of(instance_type) if interconnect is None else interconnect, currency="USD",
+            on_demand_hourly=_number(on_demand_hourly), spot_hourly=_number(spot_hourly),
+            billing_granularity_s=self.extract.billing_granularity_s, source=self.source,
+            as_of=dt.date.fromisoformat(self.as_of) if self.as_of else None, verified=True,
+            flags=parse_flags(flags), source_detail="; ".join(filter(None, [source_detail, self.detail])),
+            country=country, continent=continent, notes=parse_labels(notes))
 
     def _gpu(self, accelerator: str) -> GpuSpec | None:
         spec = self.gpus.find(accelerator)
@@ -349,4 +360,4 @@ def _named_interconnect(instance_type: str, accelerator: str) -> str:
         return "nvlink"
     if "pci" in names:
         return "pcie"
-    return interconnect(instance_type)
+    return interconnect_of(instance_type)

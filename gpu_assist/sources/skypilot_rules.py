@@ -9,7 +9,7 @@ import json
 from decimal import Decimal
 
 from ..catalog.gpus import GpuSpec
-from ..facts import Flag
+from ..facts import Derived, Flag
 from . import number_text
 
 
@@ -84,12 +84,13 @@ def _oci(raw: Listed) -> None:
 
 # Prices flagged for review: far below every comparable offer (SOURCES.txt §7: 1V100.6V looks low).
 _REVIEW = {("verda", "1V100.6V", "0.1381")}
+VERDA_SPOT_SHARE = "0.35"  # the share of on-demand Verda's list sets every spot price to
 
 
 def _verda(raw: Listed) -> None:
     """Verda: spot is a fixed 0.35 × on-demand (derived, not a market price); the 0.1381 V100 is flagged."""
     if raw.spot:
-        raw.notes.append("spot:derived spot (the source sets spot = 0.35 × on-demand, not a market price)")
+        raw.notes.append(Derived.entry("spot", share=VERDA_SPOT_SHARE))
     if ("verda", raw.row["InstanceType"], raw.on_demand) in _REVIEW:
         raw.flags.append(f"on_demand:{Flag.PRICE_NEEDS_REVIEW}")
 

@@ -23,6 +23,7 @@ import datetime as dt
 import os
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any, Protocol
 
@@ -38,15 +39,20 @@ from tencentcloud.common.profile.http_profile import HttpProfile
 from tencentcloud.cvm.v20170312 import cvm_client as cvm
 
 from ..errors import GpuAssistError
+from ..facts import Flag, ScopedFlag
 from ..host.cloud_host import ROLE_VARIABLES, metadata_allowed
 from . import JsonObject
 from .china import REGION as LIST_REGION
-from .refresh import OfferRow
+from .offer_row import OfferRow
 
 SOURCE_KEY = "tencent-api"
 DEFAULT_REGIONS = ("ap-guangzhou", "ap-shanghai", "ap-beijing")
 CREDENTIAL_VARIABLES = "TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY"
-_CHARGE_COLUMNS = {"POSTPAID_BY_HOUR": "on_demand_hourly", "SPOTPAID": "spot_hourly", "PREPAID": "monthly"}
+# Per charge type, the row with its price in its column (on-demand per hour, spot per hour, one month ahead)
+_PRICED: dict[str, Callable[[OfferRow, Decimal | None], OfferRow]] = {
+    "POSTPAID_BY_HOUR": lambda row, price: replace(row, on_demand_hourly=price),
+    "SPOTPAID": lambda row, price: replace(row, spot_hourly=price),
+    "PREPAID": lambda row, price: replace(row, monthly=price)}
 # ItemPrice's fields per charge type, what the account pays first: per hour after use, or one month paid ahead
 _PRICE_FIELDS = {"POSTPAID_BY_HOUR": ("UnitPriceDiscount", "UnitPrice"), "SPOTPAID": ("UnitPriceDiscount", "UnitPrice"),
                  "PREPAID": ("DiscountPrice", "OriginalPrice")}
@@ -94,10 +100,15 @@ def cvm_client(region: str, endpoint: str | None = None, *, scheme: str = "http"
     return client
 
 
-def _price(price: JsonObject, charge_type: str) -> str:
+def _price(price: JsonObject, charge_type: str) -> Decimal | None:
     first, fallback = _PRICE_FIELDS[charge_type]
     value = price.get(first) or price.get(fallback)
-    return format(Decimal(str(value)).normalize(), "f") if value else ""
+    return Decimal(str(value)).normalize() if value else None
+
+
+def _size(value: object) -> Decimal | None:
+    """A count or size as the API gives it (`10`, `10.5`), written as it reads."""
+    return Decimal(str(value)) if value not in (None, "") else None
 
 
 class TencentPriceSource:
@@ -121,7 +132,7 @@ class TencentPriceSource:
     def in_scope(self, row: OfferRow) -> bool:
         """This refresh replaces its own earlier rows in the regions it asks; the published list and the
         articles' rows (region `cn`) stay."""
-        return row.get("source") == SOURCE_KEY and row.get("region") in self.regions
+        return row.source == SOURCE_KEY and row.region in self.regions
 
     def _call(self, client: CvmClient, charge_type: str) -> list[JsonObject]:
         """One DescribeZoneInstanceConfigInfos call, retried with exponential backoff while throttled."""
@@ -137,18 +148,20 @@ class TencentPriceSource:
                 self.sleep(0.5 * 2 ** attempt)
         return []
 
-    def rows(self) -> list[dict[str, str]]:
-        rows: dict[tuple[str, str], dict[str, str]] = {}
+    def rows(self) -> list[OfferRow]:
+        rows: dict[tuple[str, str], OfferRow] = {}
         for done, region in enumerate(self.regions):
             self.progress(region, done, len(self.regions))
             client = self.client(region)
-            for charge_type, column in _CHARGE_COLUMNS.items():
+            for charge_type, priced in _PRICED.items():
                 for item in self._call(client, charge_type):
                     row = self._row(region, item, rows)
                     if row is not None:
-                        row[column] = _price(item.get("Price") or {}, charge_type)
+                        key = (row.zone, row.instance_type)
+                        rows[key] = priced(row, _price(item.get("Price") or {}, charge_type))
         self.progress("", len(self.regions), len(self.regions))
-        return [row for row in rows.values() if row["on_demand_hourly"] or row["spot_hourly"] or row["monthly"]]
+        return [row for row in rows.values()
+                if row.on_demand_hourly is not None or row.spot_hourly is not None or row.monthly is not None]
 
     def _row(self, region: str, item: JsonObject, rows: dict[tuple[str, str], OfferRow]) -> OfferRow | None:
         """The row of an item's zone and instance type (made on first sight), None for a type without GPUs or one
@@ -164,13 +177,13 @@ class TencentPriceSource:
         key = (item["Zone"], item["InstanceType"])
         if key not in rows:
             gpu, memory = self.documented[family]
-            rows[key] = dict(provider="tencent", region=region, zone=item["Zone"], instance_type=item["InstanceType"],
-                             gpu=gpu, gpu_count=format(count.normalize(), "f"), gpu_memory_gib=memory,
-                             vcpus=str(item.get("Cpu", "")), memory_gib=str(item.get("Memory", "")),
-                             interconnect="unknown", currency="CNY", on_demand_hourly="", spot_hourly="", monthly="",
-                             billing_granularity_s="3600", source=SOURCE_KEY, as_of=self.today.isoformat(),
-                             verified="yes", flags="all:fractional-gpu" if count < 1 else "",
-                             source_detail=f"DescribeZoneInstanceConfigInfos, {item.get('TypeName', '')}".strip(", "))
+            rows[key] = OfferRow(
+                provider="tencent", region=region, zone=item["Zone"], instance_type=item["InstanceType"], gpu=gpu,
+                gpu_count=count.normalize(), gpu_memory_gib=Decimal(memory), vcpus=_size(item.get("Cpu")),
+                memory_gib=_size(item.get("Memory")), interconnect="unknown", currency="CNY",
+                billing_granularity_s=3600, source=SOURCE_KEY, as_of=self.today, verified=True,
+                flags=(ScopedFlag("all", Flag.FRACTIONAL_GPU),) if count < 1 else (),
+                source_detail=f"DescribeZoneInstanceConfigInfos, {item.get('TypeName', '')}".strip(", "))
         return rows[key]
 
 

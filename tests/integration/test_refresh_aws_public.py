@@ -82,7 +82,7 @@ def test_regions_reserved_terms_and_savings_plans_become_effective_hourly(server
 def test_only_linux_shared_used_products_of_known_types_are_kept(server, catalog_dir):
     source = _source(catalog_dir, server, ["us-east-1"])
     rows = list(source.rows())
-    assert [(r["instance_type"], r["on_demand_hourly"]) for r in rows] == [("p4d.24xlarge", "32.7726")]
+    assert [(r.instance_type, r.on_demand_hourly) for r in rows] == [("p4d.24xlarge", Decimal("32.7726"))]
     assert source.counts["products"] == 1  # not Windows, not the unused capacity reservation, not m5.large
     assert source.counts["reserved terms"] == 8
 

@@ -163,7 +163,7 @@ def test_the_refresh_writes_hourly_and_monthly_rows_that_validate_and_keeps_the_
 def test_a_flavor_bss_cannot_rate_is_skipped_and_the_others_priced_one_by_one(huawei):
     huawei.refuse = "pi3.2xlarge.4.linux"
     source = _source(huawei)
-    rows = {row["instance_type"]: row for row in source.rows()}
+    rows = {row.instance_type: row.csv_fields() for row in source.rows()}
     assert sorted(rows) == ["p2s.16xlarge.8", "p2s.2xlarge.8", "pi2.2xlarge.4"]
     assert (rows["p2s.16xlarge.8"]["on_demand_hourly"], rows["p2s.16xlarge.8"]["monthly"]) == ("143.88", "48400")
     assert (rows["pi2.2xlarge.4"]["on_demand_hourly"], rows["pi2.2xlarge.4"]["monthly"]) == ("6.05", "1900")

@@ -17,7 +17,7 @@ from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import CatalogError, GpuAssistError
 from gpu_assist.pricing.quote import Quote
-from gpu_assist.sources.refresh import rows_to_csv
+from gpu_assist.sources.refresh import fields_to_csv
 
 EXAMPLES = 100_000 if soak() else 1_500
 _COUNTS: dict[str, int] = {}
@@ -62,7 +62,7 @@ def test_corrupt_catalogs_give_catalog_errors_with_file_and_line(tmp_path_factor
     for name in ("gpus.csv", "fx.csv"):
         (directory / name).write_bytes((CATALOGS / name).read_bytes())
     rows = [offer(instance_type=f"t{n}", on_demand_hourly=str(1 + n)) for n in range(3)]
-    text = rows_to_csv(rows)
+    text = fields_to_csv(rows)
     lines = text.splitlines()
     target = 1 + seed % 3
     if corruption == "drop column":
@@ -110,7 +110,7 @@ def test_an_impossible_date_is_refused_with_file_and_line(tmp_path, column):
         (tmp_path / name).write_bytes((CATALOGS / name).read_bytes())
     row = offer(reserved_1y_hourly="20", reserved_source="skypilot-aws", reserved_as_of="2026-12-01")
     row[column] = "2026-13-10"
-    (tmp_path / "aws.csv").write_text(rows_to_csv([row]), encoding="utf-8")
+    (tmp_path / "aws.csv").write_text(fields_to_csv([row]), encoding="utf-8")
     with pytest.raises(CatalogError, match=rf"aws\.csv:2: {column} '2026-13-10' is not a day of the calendar"):
         load_catalog(tmp_path, cache_dir=None)
 
@@ -204,7 +204,7 @@ def test_any_shape_of_a_catalog_directory_gives_a_catalog_error(tmp_path_factory
 
     _count("shapes")
     directory = tmp_path_factory.mktemp("shapes")
-    small_offers = rows_to_csv([offer(instance_type=f"t{n}") for n in range(3)]).encode()
+    small_offers = fields_to_csv([offer(instance_type=f"t{n}") for n in range(3)]).encode()
     for name, shape in shapes.items():
         if shape != "missing":
             original = small_offers if name in ("aws.csv", "gcp.csv") else (CATALOGS / name).read_bytes()

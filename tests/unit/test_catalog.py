@@ -8,7 +8,7 @@ from support import CATALOGS, offer
 from gpu_assist.catalog import OFFER_COLUMNS, load_catalog, validate_directory
 from gpu_assist.catalog.providers import PROVIDERS
 from gpu_assist.errors import CatalogError
-from gpu_assist.sources.refresh import rows_to_csv
+from gpu_assist.sources.refresh import fields_to_csv
 
 
 def test_bundled_catalogs_validate_and_cover_every_provider(catalog):
@@ -32,7 +32,7 @@ def test_every_defect_is_reported_with_file_and_line(make_catalog):
     )
     messages = [str(d) for d in validate_directory(directory)]
     path = str(directory / "aws.csv")
-    # rows_to_csv sorts by gpu, instance_type, region, zone; find each row's line from the file itself.
+    # fields_to_csv sorts by gpu, instance_type, region, zone; find each row's line from the file itself.
     lines = (directory / "aws.csv").read_text().splitlines()
     line_of = {name: next(i for i, text in enumerate(lines, 1) if f",{name}," in text) for name in "xyzw"}
     assert f"{path}:{line_of['x']}: unknown GPU 'A1000' (did you mean A100?; add it to gpus.csv)" in messages
@@ -68,7 +68,7 @@ def test_cache_is_used_and_follows_edits(make_catalog, tmp_path):
     first = load_catalog(directory, cache_dir=cache)
     assert len(list(cache.glob("catalog-*.bin"))) == 1
     assert load_catalog(directory, cache_dir=cache).offers.equals(first.offers)
-    (directory / "aws.csv").write_text(rows_to_csv([offer(on_demand_hourly="31")]))
+    (directory / "aws.csv").write_text(fields_to_csv([offer(on_demand_hourly="31")]))
     assert load_catalog(directory, cache_dir=cache).offers.on_demand_hourly.tolist() == [31.0]
     for stale in cache.glob("*.bin"):
         stale.write_bytes(b"not a pickle")
@@ -79,7 +79,7 @@ def test_a_defective_file_is_never_served_from_cache(make_catalog, tmp_path):
     directory = make_catalog(offer(), load=False)
     cache = tmp_path / "cache"
     load_catalog(directory, cache_dir=cache)
-    (directory / "aws.csv").write_text(rows_to_csv([offer(gpu="nope")]))
+    (directory / "aws.csv").write_text(fields_to_csv([offer(gpu="nope")]))
     with pytest.raises(CatalogError, match="unknown GPU 'nope'"):
         load_catalog(directory, cache_dir=cache)
 

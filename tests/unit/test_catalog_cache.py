@@ -13,7 +13,7 @@ from support import offer
 from gpu_assist import catalog as catalog_module
 from gpu_assist.catalog import cache as catalog_cache
 from gpu_assist.catalog import load_catalog
-from gpu_assist.sources.refresh import rows_to_csv
+from gpu_assist.sources.refresh import fields_to_csv
 
 
 @pytest.fixture
@@ -52,9 +52,9 @@ def test_content_not_timestamps_decides(make_catalog, tmp_path, reads):
     os.utime(directory / "aws.csv", (1, 1))  # touched, same bytes: still valid
     load_catalog(directory, cache_dir=tmp_path)
     assert reads[0] == 1
-    (directory / "aws.csv").write_text(rows_to_csv([offer(on_demand_hourly="31")]))
+    (directory / "aws.csv").write_text(fields_to_csv([offer(on_demand_hourly="31")]))
     assert load_catalog(directory, cache_dir=tmp_path).offers.on_demand_hourly.tolist() == [31.0]
-    (directory / "gcp.csv").write_text(rows_to_csv([offer(provider="gcp", instance_type="a2-highgpu-8g")]))
+    (directory / "gcp.csv").write_text(fields_to_csv([offer(provider="gcp", instance_type="a2-highgpu-8g")]))
     assert len(load_catalog(directory, cache_dir=tmp_path).offers) == 2  # a new provider file
     assert reads[0] == 3
 

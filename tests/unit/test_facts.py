@@ -134,7 +134,7 @@ def test_trust_reads_types_not_words():
     same = Conversion("USD", "USD", Decimal(1), Decimal(1))
     assert _option(()).trusted and not _option((), verified=False).trusted
     assert not _option((Stale("2026-01-01", 300),)).trusted
-    assert not _option((Labelled(Derived("spot", "derived spot (0.35 × on-demand)"), same),)).trusted
+    assert not _option((Labelled(Derived("spot", "@derived share=0.35", Decimal("0.35")), same),)).trusted
     assert _option((Labelled(Label("all", "stale: derived from an old list"), same),)).trusted
     assert _option((MultiHost(2), Unverified("seed-000"))).trusted  # unverified is the `verified` field's to say
 
@@ -143,9 +143,12 @@ def test_catalog_columns_parse_once_into_facts():
     flags = parse_flags("spot:at-on-demand-cap;all:placeholder-price")
     assert flags == (ScopedFlag("spot", Flag.AT_ON_DEMAND_CAP), ScopedFlag("all", Flag.PLACEHOLDER_PRICE))
     assert parse_flags("spot:at-on-demand-cap;all:placeholder-price") is flags  # once per distinct text
-    labels = parse_labels("spot:derived spot (x);all:sources disagree on on-demand: a vs b;reserved_1y:terms")
+    labels = parse_labels("spot:@derived share=0.35;all:sources disagree on on-demand: a vs b;reserved_1y:terms")
     assert [type(label) for label in labels] == [Derived, SourcesDisagree, Label]
-    assert [words(label) for label in labels] == ["derived spot (x)", "sources disagree on on-demand: a vs b", "terms"]
+    assert [words(label) for label in labels] == [
+        "derived spot (the source sets spot = 0.35 × on-demand, not a market price)",
+        "sources disagree on on-demand: a vs b", "terms"]
+    assert type(parse_labels("spot:derived spot (a sentence)")[0]) is Label  # the type is stated, not read
     assert parse_flags("") == () == parse_labels("")
 
 
@@ -187,3 +190,14 @@ def test_a_stated_label_is_written_and_read_back_as_its_fields():
     assert (corrected.column, corrected.was, corrected.now) == ("gpu_count", "12", "8")
     assert words(outlier) == "spot outlier: below half the median of 21 zones' spot prices (median $9.80/h)"
     assert "Flex-start" in words(replaced) and "gpu count 12 → 8" in words(corrected)
+
+
+def test_an_older_catalogs_derived_sentence_is_read_once_as_the_stated_label(tmp_path):
+    """A catalog refreshed before `Derived` was stated says it in the importer's one sentence: the reader states it."""
+    from gpu_assist.catalog.files import parse_offers
+
+    sentence = "spot:derived spot (the source sets spot = 0.35 × on-demand, not a market price)"
+    offers = parse_offers(f'provider,region,notes\nverda,FIN-01,"{sentence};all:x"\n', tmp_path / "verda.csv")
+    (_, row), = offers.rows
+    assert row["notes"] == "spot:@derived share=0.35;all:x"
+    assert parse_labels(row["notes"])[0] == Derived("spot", "@derived share=0.35", Decimal("0.35"))

@@ -13,8 +13,9 @@ from gpu_assist.catalog.gpus import load_gpus
 from gpu_assist.cli import main
 from gpu_assist.errors import CatalogError
 from gpu_assist.facts import Replaced, parse_labels
+from gpu_assist.sources.offer_row import OfferRow
 from gpu_assist.sources.ecb import write_fx
-from gpu_assist.sources.refresh import refresh, rows_to_csv
+from gpu_assist.sources.refresh import refresh, fields_to_csv
 from gpu_assist.sources.skypilot import EXTRACTS, SkyPilotSource
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
@@ -52,7 +53,7 @@ def extract(tmp_path):
 
 
 def _rows(source):
-    return {(r["instance_type"], r["region"]): r for r in source.rows()}
+    return {(r.instance_type, r.region): r.csv_fields() for r in source.rows()}
 
 
 def test_aws_rows_keep_zone_prices_and_flag_defects(extract):
@@ -70,7 +71,7 @@ def test_aws_rows_keep_zone_prices_and_flag_defects(extract):
 
 def test_gcp_offer_is_host_plus_accelerator_of_the_same_zone(extract):
     source = SkyPilotSource("gcp", extract, load_gpus(CATALOGS / "gpus.csv"), "2026-12-02")
-    rows = list(source.rows())
+    rows = [r.csv_fields() for r in source.rows()]
     a2 = next(r for r in rows if r["instance_type"] == "a2-highgpu-8g")
     assert Decimal(a2["on_demand_hourly"]) == Decimal("5.91577") + Decimal("23.47126")
     assert Decimal(a2["spot_hourly"]) == Decimal("2.95791") + Decimal("11.4728")
@@ -122,7 +123,7 @@ def test_a_refresh_that_does_not_validate_keeps_the_previous_file(make_catalog):
         provider, source = "aws", "skypilot-aws"
 
         def rows(self):
-            return [offer(gpu="not-a-gpu")]
+            return [OfferRow.from_csv_fields(offer(gpu="not-a-gpu"))]
 
     with pytest.raises(CatalogError, match="previous file kept"):
         refresh(Broken(), directory)
@@ -145,5 +146,5 @@ def test_ecb_rates_give_usd_to_cny(tmp_path):
 def test_rows_to_csv_round_trips_through_the_loader(make_catalog):
     catalog = make_catalog(offer(on_demand_hourly="0.000001"))
     assert catalog.offers.on_demand_hourly.tolist() == [0.000001]
-    assert rows_to_csv([offer()]).splitlines()[0].startswith("provider,region,zone,instance_type")
+    assert fields_to_csv([offer()]).splitlines()[0].startswith("provider,region,zone,instance_type")
     assert load_catalog(CATALOGS, cache_dir=None).offers.shape[0] > 3000

@@ -16,7 +16,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from support import CATALOGS, SOURCES, TODAY
+from support import CATALOGS, SOURCES, TODAY, offer
 
 from gpu_assist.catalog import load_catalog
 from gpu_assist.catalog.report import defects_caught
@@ -26,6 +26,7 @@ from gpu_assist.pricing.query import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import said
 from gpu_assist.sources import sanity
+from gpu_assist.sources.offer_row import OfferRow
 
 
 @pytest.fixture(scope="module")
@@ -143,10 +144,10 @@ def test_catalog_status_counts_the_defects_each_rule_caught(capsys):
 _PRICES = st.decimals(min_value=Decimal("0.01"), max_value=Decimal("200"), places=2)
 
 
-def _row(provider, instance_type, gpu, count, zone, on_demand, spot):
-    return {"provider": provider, "instance_type": instance_type, "gpu": gpu, "gpu_count": str(count),
-            "zone": zone, "on_demand_hourly": str(on_demand), "spot_hourly": str(spot) if spot else "",
-            "currency": "USD", "verified": "yes", "flags": "", "notes": ""}
+def _row(provider, instance_type, gpu, count, zone, on_demand, spot, flags=""):
+    return OfferRow.from_csv_fields(offer(
+        provider=provider, instance_type=instance_type, gpu=gpu, gpu_count=str(count), zone=zone,
+        on_demand_hourly=str(on_demand), spot_hourly=str(spot) if spot else "", flags=flags, notes=""))
 
 
 _ROWS = st.lists(st.tuples(st.sampled_from(["aws", "azure", "lambda", "nebius", "verda", "primeintellect"]),
@@ -166,13 +167,14 @@ def test_no_rule_holds_for_a_row_that_passes_import(specs, upstream_flag):
     rows = [_row(p, f"datacrunch__{c}x{g}" if p == "primeintellect" else f"{g}x{c}", g, c, z, od, sp)
             for p, g, c, z, od, sp in specs]
     if upstream_flag:
-        rows.append({**_row("verda", "1A100.22V", "A100", 1, "", Decimal("1.29"), None),
-                     "flags": f"on_demand:{Flag.PRICE_NEEDS_REVIEW}"})
-    medians = sanity.gpu_medians([dict(r) for r in rows])  # (d)'s reference: the rows as they came in
-    by_provider: dict[str, list[dict]] = {}
+        rows.append(_row("verda", "1A100.22V", "A100", 1, "", Decimal("1.29"), None,
+                         flags=f"on_demand:{Flag.PRICE_NEEDS_REVIEW}"))
+    medians = sanity.gpu_medians(rows)  # (d)'s reference: the rows as they came in
+    by_provider: dict[str, list[OfferRow]] = {}
     for row in rows:
-        by_provider.setdefault(row["provider"], []).append(row)
+        by_provider.setdefault(row.provider, []).append(row)
     sanity.check(by_provider)
+    rows = [row.csv_fields() for checked in by_provider.values() for row in checked]
     for row in rows:
         per_gpu_od = Decimal(row["on_demand_hourly"]) / Decimal(row["gpu_count"])
         if _unflagged(row, "on_demand") and row["gpu"] in medians:
@@ -217,7 +219,7 @@ def test_no_rule_a_b_c_holds_for_a_gcp_row_that_passes_import(tmp_path_factory, 
     (directory / "gcp_cud.csv").write_text("\n".join(cud) + "\n")
     source = WithCommittedPrices(SkyPilotSource("gcp", directory, load_gpus(CATALOGS / "gpus.csv"), "2026-12-02"),
                                  directory)
-    rows = list(source.rows())
+    rows = [row.csv_fields() for row in source.rows()]
     assert len(rows) == len(_REGIONS)
     parts = {region: (rate, host, rate * spot_gpus) for region, (rate, host, _, spot_gpus) in zip(_REGIONS, regions)}
     rates = {rate for rate, *_ in regions}
@@ -243,12 +245,12 @@ def test_a_resale_far_below_its_upstreams_own_price_is_flagged_and_labelled():
     """Prime Intellect resells Datacrunch (now Verda) H200s at $2.00/GPU-h where Verda asks $3.39: flagged, so
     the resale is left out of quotes, and labelled with the upstream's own price; a resale near it is not."""
     def row(provider, instance_type, on_demand):
-        return {"provider": provider, "instance_type": instance_type, "gpu": "H200", "gpu_count": "1",
-                "currency": "USD", "on_demand_hourly": on_demand, "spot_hourly": "", "verified": "yes",
-                "flags": "", "notes": ""}
-    own, cheap, near = row("verda", "1H200.141S.44V", "3.39"), row("primeintellect", "datacrunch__1xH200", "2.0"), \
-        row("primeintellect", "datacrunch__1xH200_b", "3.0")
-    sanity.flag_resold_below([own, cheap, near])
+        return OfferRow.from_csv_fields(offer(provider=provider, instance_type=instance_type, gpu="H200",
+                                              gpu_count="1", on_demand_hourly=on_demand))
+    rows = [row("verda", "1H200.141S.44V", "3.39"), row("primeintellect", "datacrunch__1xH200", "2.0"),
+            row("primeintellect", "datacrunch__1xH200_b", "3.0")]
+    sanity.flag_resold_below(rows)
+    own, cheap, near = (checked.csv_fields() for checked in rows)
     assert cheap["flags"] == f"on_demand:{Flag.RESOLD_BELOW_SOURCE}" and not near["flags"] and not own["flags"]
     (label,) = parse_labels(cheap["notes"])
     assert label.upstream == "verda" and label.per_gpu == Decimal("3.39")

@@ -30,7 +30,7 @@ def gpus():
 
 def _rows(provider, gpus):
     source = SkyPilotSource(provider, SOURCES, gpus, "2026-12-02")
-    return {(r["instance_type"], r["region"], r["zone"]): r for r in source.rows()}, source
+    return {(r.instance_type, r.region, r.zone): r.csv_fields() for r in source.rows()}, source
 
 
 def _quote(catalog, text, **options):
@@ -91,7 +91,7 @@ def test_oci_keeps_every_region_block_labelled_as_a_list_price(gpus):
 def test_verda_spot_is_labelled_derived_and_the_cheap_v100_is_flagged(gpus):
     rows, _ = _rows("verda", gpus)
     spot = [r for r in rows.values() if r["spot_hourly"]]
-    assert spot and all("spot:derived spot" in r["notes"] for r in spot)
+    assert spot and all("spot:@derived share=0.35" in r["notes"] for r in spot)
     v100 = rows[("1V100.6V", "FIN-03", "")] if ("1V100.6V", "FIN-03", "") in rows else \
         next(r for r in rows.values() if r["instance_type"] == "1V100.6V")
     assert (v100["on_demand_hourly"], v100["flags"]) == ("0.1381", "on_demand:price-needs-review")

@@ -7,6 +7,7 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -18,6 +19,11 @@ from support import AWS_SECRET, CATALOGS, DB_PASSWORD, NOON, free_port
 from child_startup import clock_reads, loopback_only
 from gpu_assist.catalog import load_catalog
 from gpu_assist.sources.refresh import fields_to_csv
+
+# jsonschema checks the "iri" format with rfc3987-syntax where that is installed (jupyter-events requires it), and
+# importing it compiles 38 grammars: seconds in every pytest process, as pytest-jupyter loads jupyter_server and
+# nbformat. No test validates an IRI: jsonschema leaves the format unchecked, as it does where the package is absent.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 

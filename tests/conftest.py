@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import glob
 import os
@@ -253,7 +254,8 @@ def pytest_report_header(config):
 # Slack's: the Slack server checks each request's signed timestamp against its clock and dates what it does; the mock
 # Web API stamps each message with the time (its `ts`), as Slack does.
 CLOCK_FIXTURES = frozenset({"slack_server", "mock_slack"})
-_CLOCK: dict = {"scope": [""], "heard": [], "log": None, "offset": 0, "elsewhere": {}, "readers": None}
+_CLOCK: dict = {"scope": [""], "heard": [], "log": None, "offset": 0, "elsewhere": {}, "left behind": {},
+                "marked": {}, "readers": None}
 
 
 def _listen_to_the_clock(config, moved_to: dt.datetime | None) -> None:
@@ -271,11 +273,14 @@ def _listen_to_the_clock(config, moved_to: dt.datetime | None) -> None:
     _set_scope("")
     clock_reads.install(shift, _heard)
     threading.Thread.start = _started_by_owner  # type: ignore[method-assign]
+    concurrent.futures.ThreadPoolExecutor.submit = _submitted_by_owner  # type: ignore[method-assign]
     path = config.getoption("--clock-readers")  # appended to, a line at a time, by each of xdist's workers
     _CLOCK["readers"] = open(path, "a", encoding="utf-8", buffering=1) if path else None  # noqa: SIM115 - closed at end
 
 
 _THREAD_START = threading.Thread.start
+_SUBMIT = concurrent.futures.ThreadPoolExecutor.submit
+_WORKING_FOR = threading.local()  # whom a pool's thread runs its current work item for
 
 
 def _started_by_owner(self):
@@ -284,9 +289,25 @@ def _started_by_owner(self):
     return _THREAD_START(self)
 
 
+def _submitted_by_owner(self, fn, /, *args, **kwargs):
+    """A pool's thread outlives the test that started it: each work item is done for whoever submitted it."""
+    owner = _owner()
+
+    def work(*args, **kwargs):
+        _WORKING_FOR.owner = owner
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _WORKING_FOR.owner = None
+
+    return _SUBMIT(self, work, *args, **kwargs)
+
+
 def _owner() -> str:
-    thread = threading.current_thread()
-    return getattr(thread, "gpu_assist_clock_owner", None) or _CLOCK["scope"][-1]
+    owner = getattr(_WORKING_FOR, "owner", None)
+    if owner is None:
+        owner = getattr(threading.current_thread(), "gpu_assist_clock_owner", None)
+    return _CLOCK["scope"][-1] if owner is None else owner
 
 
 def _heard(where: str) -> None:
@@ -325,6 +346,7 @@ def pytest_runtest_protocol(item, nextitem):
     if _CLOCK["log"] is not None:
         _set_scope(item.nodeid)
         item.gpu_assist_clock_reads = []
+        _CLOCK["marked"][item.nodeid] = item.get_closest_marker("clock") is not None
     yield
     if _CLOCK["log"] is not None:
         _set_scope("")
@@ -346,19 +368,18 @@ def _readings() -> list[tuple[str, str, str]]:
 
 
 def _clock_reads_of(item) -> list[tuple[str, str]]:
-    """The readings that belong to `item`, as (where, who): its own, its fixtures' (the servers it uses), and any
-    whose starter is gone (a thread or process left behind); a wider fixture's readings while another test runs
-    are that fixture's, kept for the end of the session."""
+    """The readings that belong to `item`, as (where, who): its own and its fixtures' (the servers it uses). Kept
+    for the end of the session: a wider fixture's readings while a test that does not use it runs, readings
+    outside any test, and those of a thread or process an unmarked test left running after it ended."""
     mine = []
     for owner, where, who in _readings():
         fixture = owner.removeprefix("fixture:") if owner.startswith("fixture:") else None
-        if fixture is not None and fixture not in getattr(item, "fixturenames", ()):
-            _CLOCK["elsewhere"].setdefault(fixture, set()).add(where)
-            continue
-        if not owner:
-            _CLOCK["elsewhere"].setdefault("", set()).add(where)
-            continue
-        mine.append((where, who if fixture is None else f"{who}, of fixture {fixture}"))
+        if owner and (owner == item.nodeid or fixture in getattr(item, "fixturenames", ())):
+            mine.append((where, who if fixture is None else f"{who}, of fixture {fixture}"))
+        elif fixture is not None or not owner:
+            _CLOCK["elsewhere"].setdefault(fixture or "", set()).add(f"{where}  [{who}]")
+        elif not _CLOCK["marked"].get(owner, True):
+            _CLOCK["left behind"].setdefault(owner, set()).add(f"{where}  [{who}, while {item.nodeid} ran]")
     return mine
 
 
@@ -451,12 +472,14 @@ def _clock_readers_unaccounted(session) -> None:
     session fails, naming it. So does a reading outside any test (a test module that reads it as it is imported)."""
     if _CLOCK["log"] is None:
         return
-    for owner, where, _ in _readings():
-        fixture = owner.removeprefix("fixture:") if owner.startswith("fixture:") else ""
-        _CLOCK["elsewhere"].setdefault(fixture, set()).add(where)
+    _clock_reads_of(session)  # what came after the last test: none of them is the session's own
     if _CLOCK["readers"] is not None:
         _CLOCK["readers"].close()
     os.remove(_CLOCK["log"])
+    for test, places in sorted(_CLOCK["left behind"].items()):
+        _session_problem(session, f"a thread or process that {test} started read the wall clock after that test "
+                                  "ended: stop it before the test ends, or mark the test `clock`. Read at:\n  " +
+                                  "\n  ".join(sorted(places)[:8]))
     unmarked = {name: places for name, places in _CLOCK["elsewhere"].items() if name not in CLOCK_FIXTURES}
     for name, places in sorted(unmarked.items()):
         where = "\n  ".join(sorted(places)[:8])

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
 SKYPILOT_AS_OF ?= 2026-12-02
 
-.PHONY: demo test test-moved test-fast test-alone lint typecheck golden docs site screenshots soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
+.PHONY: demo test test-moved test-time test-fast test-alone lint typecheck golden docs site screenshots soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,23 +60,35 @@ build-deps:
 test-deps:
 	$(call apt_install,$(TEST_PACKAGES))
 
-# The whole suite in file order, then the in-process part again in a random order (pytest-randomly prints the seed;
-# `--randomly-seed=N` replays one order), so no test passes only because another ran before it; then the whole
-# suite at each moved clock, so none passes only at the hour or on the date it happens to run.
+# Every test once at the real clock, on every core (pytest-xdist: each worker starts its own moto, PostgreSQL, mock
+# Slack and Slack server; a file's tests stay on one worker, sharing its module fixtures) and in a random order
+# (pytest-randomly prints the seed; `--randomly-seed=N` replays an order), so no test passes only because another
+# ran before it; then the tests marked `clock` at each moved clock, so none passes only at the hour or on the date it
+# happens to run. A test that reads the clock unmarked fails (tests/conftest.py), so the marked ones are all whose
+# outcome the moved clocks can change. The ten slowest are printed; `make test-time` times each step.
+TEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
 test: lint
-	$(BIN)/python -m pytest -q -p no:randomly
-	$(BIN)/python -m pytest -q -m "not slow"
-	$(MAKE) --no-print-directory test-moved
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) --durations=10
+	for instant in $(MOVED_CLOCKS); do \
+		$(BIN)/python -m pytest -q -p no:randomly $(PYTEST_PARALLEL) -m clock --moved-clock $$instant || exit 1; done
 
 # The wall clock moved (`pytest --moved-clock`, tests/conftest.py: in the test process and every Python process it
 # starts, ticking): 03:00 UTC on an ordinary weekday, inside the hours where a test's clock once crossed midnight,
-# and the last half-minute of a year, a year after the catalogs' dates, when every bundled price is stale.
+# and the last half-minute of a year, a year after the catalogs' dates, when every bundled price is stale. `make
+# test` runs the tests marked `clock` there; this runs every test there (before a release, or to check the marks).
 MOVED_CLOCKS := 2027-06-15T03:00:00Z 2027-12-31T23:59:30Z
 test-moved: install-test
-	for instant in $(MOVED_CLOCKS); do $(BIN)/python -m pytest -q -p no:randomly --moved-clock $$instant || exit 1; done
+	for instant in $(MOVED_CLOCKS); do \
+		$(BIN)/python -m pytest -q -p no:randomly $(PYTEST_PARALLEL) --moved-clock $$instant || exit 1; done
+
+# The test part of `make test` step by step (and `make test-fast`), each step's wall time against the budget
+# (15 minutes on 2 cores; the fast suite 45 s), the ten slowest tests and the load average: bench/suite_time.py.
+test-time: install-test
+	PYTEST_PARALLEL="$(PYTEST_PARALLEL)" MOVED_CLOCKS="$(MOVED_CLOCKS)" $(BIN)/python bench/suite_time.py
 
 # The in-process tests only (no server processes or subprocesses, no moto, PostgreSQL or browser; the mock Slack
-# Web API as a thread), in a random order: under a minute.
+# Web API as a thread), in a random order: under 45 s.
 test-fast: install-test
 	$(BIN)/python -m pytest -q -m "not slow"
 

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import glob
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
 import pytest
 from support import AWS_SECRET, CATALOGS, DB_PASSWORD, NOON, free_port
 
-from child_startup import loopback_only
+from child_startup import clock_reads, loopback_only
 from gpu_assist.catalog import load_catalog
 from gpu_assist.sources.refresh import fields_to_csv
+
+# jsonschema checks the "iri" format with rfc3987-syntax where that is installed (jupyter-events requires it), and
+# importing it compiles 38 grammars: seconds in every pytest process, as pytest-jupyter loads jupyter_server and
+# nbformat. No test validates an IRI: jsonschema leaves the format unchecked, as it does where the package is absent.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -176,32 +184,24 @@ def pytest_addoption(parser):
     parser.addoption("--moved-clock", metavar="UTC-INSTANT", default=None,
                      help="run the suite as if the wall clock read this instant (e.g. 2027-12-31T23:59:30Z), "
                           "ticking from there, in this process and every Python process the tests start")
+    parser.addoption("--clock-readers", metavar="FILE", default=None,
+                     help="write each test that read the wall clock, and where, to FILE (JSON lines)")
 
 
-_CLOCK_SHIFT_ENV = "GPU_ASSIST_TEST_CLOCK_SHIFT_S"  # read by tests/child_startup/sitecustomize.py
 # Its folder is on PYTHONPATH for the whole run, so its sitecustomize.py runs at the start of every Python process
-# the tests start: the loopback guard always, the moved clock when --moved-clock asks.
+# the tests start: the loopback guard, and the wall clock of clock_reads.py (moved or not, and listened to).
 _CHILD_STARTUP = os.path.join(os.path.dirname(__file__), "child_startup")
 
 
-def _move_the_clock(instant: str) -> dt.datetime:
-    """Shift the wall clock (time.time, datetime.now, date.today; not monotonic clocks or sleeps) of this process
-    to `instant`, ticking, and hand the same shift to every Python process started from here on: moto and the mock
-    Slack run in this process, servers get it through tests/child_startup/sitecustomize.py on PYTHONPATH."""
-    import time_machine
-
+def _moved_to(instant: str | None) -> dt.datetime | None:
+    if instant is None:
+        return None
     try:
         destination = dt.datetime.fromisoformat(instant.replace("Z", "+00:00"))
     except ValueError:
         raise pytest.UsageError(f"--moved-clock {instant!r} is no instant; "
                                 "example: --moved-clock 2027-12-31T23:59:30Z") from None
-    if destination.tzinfo is None:
-        destination = destination.replace(tzinfo=dt.timezone.utc)
-    os.environ[_CLOCK_SHIFT_ENV] = repr(destination.timestamp() - time.time())
-    time_machine.travel(destination, tick=True).start()
-    time.time()  # time-machine's clock ticks from its first reading, not from start(): a server started minutes
-    # later reads its own first at once (sitecustomize.py), so both run `shift` ahead of the real clock
-    return destination
+    return destination if destination.tzinfo is not None else destination.replace(tzinfo=dt.timezone.utc)
 
 
 def _keep_to_loopback(config) -> None:
@@ -211,8 +211,14 @@ def _keep_to_loopback(config) -> None:
     descriptor, config.gpu_assist_refused_log = tempfile.mkstemp(prefix="gpu-assist-refused-", suffix=".log")
     os.close(descriptor)
     os.environ[loopback_only.REFUSED_LOG_ENV] = config.gpu_assist_refused_log
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_CHILD_STARTUP, os.environ.get("PYTHONPATH")]))
+    if _CHILD_STARTUP not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_CHILD_STARTUP, os.environ.get("PYTHONPATH")]))
     loopback_only.install()
+
+
+def _runs_no_tests(config) -> bool:
+    """pytest-xdist's controller (`-n N`): its workers run the tests, each configured as a session of its own."""
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
 
 
 def pytest_configure(config):
@@ -222,14 +228,186 @@ def pytest_configure(config):
     # starts: a fresh folder, never the user's ~/.local/share, which another checkout's run may have migrated past
     # this code's schema.
     config.gpu_assist_data_home = os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpu-assist-test-data-")
+    if not hasattr(config, "workerinput"):  # pytest-xdist's workers start after this, in this environment
+        config.gpu_assist_workers_problems = os.environ[_WORKERS_PROBLEMS_ENV] = tempfile.mkdtemp(
+            prefix="gpu-assist-test-problems-")
     _keep_to_loopback(config)
-    instant = config.getoption("--moved-clock")
-    config.gpu_assist_moved_to = _move_the_clock(instant) if instant else None
+    config.gpu_assist_moved_to = _moved_to(config.getoption("--moved-clock"))
+    config.gpu_assist_clock_log = None
+    if not hasattr(config, "workerinput") and config.getoption("--clock-readers"):
+        open(config.getoption("--clock-readers"), "w").close()
+    if not _runs_no_tests(config):
+        _listen_to_the_clock(config, config.gpu_assist_moved_to)
 
 
 def pytest_report_header(config):
     moved = config.gpu_assist_moved_to
     return f"wall clock moved to {moved:%Y-%m-%d %H:%M:%S %Z} (ticking), here and in the servers" if moved else None
+
+
+# Clocks. Every test runs at the real clock; those marked `clock` run again at each moved clock (`make test`), and
+# `make test-moved` runs every test there. Marked: a test that says `@pytest.mark.clock` (or its module's
+# `pytestmark`), and every test that uses a fixture of CLOCK_FIXTURES, whose servers read the clock for their
+# users. The mark is checked, not trusted: tests/child_startup/clock_reads.py hears every reading of the wall clock
+# by the project's code, in this process and in every Python process the tests start, and an unmarked test during
+# which one happened fails, naming where (see `_fail_if_it_read_the_clock`).
+# Slack's: the Slack server checks each request's signed timestamp against its clock and dates what it does; the mock
+# Web API stamps each message with the time (its `ts`), as Slack does.
+CLOCK_FIXTURES = frozenset({"slack_server", "mock_slack"})
+_CLOCK: dict = {"scope": [""], "heard": [], "log": None, "offset": 0, "elsewhere": {}, "left behind": {},
+                "marked": {}, "readers": None}
+
+
+def _listen_to_the_clock(config, moved_to: dt.datetime | None) -> None:
+    """The wall clock of this process and of every Python process it starts from now on: the real one, or
+    `moved_to` ticking from now (the same offset everywhere, so a server and its test agree on a signature's age),
+    with every reading by the project's code heard (clock_reads.py)."""
+    shift = moved_to.timestamp() - time.time() if moved_to else 0.0
+    if moved_to:
+        os.environ[clock_reads.SHIFT_ENV] = repr(shift)
+        os.environ["TZ"] = "UTC"  # as time-machine does for a UTC instant
+        time.tzset()
+    descriptor, config.gpu_assist_clock_log = tempfile.mkstemp(prefix="gpu-assist-clock-", suffix=".log")
+    os.close(descriptor)
+    os.environ[clock_reads.LOG_ENV] = _CLOCK["log"] = config.gpu_assist_clock_log
+    _set_scope("")
+    clock_reads.install(shift, _heard)
+    threading.Thread.start = _started_by_owner  # type: ignore[method-assign]
+    concurrent.futures.ThreadPoolExecutor.submit = _submitted_by_owner  # type: ignore[method-assign]
+    path = config.getoption("--clock-readers")  # appended to, a line at a time, by each of xdist's workers
+    _CLOCK["readers"] = open(path, "a", encoding="utf-8", buffering=1) if path else None  # noqa: SIM115 - closed at end
+
+
+_THREAD_START = threading.Thread.start
+_SUBMIT = concurrent.futures.ThreadPoolExecutor.submit
+_WORKING_FOR = threading.local()  # whom a pool's thread runs its current work item for
+
+
+def _started_by_owner(self):
+    """A thread works for whoever started it: a session fixture's server thread for that fixture's users."""
+    self.gpu_assist_clock_owner = _owner()
+    return _THREAD_START(self)
+
+
+def _submitted_by_owner(self, fn, /, *args, **kwargs):
+    """A pool's thread outlives the test that started it: each work item is done for whoever submitted it."""
+    owner = _owner()
+
+    def work(*args, **kwargs):
+        _WORKING_FOR.owner = owner
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _WORKING_FOR.owner = None
+
+    return _SUBMIT(self, work, *args, **kwargs)
+
+
+def _owner() -> str:
+    owner = getattr(_WORKING_FOR, "owner", None)
+    if owner is None:
+        owner = getattr(threading.current_thread(), "gpu_assist_clock_owner", None)
+    return _CLOCK["scope"][-1] if owner is None else owner
+
+
+def _heard(where: str) -> None:
+    _CLOCK["heard"].append((_owner(), where, threading.current_thread().name))
+
+
+def _set_scope(owner: str, *, push: bool = False) -> None:
+    """What runs now: a test's node id, `fixture:NAME` while a fixture wider than a test sets up, "" between tests.
+    A process started now is told (clock_reads.OWNER_ENV), so its readings are its starter's."""
+    if push:
+        _CLOCK["scope"].append(owner)
+    else:
+        _CLOCK["scope"][-1] = owner
+    os.environ[clock_reads.OWNER_ENV] = _CLOCK["scope"][-1]
+
+
+def _pop_scope() -> None:
+    _CLOCK["scope"].pop()
+    os.environ[clock_reads.OWNER_ENV] = _CLOCK["scope"][-1]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    if fixturedef.scope == "function" or _CLOCK["log"] is None:
+        yield
+        return
+    _set_scope(f"fixture:{fixturedef.argname}", push=True)
+    try:
+        yield
+    finally:
+        _pop_scope()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if _CLOCK["log"] is not None:
+        _set_scope(item.nodeid)
+        item.gpu_assist_clock_reads = []
+        _CLOCK["marked"][item.nodeid] = item.get_closest_marker("clock") is not None
+    yield
+    if _CLOCK["log"] is not None:
+        _set_scope("")
+
+
+def _readings() -> list[tuple[str, str, str]]:
+    """(owner, where, who) of every reading heard since the last call: this process's, and what the processes the
+    tests started logged."""
+    heard, _CLOCK["heard"] = _CLOCK["heard"], []
+    with open(_CLOCK["log"], "rb") as log:
+        log.seek(_CLOCK["offset"])
+        chunk = log.read()
+    chunk = chunk[: chunk.rfind(b"\n") + 1]  # a line still being written is left for the next read
+    _CLOCK["offset"] += len(chunk)
+    for line in chunk.decode("utf-8", "replace").splitlines():
+        owner, pid, where = line.split("\t", 2)
+        heard.append((owner, where, f"process {pid}"))
+    return heard
+
+
+def _clock_reads_of(item) -> list[tuple[str, str]]:
+    """The readings that belong to `item`, as (where, who): its own and its fixtures' (the servers it uses). Kept
+    for the end of the session: a wider fixture's readings while a test that does not use it runs, readings
+    outside any test, and those of a thread or process an unmarked test left running after it ended."""
+    mine = []
+    for owner, where, who in _readings():
+        fixture = owner.removeprefix("fixture:") if owner.startswith("fixture:") else None
+        if owner and (owner == item.nodeid or fixture in getattr(item, "fixturenames", ())):
+            mine.append((where, who if fixture is None else f"{who}, of fixture {fixture}"))
+        elif fixture is not None or not owner:
+            _CLOCK["elsewhere"].setdefault(fixture or "", set()).add(f"{where}  [{who}]")
+        elif not _CLOCK["marked"].get(owner, True):
+            _CLOCK["left behind"].setdefault(owner, set()).add(f"{where}  [{who}, while {item.nodeid} ran]")
+    return mine
+
+
+def _fail_if_it_read_the_clock(item, report) -> None:
+    """A test not marked `clock` fails when the wall clock was read by the project's code during it (its setup,
+    call or teardown), in this process or a process it or its fixtures started: its outcome may then depend on
+    the date or the hour, which only the moved clocks try."""
+    if _CLOCK["log"] is None or not hasattr(item, "gpu_assist_clock_reads"):
+        return
+    item.gpu_assist_clock_reads += _clock_reads_of(item)
+    if report.when != "teardown":
+        return
+    reads, marked = item.gpu_assist_clock_reads, item.get_closest_marker("clock") is not None
+    if reads and _CLOCK["readers"] is not None:
+        import json
+
+        _CLOCK["readers"].write(json.dumps({"test": item.nodeid, "marked": marked,
+                                            "reads": sorted({f"{where} [{who}]" for where, who in reads})}) + "\n")
+    if not reads or marked:
+        return
+    places = sorted({f"{where}  [{who}]" for where, who in reads})
+    problem = ("read the wall clock but is not marked `clock`, so the moved clocks would not try it: mark it "
+               "`@pytest.mark.clock`, pin the clock (support.Clock, pinned_wall_clock), or name its fixture in "
+               "CLOCK_FIXTURES (tests/conftest.py). Read at:\n  " + "\n  ".join(places[:8]))
+    if report.failed:
+        report.sections.append(("clock", problem))
+    else:
+        report.outcome, report.longrepr = "failed", problem
 
 
 # Folders whose tests start server processes, subprocesses, moto, PostgreSQL or Chromium: all `slow`, so
@@ -242,6 +420,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _SLOW_FOLDERS & set(item.path.relative_to(config.rootpath).parts):
             item.add_marker(pytest.mark.slow)
+        if CLOCK_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("clock") is None:
+            item.add_marker(pytest.mark.clock)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -251,15 +431,64 @@ def pytest_sessionfinish(session, exitstatus):
     late, _ = _refusals(session.config.gpu_assist_refused_log, _REFUSED_READ["offset"])
     os.remove(session.config.gpu_assist_refused_log)
     if late:
-        session.config.get_terminal_writer().line("error: " + _reached_out(late), red=True)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        _session_problem(session, _reached_out(late))
+    _clock_readers_unaccounted(session)
+    if hasattr(session.config, "workerinput"):  # pytest-xdist's controller compares the tree once all are done
+        return
+    said = set()  # each worker collects every test module: one problem at an import is every worker's
+    for path in sorted(glob.glob(os.path.join(session.config.gpu_assist_workers_problems, "*"))):
+        with open(path, encoding="utf-8") as problems:
+            for problem in problems.read().split("\0")[:-1]:
+                if problem not in said:
+                    said.add(problem)
+                    _session_problem(session, problem)
+    shutil.rmtree(session.config.gpu_assist_workers_problems, ignore_errors=True)
     before, after = session.config.gpu_assist_tree_before, _tree_status()
     if before is None or after is None or before == after:
         return
     changed = sorted(set(after.splitlines()) ^ set(before.splitlines()))
-    session.config.get_terminal_writer().line(
-        "error: the test run changed the work tree (tracked or unignored files):\n  " + "\n  ".join(changed), red=True)
+    _session_problem(session, "the test run changed the work tree (tracked or unignored files):\n  " +
+                     "\n  ".join(changed))
+
+
+_WORKERS_PROBLEMS_ENV = "GPU_ASSIST_TEST_WORKERS_PROBLEMS"  # where pytest-xdist's workers leave theirs
+
+
+def _session_problem(session, problem: str) -> None:
+    """Fail the run, saying why, for what no test's report carries. A pytest-xdist worker's own output and exit
+    status are not the run's: it leaves the problem for the controller, which says it."""
+    if hasattr(session.config, "workerinput"):
+        path = os.path.join(os.environ[_WORKERS_PROBLEMS_ENV], session.config.workerinput["workerid"])
+        with open(path, "a", encoding="utf-8") as problems:
+            problems.write(problem + "\0")
+        return
+    session.config.get_terminal_writer().line("error: " + problem, red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _clock_readers_unaccounted(session) -> None:
+    """A fixture wider than a test whose servers read the clock while tests that do not use it ran (a timer, a
+    background job) reads it for its own users too: unless it is one of CLOCK_FIXTURES, which marks them, the
+    session fails, naming it. So does a reading outside any test (a test module that reads it as it is imported)."""
+    if _CLOCK["log"] is None:
+        return
+    _clock_reads_of(session)  # what came after the last test: none of them is the session's own
+    if _CLOCK["readers"] is not None:
+        _CLOCK["readers"].close()
+    os.remove(_CLOCK["log"])
+    for test, places in sorted(_CLOCK["left behind"].items()):
+        _session_problem(session, f"a thread or process that {test} started read the wall clock after that test "
+                                  "ended: stop it before the test ends, or mark the test `clock`. Read at:\n  " +
+                                  "\n  ".join(sorted(places)[:8]))
+    unmarked = {name: places for name, places in _CLOCK["elsewhere"].items() if name not in CLOCK_FIXTURES}
+    for name, places in sorted(unmarked.items()):
+        where = "\n  ".join(sorted(places)[:8])
+        _session_problem(session, (
+            f"fixture {name}'s processes or threads read the wall clock, so the tests using it may depend on the date "
+            "or the hour: name it in CLOCK_FIXTURES (tests/conftest.py) or pin its clock" if name else
+            "the wall clock was read outside any test (as a module was imported?), so every test that uses what "
+            "it read may depend on the date or the hour: read it in the tests, marked `clock`")
+            + f". Read at:\n  {where}")
 
 
 _REFUSED_READ = {"offset": 0}  # how far the reports below have read the log of refused connections
@@ -317,6 +546,7 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     _fail_if_it_reached_out(item, report)
+    _fail_if_it_read_the_clock(item, report)
     if report.when != "call":
         return
     from slack_client import BOT_TOKEN, SIGNING_SECRET

@@ -16,7 +16,8 @@ from pathlib import Path
 from support import REPO
 
 CHILD_STARTUP = REPO / "tests" / "child_startup"
-MOVED_CLOCK = ("GPU_ASSIST_TEST_CLOCK_SHIFT_S",)  # `pytest --moved-clock` moves every process's clock (conftest.py)
+# The suite's wall clock (conftest.py: moved by `pytest --moved-clock`, its readings logged for the test's verdict).
+MOVED_CLOCK = ("GPU_ASSIST_TEST_CLOCK_SHIFT_S", "GPU_ASSIST_TEST_CLOCK_LOG", "GPU_ASSIST_TEST_CLOCK_OWNER", "TZ")
 # What the firmware says (the files of /sys/class/dmi/id), on a laptop and on an instance of each cloud: the signs
 # gpu_assist/host/cloud_host.py's docstring cites, the other files filled as a virtual machine's firmware fills them.
 LAPTOP = {"sys_vendor": "LENOVO", "product_name": "21HMCTO1WW", "board_vendor": "LENOVO", "bios_vendor": "LENOVO",

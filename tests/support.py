@@ -61,7 +61,8 @@ def free_port() -> int:
 
 # What the start-up of every Python process the tests start reads (tests/child_startup/sitecustomize.py: the
 # loopback guard, its log of refusals, the moved clock); tests/conftest.py sets them for the whole run.
-CHILD_STARTUP_ENV = ("PYTHONPATH", "GPU_ASSIST_TEST_REFUSED_LOG", "GPU_ASSIST_TEST_CLOCK_SHIFT_S")
+CHILD_STARTUP_ENV = ("PYTHONPATH", "GPU_ASSIST_TEST_REFUSED_LOG", "GPU_ASSIST_TEST_CLOCK_SHIFT_S",
+                     "GPU_ASSIST_TEST_CLOCK_LOG", "GPU_ASSIST_TEST_CLOCK_OWNER", "TZ")
 
 
 def child_env(values: dict[str, str]) -> dict[str, str]:

@@ -35,6 +35,7 @@ def session(region: str | None = None) -> Any:
     from botocore.credentials import create_credential_resolver
 
     core = botocore.session.get_session()
+    _share_the_loader(core)
     # the chain botocore would build on the first client, for that client's region (its STS calls use it)
     chain = create_credential_resolver(core, region_name=region or default_region())
     if not _may_ask_metadata(core):
@@ -44,7 +45,24 @@ def session(region: str | None = None) -> Any:
             # standard: said here without asking
             core.set_config_variable("defaults_mode", "standard")
     core.register_component("credential_provider", chain)
-    return boto3.session.Session(botocore_session=core)
+    made = boto3.session.Session(botocore_session=core)
+    loader = core.get_component("data_loader")
+    loader.search_paths[:] = dict.fromkeys(loader.search_paths)  # boto3 adds its folder once per session
+    return made
+
+
+# botocore's reader of its data files (service models, endpoints), kept by the first session for every later one.
+_LOADER: list[Any] = []
+
+
+def _share_the_loader(core: Any) -> None:
+    """A botocore session reads its data files afresh, and a model is large (EC2's: megabytes of JSON, a second
+    to parse): the sessions of this process share one loader, which keeps what it has read. Each client still
+    gets a session of its own, so credentials and settings are read from the environment anew."""
+    if _LOADER:
+        core.register_component("data_loader", _LOADER[0])
+    else:
+        _LOADER.append(core.get_component("data_loader"))
 
 
 def _may_ask_metadata(core: Any) -> bool:

@@ -262,13 +262,29 @@ def evaluate(example: Example) -> str | None:
     what = kind(block)
     if what == "python":
         example.namespace.clear()  # each block on its own, as a reader pastes it into a fresh kernel
-        _PYTHON(Example(example.document, example.line, example.column,
-                        Region(example.start, example.end, parsed=block.source), example.namespace))
+        try:
+            _PYTHON(Example(example.document, example.line, example.column,
+                            Region(example.start, example.end, parsed=block.source), example.namespace))
+        finally:
+            _stop_live_panels()
         return None
     if what == "unknown":
         return ("a block that neither runs nor says why not: write commands (`gpu-assist …`, `$ gpu-assist …`, "
                 "`/gpu …`), Python, or a [policy] snippet, or put `<!-- not run: WHY -->` on the line before it")
     return _CHECKS[what](block)
+
+
+def _stop_live_panels() -> None:
+    """A notebook keeps a utilization panel's poller running until the kernel ends; a page's block ends here, so
+    its panels stop with it (they would read the clock in the tests after it). Every live widget is in ipywidgets'
+    registry, whether or not the block kept a name for it."""
+    from ipywidgets.widgets.widget import _instances
+
+    from gpu_assist.jupyter.utilization_panel import UtilizationPanel
+
+    for widget in list(_instances.values()):
+        if isinstance(widget, UtilizationPanel):
+            widget.stop()
 
 
 class Blocks:

@@ -14,6 +14,8 @@ from gpu_assist.jupyter import LaunchPanel
 from gpu_assist.jupyter.client import JupyterServer
 from jupyter_users import TokenUsers, auth
 
+pytestmark = pytest.mark.clock  # the launch panel's approvals date their requests by the wall clock
+
 
 @pytest.fixture
 def jp_server_config(aws, tmp_path, monkeypatch):

@@ -17,6 +17,7 @@ def jp_server_config(tmp_path, monkeypatch):
     return {"ServerApp": {"jpserver_extensions": {"gpu_assist.jupyter": True}}}
 
 
+@pytest.mark.clock
 async def test_quote_route_returns_the_json_renderers_options(jp_fetch, catalog):
     response = await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA100 72h top=3"})
     assert response.code == 200
@@ -26,6 +27,7 @@ async def test_quote_route_returns_the_json_renderers_options(jp_fetch, catalog)
     assert options[0]["group"] == f"{options[0]['provider']}/{options[0]['instance_type']}"
 
 
+@pytest.mark.clock
 async def test_a_quote_with_its_data_gives_each_options_parts(jp_fetch):
     """The whole bill (#33) through the notebook's route: the same words, the parts as fields."""
     response = await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xA100 72h aws disk=2TB top=3"})
@@ -34,6 +36,7 @@ async def test_a_quote_with_its_data_gives_each_options_parts(jp_fetch):
     assert options[0]["parts_known"] and options[0]["storage_total"] > 0
 
 
+@pytest.mark.clock
 async def test_an_empty_quote_carries_its_reason(jp_fetch):
     response = await jp_fetch("gpu-assist", "api", "quote", params={"q": "8xH100 1mo monthly"})
     answer = json.loads(response.body)
@@ -41,6 +44,7 @@ async def test_an_empty_quote_carries_its_reason(jp_fetch):
     assert answer["empty_reason"].startswith("no monthly prices for H100 in the catalogs; on-demand from $")
 
 
+@pytest.mark.clock
 async def test_post_and_other_routes(jp_fetch):
     response = await jp_fetch("gpu-assist", "api", "recommend", method="POST",
                               body=json.dumps({"q": "finetune 7B lora top=2"}))

@@ -139,6 +139,7 @@ def _report_use(cloudwatch, instance_id: str, percent: float, now: dt.datetime) 
          "Timestamp": now - dt.timedelta(minutes=minute)} for minute in range(30)])
 
 
+@pytest.mark.clock
 async def test_the_fleet_route_calls_out_the_idle_instances_from_cloudwatch(jp_fetch, clock, catalog):
     ec2, cloudwatch = client("ec2"), client("cloudwatch")
     idle, busy = _running(ec2, 2)

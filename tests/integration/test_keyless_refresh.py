@@ -43,6 +43,7 @@ def _one_line(run, cloud):
     assert len(lines) == 1 and lines[0].startswith("error: ") and CLOUDS[cloud][0] in lines[0], run.stderr[-2000:]
 
 
+@pytest.mark.clock
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_on_a_laptop_without_keys_the_refresh_says_what_to_set_in_one_line_and_tries_no_network(cloud, tmp_path):
     run = _refresh(cloud, tmp_path, LAPTOP)
@@ -51,6 +52,7 @@ def test_on_a_laptop_without_keys_the_refresh_says_what_to_set_in_one_line_and_t
     assert run.attempts == []
 
 
+@pytest.mark.clock
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_on_an_instance_of_that_cloud_the_instance_role_is_asked_for_and_nothing_else(cloud, tmp_path):
     run = _refresh(cloud, tmp_path, INSTANCES[cloud])
@@ -58,6 +60,7 @@ def test_on_an_instance_of_that_cloud_the_instance_role_is_asked_for_and_nothing
     assert {(a["kind"], a["host"], a["port"]) for a in run.attempts} == {CLOUDS[cloud][1]}
 
 
+@pytest.mark.clock
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_on_a_laptop_a_role_the_user_names_is_asked_for(cloud, tmp_path):
     run = _refresh(cloud, tmp_path, LAPTOP, ROLES[cloud])

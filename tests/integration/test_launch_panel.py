@@ -26,6 +26,7 @@ def context(aws, tmp_path, catalog, monkeypatch):
                    approvals_factory=lambda ctx: Approvals(store, POLICY, AwsProvisioner(POLICY), ctx.catalog))
 
 
+@pytest.mark.clock
 def test_a_kernel_without_a_server_submits_unauthenticated_and_cannot_decide(context, monkeypatch):
     monkeypatch.setenv("GPU_ASSIST_USER", "bob")  # carol's kernel claims to be bob, an approver
     panel = LaunchPanel(context)

@@ -36,7 +36,8 @@ from gpu_assist.metrics import metrics_application
 from gpu_assist.store import Store
 from gpu_assist.team.budgets import Budgets
 
-pytestmark = pytest.mark.slow
+# clock: the GPU samples and the store's requests are dated by the wall clock
+pytestmark = [pytest.mark.slow, pytest.mark.clock]
 GIB = 2**30
 
 

@@ -8,7 +8,10 @@ import subprocess
 import sys
 import time
 
+import pytest
 import time_machine
+
+pytestmark = pytest.mark.clock  # it compares the clocks of the tests and of a process they start
 
 
 def test_a_python_process_the_tests_start_agrees_with_them_on_the_time(request):

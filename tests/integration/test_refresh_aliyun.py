@@ -140,6 +140,7 @@ def test_without_credentials_the_refresh_exits_2_with_one_line_naming_the_variab
     assert len(err) == 1 and "ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET" in err[0]
 
 
+@pytest.mark.clock
 def test_the_cli_refreshes_a_copy_of_the_catalog_and_says_what_it_wrote(ecs, catalog_dir, monkeypatch, capsys):
     from gpu_assist.sources import aliyun as aliyun_api
 

@@ -141,6 +141,7 @@ def test_a_refresh_that_fails_half_way_leaves_the_catalog_untouched(aws, catalog
     assert not [p for p in catalog_copy.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.clock
 def test_cli_refresh_failure_is_one_line_and_keeps_the_catalog(aws, catalog_copy, capsys):
     from gpu_assist.cli import main
 

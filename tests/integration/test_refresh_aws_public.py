@@ -109,6 +109,7 @@ def test_a_region_not_in_the_price_list_is_a_clear_error(server, catalog_dir):
         list(_source(catalog_dir, server, ["mars-1"]).rows())
 
 
+@pytest.mark.clock
 def test_the_cli_refreshes_from_the_public_files_and_rejects_bad_arguments(server, catalog_dir):
     env = child_env({"GPU_ASSIST_AWS_PRICING_URL": server.base, "PATH": "/usr/bin:/bin"})
     done = subprocess.run([sys.executable, "-m", "gpu_assist", "catalog", "refresh", "aws-public", "--regions",

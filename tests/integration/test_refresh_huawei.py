@@ -201,6 +201,7 @@ def test_without_credentials_the_refresh_exits_2_with_one_line_naming_the_variab
     assert len(err) == 1 and "HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK" in err[0]
 
 
+@pytest.mark.clock
 def test_the_cli_refreshes_a_copy_of_the_catalog_and_says_what_it_wrote(huawei, catalog_dir, monkeypatch, capsys):
     from gpu_assist.sources import huawei as huawei_api
 

@@ -11,12 +11,15 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from support import submit_launch
 
 from gpu_assist.clouds import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy
+
+pytestmark = pytest.mark.clock  # the replicas' approvals date their requests by the wall clock
 
 WORKER = Path(__file__).with_name("approve_worker.py")
 POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")

@@ -13,6 +13,8 @@ import pytest
 
 from gpu_assist.cli import main
 
+pytestmark = pytest.mark.clock  # `gpu-assist request …` dates its requests by the wall clock
+
 
 @pytest.fixture
 def cli_env(aws, tmp_path, monkeypatch):

@@ -22,7 +22,7 @@ from support import free_port, running
 
 from gpu_assist.host import spot_watch as spot
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.clock]  # clock: the interruption notice carries a wall-clock instant
 
 
 class FakeImds(http.server.ThreadingHTTPServer):

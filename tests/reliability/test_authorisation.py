@@ -17,6 +17,8 @@ from gpu_assist.lifecycle.policy import Policy
 from gpu_assist.lifecycle.ports import Launched
 from gpu_assist.store import Store
 
+pytestmark = pytest.mark.clock  # the approvals date their requests by the wall clock
+
 APPROVERS = ("slack:U-ALICE", "slack:U-BOB")
 POLICY = Policy(approvers=frozenset(APPROVERS), ami_id="ami-12c6146b", max_cost=Decimal(20_000))
 

@@ -19,6 +19,8 @@ from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy
 from gpu_assist.lifecycle.states import TERMINAL
 
+pytestmark = pytest.mark.clock  # the approvals date their requests by the wall clock
+
 POLICY = Policy(approvers=frozenset({"slack:U-ALICE", "slack:U-BOB"}), ami_id="ami-12c6146b")
 WORKER = Path(__file__).parent.parent / "integration" / "approve_worker.py"
 DEFINITE = set(TERMINAL) | {"running", "pending"}

@@ -212,6 +212,7 @@ def test_recommend_in_china_never_plans_on_a_removed_article_claim(catalog):
     assert not {(p.provider, p.instance_type) for p in result.plans} & removed
 
 
+@pytest.mark.clock
 def test_catalog_status_on_the_command_line_shows_the_three_chinese_providers(capsys):
     assert main(["catalog", "status"]) == 0
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}

@@ -211,6 +211,7 @@ def test_catalog_commands(capsys, tmp_path):
     assert "missing columns" in capsys.readouterr().out
 
 
+@pytest.mark.clock
 @pytest.mark.slow  # a subprocess
 def test_the_installed_console_script_runs_end_to_end():
     done = subprocess.run([sys.executable, "-m", "gpu_assist", "quote", "8xA100", "72h", "--top", "3"],
@@ -234,6 +235,7 @@ def test_pure_answers_are_remembered_per_command_date_and_currency(catalog):
     assert len(context._answers) == 256
 
 
+@pytest.mark.clock
 @pytest.mark.slow  # a subprocess
 def test_a_quote_loads_neither_the_database_layer_nor_boto3():
     """Cold-start cost: quoting must not import SQLAlchemy, boto3 or the Slack SDK (bench/ measures the time)."""

@@ -37,6 +37,7 @@ def user_error(done: subprocess.CompletedProcess) -> str:
 
 # 3. Pipes: a reader that goes away ends the program quietly, as it ends `yes | head -1`.
 
+@pytest.mark.clock
 @pytest.mark.parametrize("argv", [
     ["quote", "8xA100", "72h", "--format", "json"],
     ["recommend", "train", "7B", "tokens=20B"],
@@ -53,6 +54,7 @@ def test_a_closed_pipe_ends_the_command_quietly(argv):
     assert done.returncode == 141  # 128 + SIGPIPE, what a shell reports for a tool the pipe closed on
 
 
+@pytest.mark.clock
 def test_head_dash_1_on_a_long_answer():
     """More than a pipe buffer (64 KiB) of JSON, so the write after `head` exits really fails."""
     command = " ".join(GPU_ASSIST) + " quote 8xA100 72h --all-regions --format json | head -1"
@@ -127,6 +129,7 @@ def test_make_catalogs_with_a_missing_extract_says_so(tmp_path):
 
 # 5. No silent empty answers.
 
+@pytest.mark.clock
 def test_an_unknown_region_is_an_error_with_suggestions():
     line = user_error(cli("quote", "8xA100", "region=mars"))
     assert line.startswith("error: unknown region 'mars' use a group (us, eu, asia, cn)")  # the hint's own line
@@ -134,6 +137,7 @@ def test_an_unknown_region_is_an_error_with_suggestions():
     assert "unknown region 'mars'" in user_error(cli("recommend", "train", "7B", "region=mars"))
 
 
+@pytest.mark.clock
 def test_an_empty_quote_says_which_filter_removed_what():
     as_json = cli("quote", "8xH100", "1mo", "monthly", "--format", "json")
     assert as_json.returncode == 0 and json.loads(as_json.stdout) == []
@@ -149,6 +153,7 @@ def test_an_empty_quote_says_which_filter_removed_what():
 
 # 6. Consistency.
 
+@pytest.mark.clock
 def test_text_and_json_show_the_same_options_and_top_means_the_same():
     """JSON is the flat list, every option unless `--top` says otherwise; the text list with `--top all` shows the
     same options, and the comparison counts its rows the same way whatever the top."""
@@ -162,6 +167,7 @@ def test_text_and_json_show_the_same_options_and_top_means_the_same():
     assert "top must be a number from 1 to 10000, or all; got '0'" in user_error(cli("quote", "8xA100", "--top", "0"))
 
 
+@pytest.mark.clock
 def test_one_is_singular():
     assert "— 1 option, verified first" in cli("quote", "8xA100", "72h", "--list", "--top", "1").stdout
 
@@ -210,6 +216,7 @@ def test_version_and_tco_help():
     assert max(len(line) for line in helped.stdout.splitlines()) <= 100
 
 
+@pytest.mark.clock
 def test_watch_without_a_gpu_says_there_is_nothing_to_watch(tmp_path):
     """A stand-in pynvml that fails as a machine without a driver does, whatever GPU this machine has."""
     (tmp_path / "pynvml.py").write_text("def nvmlInit():\n    raise RuntimeError('no NVIDIA driver here')\n")

@@ -12,6 +12,8 @@ from rich.cells import cell_len
 from gpu_assist.cli import main
 from gpu_assist.cli.parser import ABOUT
 
+pytestmark = pytest.mark.clock  # the CLI quotes on today's date: a stale price's label widens a line
+
 HELP = [["help"], ["--help"], *([verb, "--help"] for verb in ABOUT),
         *(["catalog", sub, "--help"] for sub in ("validate", "list-gpus", "status", "import-skypilot", "refresh",
                                                  "import-fx")),

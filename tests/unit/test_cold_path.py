@@ -11,6 +11,8 @@ import sys
 import pytest
 from support import CATALOGS
 
+pytestmark = pytest.mark.clock  # the CLI processes quote on today's date
+
 # Packages a quote must not import: each costs from tens to hundreds of milliseconds to import.
 HEAVY = {"pandas", "numpy", "rich", "boto3", "botocore", "slack_bolt", "slack_sdk", "sqlalchemy", "jupyter_server",
          "ipywidgets", "IPython", "pynvml"}

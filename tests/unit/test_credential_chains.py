@@ -103,3 +103,18 @@ def test_huawei_asks_for_the_ecs_agency_on_huawei_cloud_or_when_told_it_is_there
     machine(None)
     monkeypatch.setenv("GPU_ASSIST_CLOUD_HOST", "huawei")
     assert links() == [*sdk_order[:3], "_Metadata", sdk_order[3]]
+
+
+def test_aws_sessions_share_the_data_files_botocore_read_but_each_reads_its_credentials_anew(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "first")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "first-secret")
+    first = aws.session("us-east-1")
+    first_key = first.get_credentials().access_key
+    aws.client("ec2", "us-east-1")  # EC2's model (megabytes of JSON) read once, for this process
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "second")
+    second = aws.session("us-east-1")
+    loader = second._session.get_component("data_loader")
+    assert loader is first._session.get_component("data_loader")
+    assert any(key[:2] == ("load_service_model", "ec2") for key in loader._cache)
+    assert len(loader.search_paths) == len(set(loader.search_paths))  # boto3's folder once, however many sessions
+    assert (first_key, second.get_credentials().access_key) == ("first", "second")

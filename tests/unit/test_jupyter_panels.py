@@ -23,6 +23,8 @@ from gpu_assist.pricing.query import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import words
 
+pytestmark = pytest.mark.clock  # the panels quote on today's date and date their GPU samples
+
 
 @pytest.fixture
 def context(catalog):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from fake_nvml import FakeGpu, FakeNvml
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpu_assist.host.nvml import NvmlSampler
 from gpu_assist.metrics import GpuAssistCollector, registry
+
+pytestmark = pytest.mark.clock  # the samples are dated by the wall clock
 
 
 def _names(collected: CollectorRegistry) -> dict[str, list]:

@@ -6,11 +6,14 @@ import subprocess
 import sys
 import time
 
+import pytest
 from fake_nvml import NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_GPU_IS_LOST, FakeGpu, FakeNvml, eight_gpus
 
 from gpu_assist.host.nvml import NvmlSampler, Poller, average_utilization, idle_gpus
 from gpu_assist.render import operations as _operations  # noqa: F401 - registers the snapshot's text
 from gpu_assist.render.text import render
+
+pytestmark = pytest.mark.clock  # the samples are dated by the wall clock
 
 
 def test_importing_gpu_assist_touches_no_driver_and_no_heavy_module():

@@ -83,6 +83,7 @@ def test_azure_nd96isr_h100_v5_is_one_8_gpu_host_corrected_on_its_source(catalog
     assert any("gpu count 12 → 8" in note for note in said(option.notes))
 
 
+@pytest.mark.clock
 def test_no_resale_of_a_flagged_upstream_offer_is_ranked(catalog, capsys):
     """Verda's V100 (Datacrunch's) is flagged for review; every primeintellect/shadeform resale of it is too."""
     flagged_lines = set()
@@ -130,6 +131,7 @@ def test_every_local_zone_row_says_so(catalog):
     assert sanity.local_zone("use1-az1") is None and sanity.local_zone("usw2-wl1-las-wlz1").wavelength
 
 
+@pytest.mark.clock
 def test_catalog_status_counts_the_defects_each_rule_caught(capsys):
     assert main(["catalog", "status", "--format", "json"]) == 0
     status = {row["provider"]: row for row in json.loads(capsys.readouterr().out)}

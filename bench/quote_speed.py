@@ -125,6 +125,26 @@ def cold_cli(runs: int = 15) -> dict:
             **({"before_after": _before_after(base)} if base else {})}
 
 
+STORE_VERBS = ("requests", "spend", "commit")
+
+
+def cold_store_verbs(runs: int = 10, base: str | None = None) -> dict:
+    """`gpu-assist requests`, `spend` and `commit`, each a new process, on an empty SQLite store brought to the newest
+    schema by one `db upgrade` first, interleaved with `python -c pass`; with `base` (a git revision) that revision's
+    `requests` too, so "before" and "after" come from one run."""
+    import tempfile
+
+    command = _cli()
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {**os.environ, "GPU_ASSIST_DB_URL": f"sqlite:///{scratch}/store.db"}
+        subprocess.run(command + ["db", "upgrade"], capture_output=True, check=True, env=env)
+        commands = {verb: (command + [verb], env) for verb in STORE_VERBS}
+        commands["python_pass"] = ([sys.executable, "-c", "pass"], None)
+        if base:
+            commands["requests_before"] = ([sys.executable, "-c", _FROM_TREE, str(_base_tree(base)), "requests"], env)
+        return _interleaved(commands, runs)
+
+
 def cold_instructions() -> dict:
     """Instructions a fresh process executes (valgrind's callgrind, string hashing seeded), for the cached cold
     quote, `python -c pass` and the standard-library floor: unlike wall time, not changed by a busy machine.
@@ -190,6 +210,7 @@ def main() -> dict:
     return {
         "cold_cli": cold_cli(),
         "cold_instructions": cold_instructions(),
+        "cold_store_verbs": cold_store_verbs(),
         "catalog_load_uncached_ms": load_uncached_ms,
         "warm_1x": warm(catalog, 200),
         "warm_10x": warm(ten, 100),
@@ -201,4 +222,7 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(), indent=2))
+    if sys.argv[1:2] == ["--store-verbs"]:  # the store verbs alone; a revision after it times its `requests` too
+        print(json.dumps(cold_store_verbs(base=(sys.argv[2:3] or [None])[0]), indent=2))
+    else:
+        print(json.dumps(main(), indent=2))

@@ -188,14 +188,24 @@ def metrics_application(snapshots: Callable[[], Sequence[Snapshot]], team: Calla
     return application
 
 
+def metrics_url(host: str, port: int) -> str:
+    """Where the exposition answers (an IPv6 address in brackets)."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/metrics"
+
+
 def serve(host: str, port: int, sampler: NvmlSampler, team: Callable[[], TeamStanding] | None, *,
-          interval_s: float = 5.0, window_s: float = 600.0) -> None:
+          interval_s: float = 5.0, window_s: float = 600.0,
+          listening: Callable[[str], None] = lambda url: None) -> None:
     """`gpu-assist metrics serve`: sample the GPUs every `interval_s` in the background and answer on waitress
-    until interrupted; the team's series only with `team`."""
+    until interrupted; the team's series only with `team`. `listening` is told the URL once the port is bound
+    (port 0: the one the system chose)."""
     poller = Poller(sampler, interval_s=interval_s, history_s=window_s).start()
-    log.info("gpu-assist metrics on http://%s:%d/metrics", host, port)
     try:
-        waitress.serve(metrics_application(poller.history, team), host=host, port=port, threads=4,
-                       ident="gpu-assist-metrics")
+        server = waitress.create_server(metrics_application(poller.history, team), host=host, port=port, threads=4,
+                                        ident="gpu-assist-metrics")
+        url = metrics_url(host, int(getattr(server, "effective_port", port)))
+        log.info("gpu-assist metrics on %s", url)
+        listening(url)
+        server.run()
     finally:
         poller.stop()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog import default_catalog_dir, load_catalog, source_disagreements, validate_directory
 from ..catalog.data_prices import FILE_NAME, replace_rows
-from ..catalog.files import corrected_rows, dropped_rows
+from ..catalog.files import RowFacts, corrected_rows, dropped_rows, offer_files, read_offer_file
 from ..catalog.gpus import load_gpus
 from ..catalog.regions import default_region
 from ..catalog.report import CAUGHT_COLUMNS, billing_footnote, caught_table, gpu_summary, provider_status
@@ -41,7 +41,7 @@ Advance = Callable[[str, int, int], None]
 def answer(args: argparse.Namespace) -> int:
     directory = getattr(args, "catalog_dir", None) or getattr(args, "directory", None) or default_catalog_dir()
     if args.catalog_command == "validate":
-        return _validate(directory)
+        return _validate(directory, verbose=getattr(args, "verbose", False))
     if args.catalog_command == "import-skypilot":
         return _import_skypilot(args, directory)
     if args.catalog_command == "import-china":
@@ -62,7 +62,8 @@ def answer(args: argparse.Namespace) -> int:
     return _report(args, directory)
 
 
-def _validate(directory: Path) -> int:
+def _validate(directory: Path, *, verbose: bool = False) -> int:
+    """Every defect; then, for a valid folder, a summary per provider, and with `verbose` the rows behind it."""
     _require_directory(directory, "catalog directory", "gpu-assist catalog validate catalogs")
     defects = validate_directory(directory)
     for defect in defects:
@@ -71,6 +72,12 @@ def _validate(directory: Path) -> int:
     if defects:
         return 1
     disagreements = source_disagreements(directory)
+    corrected, dropped = corrected_rows(directory), dropped_rows(directory)
+    print(_validate_summary(directory, disagreements, corrected, dropped))
+    if not verbose:
+        if disagreements or corrected or dropped:
+            print("gpu-assist catalog validate --verbose lists each of them")
+        return 0
     if disagreements:
         print(f"{plural(len(disagreements), 'offer')} where two sources disagree (kept, labelled in quotes):")
         # the committed-use datasets' figures are dollars (sources/committed.py), shown as quotes show them
@@ -78,6 +85,25 @@ def _validate(directory: Path) -> int:
                         for folded in wrap(f"  {restate_money(line, 'USD', 'USD')}", "    ")))
     _print_corrected_and_dropped(directory)
     return 0
+
+
+def _validate_summary(directory: Path, disagreements: list[str], corrected: list[RowFacts],
+                      dropped: list[RowFacts]) -> str:
+    """Per provider: its offer rows, the offers two sources disagree on, the rows corrected and dropped; a total."""
+    counts: dict[str, list[int]] = {}
+    for path in offer_files(directory):
+        for _, row in read_offer_file(path).rows:
+            counts.setdefault(row.get("provider", ""), [0, 0, 0, 0])[0] += 1
+    for column, providers in ((1, [line.split(" ", 1)[0] for line in disagreements]),
+                              (2, [row.name[0] for row in corrected]), (3, [row.name[0] for row in dropped])):
+        for provider in providers:
+            counts.setdefault(provider, [0, 0, 0, 0])[column] += 1
+    rows = [[provider, *(str(n) for n in numbers)] for provider, numbers in sorted(counts.items())]
+    totals = [sum(numbers[i] for numbers in counts.values()) for i in range(4)]
+    return "\n".join([text_table(["provider", "rows", "disagree", "corrected", "dropped"], rows),
+                      f"{plural(len(counts), 'provider')}, {plural(totals[0], 'row')}: "
+                      f"{plural(totals[1], 'offer')} where two sources disagree, {totals[2]} corrected, "
+                      f"{totals[3]} dropped (flagged: every price has a known defect)"])
 
 
 def _print_corrected_and_dropped(directory: Path) -> None:

@@ -17,5 +17,6 @@ def answer(args: argparse.Namespace) -> int:
                              example="gpu-assist metrics serve --port 9400 --interval 5 --window 600")
     context = Context()
     team = (lambda: context.approvals.team_standing()) if configured() else None
-    serve(args.host, args.port, context.sampler, team, interval_s=args.interval, window_s=args.window)
+    serve(args.host, args.port, context.sampler, team, interval_s=args.interval, window_s=args.window,
+          listening=lambda url: print(f"serving Prometheus metrics on {url}", flush=True))
     return 0

@@ -301,6 +301,8 @@ def _add_catalog(commands: Subcommands, verb: str) -> None:
     cat = c.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
     v = cat.add_parser("validate", help="report every defect with file and line")
     v.add_argument("directory", nargs="?", type=Path)
+    v.add_argument("--verbose", action="store_true",
+                   help="list every offer two sources disagree on, every row corrected and every row dropped")
     g = cat.add_parser("list-gpus", help="the GPUs known and where they are offered")
     g.add_argument("--format", choices=("text", "json"), default="text")
     s = cat.add_parser("status", help="offers, age and flagged rows per provider")

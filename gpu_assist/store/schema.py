@@ -4,6 +4,10 @@
 lock (two replicas starting on one fresh database take turns; the second finds the schema done), on SQLite under
 an exclusive lock on a file beside the database. A database created by an earlier gpu-assist (tables, no
 `alembic_version`) is stamped at the first revision, whose schema it has, then upgraded.
+
+Opening a store is on every store verb's path, so a database already at `HEAD_REVISION` is recognised by one
+SELECT of `alembic_version`, without loading Alembic (its imports and the reading of the revision scripts cost most
+of a second); only a database behind takes the lock and runs the migrations.
 """
 
 from __future__ import annotations
@@ -12,16 +16,19 @@ import contextlib
 import fcntl
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 UPGRADE_LOCK_KEY = 7262021  # pg_advisory_xact_lock key of the schema upgrade
 FIRST_REVISION = "0001"
+# The newest revision in gpu_assist/migrations/versions, known without reading the scripts; a test holds it to
+# Alembic's own head, so a new migration that forgets it fails there.
+HEAD_REVISION = "0007"
 # Where Alembic finds the revisions: a package path, so it holds wherever the store's modules live; teams' databases
 # record the revision ids, not this path, but a deployment's own alembic.ini may name it.
 SCRIPT_LOCATION = "gpu_assist:migrations"
@@ -36,6 +43,8 @@ def _revision(revision: str | None) -> str:
 
 
 def _config(connection: Connection | None) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", SCRIPT_LOCATION)
     config.attributes["connection"] = connection
@@ -44,12 +53,16 @@ def _config(connection: Connection | None) -> Config:
 
 def head() -> str:
     """The newest revision this gpu-assist knows."""
+    from alembic.script import ScriptDirectory
+
     config = _config(None)
     return _revision(ScriptDirectory.from_config(config).get_current_head())
 
 
 def current(engine: Engine) -> str | None:
     """The revision the database is at; None before any migration."""
+    from alembic.migration import MigrationContext
+
     with engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
 
@@ -69,8 +82,23 @@ def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def at_head(engine: Engine) -> bool:
+    """Whether the database is at `HEAD_REVISION` already: one look for `alembic_version` and one SELECT of it."""
+    with engine.connect() as connection:
+        if not inspect(connection).has_table("alembic_version"):
+            return False
+        versions = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    return versions == [HEAD_REVISION]
+
+
 def upgrade(engine: Engine) -> str:
-    """Create or upgrade the schema to the newest revision; returns it. Safe to call from every process at once."""
+    """Create or upgrade the schema to the newest revision; returns it. Safe to call from every process at once.
+
+    A database at the head already is left alone, without the lock; one behind is migrated under it."""
+    if at_head(engine):
+        return HEAD_REVISION
+    from alembic import command
+
     with _in_process, (_sqlite_file_lock(engine) if engine.dialect.name == "sqlite" else contextlib.nullcontext()):
         with engine.begin() as connection:
             if connection.dialect.name == "postgresql":

@@ -187,6 +187,7 @@ def test_metrics_serve_as_a_user_starts_it_answers_with_the_team_from_its_store(
         process.wait(timeout=10)
     s = _series(text)
     assert status == 200 and post_status == 405
+    assert f"serving Prometheus metrics on http://127.0.0.1:{port}/metrics\n" in log.read_text()
     assert "gpu_assist_local_gpus" in s  # 0 here without a driver; the GPUs on a GPU machine
     assert _value(s, "gpu_assist_store_up") == 1 and _value(s, "gpu_assist_requests_pending", kind="launch") == 1
     assert sum(x.value for x in s["gpu_assist_launches_running"]) == 2
@@ -198,6 +199,13 @@ def _get_request(request: urllib.request.Request) -> int:
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
+
+
+def test_the_metrics_url_brackets_an_ipv6_address():
+    from gpu_assist.metrics import metrics_url
+
+    assert metrics_url("::1", 9100) == "http://[::1]:9100/metrics"
+    assert metrics_url("0.0.0.0", 9400) == "http://0.0.0.0:9400/metrics"
 
 
 def test_metrics_serve_refuses_a_bad_port_in_one_line():

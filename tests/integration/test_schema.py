@@ -212,3 +212,26 @@ def _now():
     import datetime as dt
 
     return dt.datetime(2026, 12, 3, tzinfo=dt.timezone.utc)
+
+
+def test_the_head_known_without_alembic_is_alembics_head():
+    assert schema.HEAD_REVISION == schema.head()
+
+
+def test_a_store_at_head_is_not_migrated_again_and_one_behind_is(tmp_path, monkeypatch):
+    from alembic import command
+
+    engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    schema.upgrade(engine)
+    upgrades: list[str] = []
+    real_upgrade = command.upgrade
+    monkeypatch.setattr(command, "upgrade", lambda config, target: (upgrades.append(target),
+                                                                    real_upgrade(config, target))[1])
+    Store(engine=engine)
+    assert upgrades == [] and schema.at_head(engine)
+    with engine.begin() as connection:
+        command.downgrade(schema._config(connection), "0006")
+    assert not schema.at_head(engine)
+    Store(engine=engine)
+    assert upgrades == ["head"] and schema.current(engine) == schema.HEAD_REVISION
+    engine.dispose()

@@ -112,3 +112,18 @@ def test_a_file_without_the_optional_columns_loads_with_located_regions(make_cat
     (directory / "aws.csv").write_text("\n".join(",".join(line.split(",")[:width]) for line in lines) + "\n")
     offers = load_catalog(directory, cache_dir=None).offers
     assert (offers.country[0], offers.continent[0], offers.notes[0]) == ("GB", "EU", "")
+
+
+def test_validate_prints_a_summary_and_its_lists_only_when_verbose(capsys):
+    from gpu_assist.cli import main
+
+    assert main(["catalog", "validate", str(CATALOGS)]) == 0
+    short = capsys.readouterr().out.splitlines()
+    assert short[0].endswith(": OK") and short[1].split() == ["provider", "rows", "disagree", "corrected", "dropped"]
+    assert any(line.split()[0] == "gcp" for line in short[2:])
+    assert "providers" in short[-2] and "where two sources disagree" in short[-2] and "dropped" in short[-2]
+    assert short[-1] == "gpu-assist catalog validate --verbose lists each of them"
+    assert len(short) < 40
+    assert main(["catalog", "validate", str(CATALOGS), "--verbose"]) == 0
+    long = capsys.readouterr().out
+    assert long.startswith("\n".join(short[:-1])) and "rows dropped (" in long and "rows corrected (" in long

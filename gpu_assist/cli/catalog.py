@@ -102,7 +102,7 @@ def _validate_summary(directory: Path, disagreements: list[str], corrected: list
     totals = [sum(numbers[i] for numbers in counts.values()) for i in range(4)]
     return "\n".join([text_table(["provider", "rows", "disagree", "corrected", "dropped"], rows),
                       f"{plural(len(counts), 'provider')}, {plural(totals[0], 'row')}: "
-                      f"{plural(totals[1], 'offer')} where two sources disagree, {totals[2]} corrected, "
+                      f"{plural(totals[1], 'offer')} where two sources disagree, {totals[2]} corrected,",
                       f"{totals[3]} dropped (flagged: every price has a known defect)"])
 
 

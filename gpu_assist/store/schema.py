@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib
 import threading
 from collections.abc import Iterator
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from sqlalchemy import inspect, text
@@ -42,10 +44,15 @@ def _revision(revision: str | None) -> str:
     return revision
 
 
-def _config(connection: Connection | None) -> Config:
-    from alembic.config import Config
+def _alembic() -> ModuleType:
+    """Alembic, with the parts used here loaded, on first use: a store at the newest schema never needs it."""
+    for part in ("command", "config", "migration", "script"):
+        importlib.import_module(f"alembic.{part}")
+    return importlib.import_module("alembic")
 
-    config = Config()
+
+def _config(connection: Connection | None) -> Config:
+    config: Config = _alembic().config.Config()
     config.set_main_option("script_location", SCRIPT_LOCATION)
     config.attributes["connection"] = connection
     return config
@@ -53,18 +60,15 @@ def _config(connection: Connection | None) -> Config:
 
 def head() -> str:
     """The newest revision this gpu-assist knows."""
-    from alembic.script import ScriptDirectory
-
     config = _config(None)
-    return _revision(ScriptDirectory.from_config(config).get_current_head())
+    return _revision(_alembic().script.ScriptDirectory.from_config(config).get_current_head())
 
 
 def current(engine: Engine) -> str | None:
     """The revision the database is at; None before any migration."""
-    from alembic.migration import MigrationContext
-
     with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+        revision: str | None = _alembic().migration.MigrationContext.configure(connection).get_current_revision()
+        return revision
 
 
 @contextlib.contextmanager
@@ -97,7 +101,7 @@ def upgrade(engine: Engine) -> str:
     A database at the head already is left alone, without the lock; one behind is migrated under it."""
     if at_head(engine):
         return HEAD_REVISION
-    from alembic import command
+    command = _alembic().command
 
     with _in_process, (_sqlite_file_lock(engine) if engine.dialect.name == "sqlite" else contextlib.nullcontext()):
         with engine.begin() as connection:

@@ -178,6 +178,8 @@ class RecommendCommand:
     workload: Workload
     top: int | None = 10
     explain: bool = False
+    sort: str = "cost"  # `plan.plans.PLAN_SORTS`
+    include_flagged: bool = False  # plan on prices the catalogs flag, as a quote shows them on request
 
 
 @dataclass(frozen=True)

@@ -140,10 +140,10 @@ def shared(result: Recommendation) -> list[str]:
     codes = sorted({r.code for r in reasons if isinstance(r, f.QuotaNeeded) and r.granted is None})
     if codes:
         lines.append(f"AWS plans need vCPU quota ({', '.join(codes)}), not checked without credentials")
-    unpriced = sorted({r.provider for r in reasons if isinstance(r, f.PartsUnknown)})
-    if any(isinstance(r, f.PartCost) for r in reasons) or unpriced:
+    unpriced = any(isinstance(r, f.PartsUnknown) for r in reasons)
+    if unpriced or any(isinstance(r, f.PartCost) for r in reasons):
         lines.append("spot totals include checkpoint storage" +
-                     (f" (no price known at {', '.join(unpriced)})" if unpriced else ""))
+                     (" where a source prices it (`explain` says where none does)" if unpriced else ""))
     if any(isinstance(r, f.Hybrid) for r in reasons):
         lines.append(words(f.Hybrid()))
     return ["; ".join(lines)] if lines else []

@@ -107,7 +107,8 @@ def ranking_rule(result: Recommendation) -> str:
         return f"Ranked: by the lowest total for {format_hours(workload.serve_hours)} of serving; {spot}; {others}."
     spot = "spot plans carry their interruption overhead and checkpoints (interruptible=no leaves spot out)" \
         if workload.may_interrupt else "no spot, as interruptible=no asks"
-    deadline = "among plans that meet the deadline, " if workload.deadline_s else ""
+    deadline = f"among plans that meet the {workload.deadline_s / 86400:g}-day deadline, " if workload.deadline_s \
+        else ""
     return f"Ranked: {deadline}the lowest expected total first; {spot}; {others}."
 
 

@@ -38,12 +38,11 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
     left out); `explain` adds every note in full, each GPU's reasoning, the assumptions and the formulas."""
     workload = result.workload
     timed = any(plan.hours is not None for plan in result.plans)
-    within = f" within the {workload.deadline_s / 86400:g}-day deadline" if workload.deadline_s and timed else ""
     order = "" if not result.plans else f", {_ORDER[result.sort]}" if timed or result.sort != "cost" else \
         ", fewest GPUs first, then the cheapest hour"
     count = plural(len(result.plans), "feasible plan") if len(result.plans) == result.feasible else \
         f"{len(result.plans):,} of {result.feasible:,} feasible plans"
-    lines = [f"{workload.describe()} — {count}{order}{within} ({result.currency})"]
+    lines = [f"{workload.describe()} — {count}{order} ({result.currency})"]
     if result.plans:
         lines += wrap(ranking_rule(result))
     if result.dataset is not None:

@@ -73,8 +73,8 @@ def test_a_cheaper_spot_plan_ranks_for_training_but_never_for_serving(catalog, c
     out = _text(capsys, "serve", "70B", "fp8", "users=50")
     assert "a serving plan never runs on spot unless `spot` is asked" in " ".join(out.split())
     out = _text(capsys, "train", "7B", "tokens=1T")
-    assert "Ranked: among plans that meet the deadline, the lowest expected total first; spot plans carry their " \
-           "interruption overhead and checkpoints" in " ".join(out.split())
+    assert "Ranked: among plans that meet the 30-day deadline, the lowest expected total first; spot plans carry " \
+           "their interruption overhead and checkpoints" in " ".join(out.split())
 
 
 def test_sort_fastest_orders_by_time(capsys):
@@ -129,6 +129,6 @@ def test_json_and_explain_keep_the_full_reasoning(capsys):
     payload = _json(capsys, "train", "7B", "tokens=1T")
     left_out = {item["gpu"]: item["why"] for item in payload["left_out"]}
     assert "K80" in left_out and payload["reasoning"] and payload["not_planned"]
-    assert payload["ranking"].startswith("Ranked: among plans that meet the deadline")
+    assert payload["ranking"].startswith("Ranked: among plans that meet the 30-day deadline")
     out = _text(capsys, "train", "7B", "tokens=1T", "--explain")
     assert "K80" in out and "reasoning:" in out and "assumptions (override with name=value):" in out

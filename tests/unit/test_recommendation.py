@@ -583,7 +583,9 @@ def test_the_title_says_the_order_the_plans_are_in(capsys):
               if re.match(r"\d+\*? +[\d,]+×", line)]
     assert counts == sorted(counts)
     assert main(["recommend", "train", "7B", "tokens=20B", "--top", "3"]) == 0
-    assert ", cheapest first within the 30-day deadline (USD)" in capsys.readouterr().out.splitlines()[0]
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].endswith(", cheapest first (USD)")
+    assert out.splitlines()[1].startswith("Ranked: among plans that meet the 30-day deadline, the lowest expected")
     assert main(["recommend", "serve", "13B", "users=1000000"]) == 0
     assert capsys.readouterr().out.startswith("serve 13B bf16 — 0 feasible plans (USD)\n")
 

@@ -102,8 +102,8 @@ def ranking_rule(result: Recommendation) -> str:
         return "Ranked: fewest GPUs first, then the cheapest hour: the job has no length (tokens=… gives each plan a " \
                f"time and a total and ranks them by it); {others}."
     if workload.kind == "serve":
-        spot = "spot plans carry their interruption risk, as `spot` asked" if workload.may_interrupt else \
-            "a serving plan never runs on spot unless `spot` is asked"
+        spot = "spot plans too, as `spot` asked: a replica may be taken back at any time" \
+            if workload.may_interrupt else "a serving plan never runs on spot unless `spot` is asked"
         return f"Ranked: by the lowest total for {format_hours(workload.serve_hours)} of serving; {spot}; {others}."
     spot = "spot plans carry their interruption overhead and checkpoints (interruptible=no leaves spot out)" \
         if workload.may_interrupt else "no spot, as interruptible=no asks"
@@ -146,7 +146,7 @@ def shared(result: Recommendation) -> list[str]:
         lines.append("spot totals include checkpoint storage" +
                      (" where a source prices it (`explain` says where none does)" if unpriced else ""))
     if any(isinstance(r, f.Hybrid) for r in reasons):
-        lines.append(words(f.Hybrid()))
+        lines.append("with your own GPUs: develop on them, burst to the cloud's plans for deadlines")
     return ["; ".join(lines)] if lines else []
 
 

@@ -29,8 +29,8 @@ def short(fact: Fact) -> str | None:
 
 @short.register(f.FleetSpotRisk)
 def _fleet_spot_risk(fact: f.FleetSpotRisk) -> str:
-    chance = "" if fact.chance is None else \
-        f", {'99%+' if fact.chance > 0.99 else format(fact.chance, '.0%')} chance to finish in time"
+    # The chance to finish in time only where it is in doubt: over 99 % it is the rule, and `explain` says it.
+    chance = "" if fact.chance is None or fact.chance > 0.99 else f", {fact.chance:.0%} chance to finish in time"
     rate = "" if fact.band is not None else " (default rate)"
     return f"spot +{fact.overhead:.0%} time{rate}{chance}"
 
@@ -47,7 +47,7 @@ def _fabric(fact: f.Fabric) -> str | None:
     network = f"{fact.fabric.split(' (')[0]} {fact.gbps:,.0f} Gbps" if fact.fabric and fact.gbps else \
         fact.fabric or "an unstated network"
     scaling = "" if fact.scaling is None else f", {fact.scaling.efficiency:.0%} scaling"
-    return f"{fact.hosts:,} hosts, {network}{scaling}"
+    return f"{fact.hosts:,} hosts on {network}{scaling}"
 
 
 @short.register(f.MixedFleet)

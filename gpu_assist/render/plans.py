@@ -65,7 +65,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
             lines.append(row)
             reasons = reasons_line(plan)
             if reasons:
-                lines += wrap(f"     {reasons}", "     ")
+                lines += wrap(f"    {reasons}", "    ")
     else:
         lines.append("no plan meets every constraint; the closest per GPU are below")
     lines += [folded for plan in result.beside for folded in wrap(beside_line(plan), "    ")]

@@ -33,7 +33,8 @@ from ..errors import ParseError
 from ..facts import InputConverted
 from ..plural import plural
 from ..pricing.amounts import parse_amount
-from ..pricing.query import HOURS_PER_MONTH, parse_currency, parse_request_words
+from ..pricing.query import HOURS_PER_MONTH
+from ..pricing.query_parser import parse_currency, parse_request_words
 from ..catalog.offers import MARKETPLACES
 
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"

@@ -16,7 +16,7 @@ from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.commands.quoting import spot_rates
 from gpu_assist.errors import ParseError
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.compare import compare, in_rank_order, refine
 from gpu_assist.pricing.quote import quote
 

@@ -11,8 +11,8 @@ Accepted, case-insensitive, in any order:
 - pricing models: `on-demand`, `spot`, `reserved` (both terms), `reserved-1y`, `reserved-3y`, `monthly`
   (also 按需, 竞价, 预留, 包月).
 - filters: a provider name (`aws`, `gcp`, `azure`, `lambda`, `nebius`, `oci`, `vast`, … `regions.PROVIDERS`),
-  `region=us-east-1,us-west-2` (or a group: `region=us`, `eu`, `asia`, `cn`), `provider=aws,gcp`,
-  `pricing=spot,on-demand`, `currency=CNY`.
+  `region=us-east-1,us-west-2` (or a group: `region=us`, `eu`, `asia`, `cn`; a region alone too: `us-east-1`, `eu`),
+  `provider=aws,gcp`, `pricing=spot,on-demand`, `currency=CNY`.
 
 Anything else raises `ParseError` naming the token, with a suggestion and an example.
 """
@@ -26,6 +26,7 @@ from typing import Sequence
 
 from ..catalog.gpus import GpuSpec, GpuTable, name_key
 from ..catalog.providers import PROVIDERS
+from ..catalog.regions import GROUPS
 from ..errors import ParseError
 from ..facts import PricingModel
 from .query import CURRENCIES, HOUR_S, MAX_GPUS, MIN_DURATION_S, MONTH_S, PRICING_MODELS, YEAR_S, Query, is_duration_s
@@ -77,6 +78,11 @@ _INT_RE = re.compile(r"^\d+$")
 # A count with a fraction: `1.5xA100`, `A100:1.5`, `h100x2.5`.
 _FRACTIONAL_COUNT_RE = re.compile(r"^\d+\.\d+x.|^.+[x:]\d+\.\d+$")
 _NEGATIVE_RE = re.compile(r"^-\d")
+# A region's name written without `region=`: dashed, and with a digit or a continent's prefix (`us-east-1`,
+# `europe-west4`, `cn-hangzhou`), so a misspelt option (`include-flaged`) is not taken for one.
+_BARE_REGION_RE = re.compile(r"^[a-z]{2,}(?:-[a-z0-9]+)+$")
+_REGION_PREFIXES = ("us-", "eu-", "ap-", "cn-", "me-", "sa-", "af-", "ca-", "asia-", "europe-", "australia-",
+                    "northamerica-", "southamerica-", "africa-", "il-", "mx-")
 _REQUEST_KEYS = ("region", "provider", "pricing", "currency")
 NO_DURATION = "no duration given: quoting 1 hour"
 
@@ -222,7 +228,7 @@ class _Builder:
             self.set_count(int(token), token)
         elif _FRACTIONAL_COUNT_RE.match(token):
             raise ParseError(f"'{original}': a GPU count is a whole number", example=EXAMPLE)
-        elif not self.read_counted_gpu(token, original):
+        elif not self.read_counted_gpu(token, original) and not self.read_bare_region(token):
             raise self.not_understood(token, original)
         return 1
 
@@ -273,13 +279,28 @@ class _Builder:
             return True
         return False
 
+    def read_bare_region(self, token: str) -> bool:
+        """A region or a residency group without `region=` (`us-east-1`, `eu`): whether the catalog has it is the
+        quote's check, which suggests the nearest names of every cloud for one it does not have."""
+        shaped = bool(_BARE_REGION_RE.match(token)) and (any(c.isdigit() for c in token)
+                                                         or token.startswith(_REGION_PREFIXES))
+        if token in GROUPS or (shaped and not self.looks_like_gpu(token)):
+            self.regions.extend(parse_regions(token))
+            return True
+        return False
+
+    def looks_like_gpu(self, token: str) -> bool:
+        """A name then a digit (`a10g`, `h100-sxm`), or a word close to a GPU's name while none is named yet."""
+        return (bool(re.match(r"^[a-z]+[-]?\d", token)) and not _DURATION_RE.match(token)) or \
+            (self.gpu is None and self.gpus.suggest(token).startswith("did you"))
+
     def not_understood(self, token: str, original: str) -> ParseError:
         """An unknown GPU when the token looks like one (a name then a digit) or is close to one; else a word."""
-        looks_like_gpu = bool(re.match(r"^[a-z]+[-]?\d", token)) and not _DURATION_RE.match(token)
-        if looks_like_gpu or (self.gpu is None and self.gpus.suggest(token).startswith("did you")):
+        if self.looks_like_gpu(token):
             return ParseError(f"unknown GPU '{original}'", hint=self.gpus.suggest(token), example=EXAMPLE)
         return ParseError(f"didn't understand '{original}'",
-                          hint="a request is GPUs, a duration and optional filters", example=EXAMPLE)
+                          hint="a request is GPUs, a duration and optional filters: a provider, spot, region=…",
+                          example=EXAMPLE)
 
     def set_gpu(self, name: str, token: str) -> None:
         if self.gpu is not None and self.gpu != name:

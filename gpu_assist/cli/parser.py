@@ -189,7 +189,7 @@ def _add_recommend(commands: Subcommands, verb: str) -> None:
 
 def _add_tco(commands: Subcommands, verb: str) -> None:
     t = _add_parser(commands, verb, epilog=_tco_keys)  # called by format_help, only when help is shown
-    t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=100k")
+    t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=15k, 8xH100 hardware=300k per-server")
     t.add_argument("--format", choices=("text", "json"), default="text")
 
 

@@ -166,7 +166,8 @@ def render_tco(result: TcoResult, **_options: Any) -> str:
     money = partial(format_money, currency=c)
 
     rows = [
-        ["hardware", f"{i.gpus} × {money(i.hardware_per_gpu)}", money(i.hardware_per_gpu * i.gpus)],
+        ["hardware", f"{i.gpus} × {money(i.hardware_per_gpu)}" if i.hardware_per_server is None
+         else f"1 server of {i.gpus}", money(i.hardware)],
         ["facility / year", "", money(i.facility_per_year)],
         ["power / year", "", money(i.power_per_year)],
         ["operations / year", "", money(i.ops_per_year)],

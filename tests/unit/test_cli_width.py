@@ -29,7 +29,7 @@ ANSWERS = [
     ["recommend", "train", "7B", "tokens=20B"], ["recommend", "train", "7B", "tokens=1T", "budget=$5000"],
     ["recommend", "train", "175B", "bf16", "deadline=2w", "region=cn"], ["recommend", "finetune", "70B", "lora"],
     ["recommend", "serve", "70B", "fp8", "users=50"], ["recommend", "train", "7B", "tokens=1T", "--explain"],
-    ["tco", "1xA100", "hardware=100k", "ops=50k", "usage=200h/mo"],
+    ["tco", "1xA100", "hardware=15k", "ops=50k", "usage=200h/mo"],
     ["tco", "1xA100", "hardware=100k", "facility=20k", "power=15k", "ops=50k", "currency=CNY", "usage=200h/mo",
      "cloud=12"], ["catalog", "validate"], ["catalog", "list-gpus"], ["catalog", "status"], ["spend"],
 ]

@@ -121,8 +121,8 @@ def test_recommend_answers_the_cli_plans_and_its_reasoning(capsys, words):
 
 
 def test_tco_answers_the_clis_figures(capsys):
-    frame = gpu_assist.tco("1xA100 hardware=100k usage=200h/mo")
-    answer = _cli(capsys, "tco", "1xA100", "hardware=100k", "usage=200h/mo")
+    frame = gpu_assist.tco("1xA100 hardware=15k usage=200h/mo")
+    answer = _cli(capsys, "tco", "1xA100", "hardware=15k", "usage=200h/mo")
     assert len(frame) == 1
     row = frame.iloc[0]
     for key in ("own_first_year", "own_per_year", "cloud_rate_per_gpu_hour", "cloud_per_year",

@@ -24,7 +24,14 @@ from ..catalog.gpus import GpuTable
 from ..errors import ParseError
 from ..pricing import spot_risk
 from ..pricing.amounts import format_count, parse_amount, parse_count
-from ..pricing.query import PROVIDER_WORDS, normalise, parse_currency, parse_duration, parse_providers, parse_regions
+from ..pricing.query_parser import (
+    PROVIDER_WORDS,
+    normalise,
+    parse_currency,
+    parse_duration,
+    parse_providers,
+    parse_regions,
+)
 
 METHODS = ("full", "lora", "qlora")
 PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")

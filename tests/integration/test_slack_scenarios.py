@@ -15,7 +15,7 @@ from support import TODAY
 from gpu_assist.clouds import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG
 from gpu_assist.pricing.compare import compare, refine
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render.comparison import format_total
 from gpu_assist.render.notes import words

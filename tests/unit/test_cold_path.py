@@ -33,7 +33,7 @@ QUOTE_MODULES = {
     "gpu_assist.pricing.amounts", "gpu_assist.team", "gpu_assist.team.periods", "gpu_assist.pricing.job_costs",
     "gpu_assist.catalog", "gpu_assist.catalog.cache", "gpu_assist.catalog.files", "gpu_assist.catalog.offers",
     "gpu_assist.catalog.gpus", "gpu_assist.catalog.fx", "gpu_assist.catalog.providers", "gpu_assist.catalog.regions",
-    "gpu_assist.pricing.query",
+    "gpu_assist.pricing.query", "gpu_assist.pricing.query_parser",
     "gpu_assist.pricing.quote", "gpu_assist.pricing.price_table", "gpu_assist.pricing.compare", "gpu_assist.plural",
     "gpu_assist.facts", "gpu_assist.catalog.data_prices", "gpu_assist.catalog.fabric", "gpu_assist.pricing.spot_risk",
     "gpu_assist.render", "gpu_assist.render.money", "gpu_assist.render.notes",

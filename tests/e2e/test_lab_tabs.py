@@ -28,7 +28,7 @@ import pytest
 from jupyter_users import TOKENS
 from support import AWS_SECRET, NOON, free_port
 
-from gpu_assist.clouds.aws import REQUEST_TAG
+from gpu_assist.clouds.sdk.aws import REQUEST_TAG
 from gpu_assist.clouds.fleet import NAMESPACE, UTILIZATION
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run

@@ -16,7 +16,7 @@ from jupyter_users import TokenUsers, auth
 from support import Clock
 from tornado.httpclient import HTTPClientError
 
-from gpu_assist.clouds.aws import REQUEST_TAG, client
+from gpu_assist.clouds.sdk.aws import REQUEST_TAG, client
 from gpu_assist.clouds.fleet import NAMESPACE, UTILIZATION
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run

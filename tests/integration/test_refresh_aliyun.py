@@ -20,7 +20,9 @@ from gpu_assist.sources.refresh import refresh
 
 pytest.importorskip("alibabacloud_ecs20140526")
 
-from gpu_assist.sources.aliyun import SOURCE_KEY, AliyunPriceSource, ecs_client  # noqa: E402
+from gpu_assist.clouds.sdk import aliyun as aliyun_sdk  # noqa: E402
+from gpu_assist.clouds.sdk.aliyun import ecs_client  # noqa: E402
+from gpu_assist.sources.aliyun import SOURCE_KEY, AliyunPriceSource  # noqa: E402
 
 _THROTTLED = {"RequestId": "0B7A8F3C-1C2D-4E5F-8A9B-0C1D2E3F4A5B", "HostId": "ecs.aliyuncs.com",
               "Code": "Throttling.User", "Message": "Request was denied due to user flow control."}
@@ -142,10 +144,9 @@ def test_without_credentials_the_refresh_exits_2_with_one_line_naming_the_variab
 
 @pytest.mark.clock
 def test_the_cli_refreshes_a_copy_of_the_catalog_and_says_what_it_wrote(ecs, catalog_dir, monkeypatch, capsys):
-    from gpu_assist.sources import aliyun as aliyun_api
 
     endpoint = f"127.0.0.1:{ecs.server_port}"
-    monkeypatch.setattr(aliyun_api, "ecs_client", lambda region: ecs_client(region, endpoint))
+    monkeypatch.setattr(aliyun_sdk, "default_client", lambda region: ecs_client(region, endpoint))
     assert main(["catalog", "refresh", "aliyun", "--regions", "cn-hangzhou", "--catalog-dir", str(catalog_dir)]) == 0
     assert "aliyun: 5 offers" in capsys.readouterr().out
     assert validate_directory(catalog_dir) == []

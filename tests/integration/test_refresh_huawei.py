@@ -23,7 +23,9 @@ from gpu_assist.sources.refresh import refresh
 pytest.importorskip("huaweicloudsdkecs.v2")
 pytest.importorskip("huaweicloudsdkbss.v2")
 
-from gpu_assist.sources.huawei import SOURCE_KEY, HuaweiPriceSource, bss_client, ecs_client  # noqa: E402
+from gpu_assist.clouds.sdk import huawei as huawei_sdk  # noqa: E402
+from gpu_assist.clouds.sdk.huawei import bss_client, ecs_client  # noqa: E402
+from gpu_assist.sources.huawei import SOURCE_KEY, HuaweiPriceSource  # noqa: E402
 
 PROJECT = "0b7a8f3c1c2d4e5f8a9b0c1d2e3f4a5b"
 DOMAIN = "d0a1b2c3d4e5f60718293a4b5c6d7e8f"
@@ -203,10 +205,9 @@ def test_without_credentials_the_refresh_exits_2_with_one_line_naming_the_variab
 
 @pytest.mark.clock
 def test_the_cli_refreshes_a_copy_of_the_catalog_and_says_what_it_wrote(huawei, catalog_dir, monkeypatch, capsys):
-    from gpu_assist.sources import huawei as huawei_api
 
-    monkeypatch.setattr(huawei_api, "ecs_client", lambda region: ecs_client(region, huawei.endpoint))
-    monkeypatch.setattr(huawei_api, "bss_client", lambda: bss_client(huawei.endpoint))
+    monkeypatch.setattr(huawei_sdk, "default_client", lambda region: ecs_client(region, huawei.endpoint))
+    monkeypatch.setattr(huawei_sdk, "bss_client", lambda: bss_client(huawei.endpoint))
     assert main(["catalog", "refresh", "huawei", "--regions", "cn-north-4", "--catalog-dir", str(catalog_dir)]) == 0
     out = capsys.readouterr().out
     assert "huawei: " in out and "skipped GPU Z9 not in gpus.csv 1" in out

@@ -16,7 +16,9 @@ from gpu_assist.catalog import validate_directory
 from gpu_assist.cli import main
 from gpu_assist.errors import GpuAssistError
 from gpu_assist.sources.refresh import refresh
-from gpu_assist.sources.tencent import SOURCE_KEY, TencentPriceSource, cvm_client
+from gpu_assist.clouds.sdk import tencent as tencent_sdk
+from gpu_assist.clouds.sdk.tencent import cvm_client
+from gpu_assist.sources.tencent import SOURCE_KEY, TencentPriceSource
 
 pytest.importorskip("tencentcloud.cvm.v20170312")
 
@@ -130,10 +132,9 @@ def test_without_credentials_the_refresh_exits_2_with_one_line_naming_the_variab
 
 @pytest.mark.clock
 def test_the_cli_refreshes_a_copy_of_the_catalog_and_says_what_it_wrote(cvm, catalog_dir, monkeypatch, capsys):
-    from gpu_assist.sources import tencent as tencent_api
 
     endpoint = f"127.0.0.1:{cvm.server_port}"
-    monkeypatch.setattr(tencent_api, "cvm_client", lambda region: cvm_client(region, endpoint))
+    monkeypatch.setattr(tencent_sdk, "default_client", lambda region: cvm_client(region, endpoint))
     assert main(["catalog", "refresh", "tencent", "--regions", "ap-guangzhou", "--catalog-dir", str(catalog_dir)]) == 0
     out = capsys.readouterr().out
     assert "tencent: " in out and "skipped family PNV4 not documented 1" in out

@@ -22,7 +22,7 @@ from ..plan.plans import Plan
 from ..plan.recommendation import Recommendation
 from ..pricing.compare import COLUMNS, Comparison, ComparisonRow
 from ..pricing.quote import Quote, QuoteOption
-from . import plan_notes  # noqa: F401 - the words of the facts only plans state
+from . import plan_choice_notes  # noqa: F401 - the words of the facts only plans state
 from .notes import said, where, words
 
 _NUMBER_TYPES = frozenset({"int", "float", "Decimal"})

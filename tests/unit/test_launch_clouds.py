@@ -24,8 +24,10 @@ def test_a_launch_names_one_cloud_and_its_words_keep_it(gpus):
     assert command.words() == "launch 8xV100-32GB 72h on-demand region=ap-guangzhou provider=tencent"
     assert parse_command("launch 8xA100 72h", gpus).what.providers == ("aws",)
     assert parse_command("launch 8xA100 72h", gpus).words() == "launch 8xA100 72h on-demand"  # as before
-    with pytest.raises(ParseError, match="a launch names one cloud of aws, aliyun, tencent, huawei"):
-        parse_command("launch 8xA100 72h provider=gcp", gpus)
+    assert parse_command("launch 8xH100 24h provider=gcp", gpus).what.providers == ("gcp",)  # through SkyPilot
+    with pytest.raises(ParseError, match="cannot launch on hyperstack: Hyperstack has no provisioner of gpu-assist's "
+                                         "own and SkyPilot 0.14, the launch engine, does not launch on it"):
+        parse_command("launch 8xA100 72h provider=hyperstack", gpus)
     with pytest.raises(ParseError, match="a launch names one cloud"):
         parse_command("launch 8xA100 72h provider=aws,tencent", gpus)
 

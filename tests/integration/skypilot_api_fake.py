@@ -10,7 +10,7 @@ calls the real `sky` SDK makes for a launch, the way `sky/server/server.py` of s
   encoded by SkyPilot's own `Request.encode` and return-value encoders, so the SDK's decoders read it as they read
   a real server's.
 With `token` set, calls without `Authorization: Bearer <token>` are refused as the server's service-account auth
-does (health: 200 `needs_auth`; others: 401). What a cloud would do is modelled only as far as the engine needs:
+does (health: 200 with status `needs_auth`; others: 401). What a cloud would do is modelled only as far as the engine needs:
 a cluster per name (a launch of an existing name reuses it, of an existing name elsewhere fails
 `ResourcesMismatchError`), regions sold out (`ResourcesUnavailableError`), 503s while throttled. Not a test
 module."""
@@ -178,13 +178,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         if self._too_old():
             return
-        if url.path == "/api/health":
-            if not self._authorised():
-                self._answer(200, {"status": "needs_auth"})
-                return
-            self._answer(200, {"status": "healthy", "api_version": str(constants.API_VERSION),
+        if url.path == "/api/health":  # unauthenticated: the same answer, `needs_auth` (a client of API version >= 14)
+            self._answer(200, {"status": "healthy" if self._authorised() else "needs_auth",
+                               "api_version": str(constants.API_VERSION),
                                "version": sky.__version__, "version_on_disk": sky.__version__,
-                               "commit": sky.__commit__, "basic_auth_enabled": False, "user": USER})
+                               "commit": sky.__commit__, "basic_auth_enabled": False,
+                               "user": USER if self._authorised() else None})
         elif url.path == "/api/get" and self._authorised():
             request_id = urllib.parse.parse_qs(url.query).get("request_id", [""])[0]
             request = self.server.requests.get(request_id)

@@ -14,6 +14,7 @@ from functools import singledispatch
 from typing import Any, Sequence
 
 from gpu_assist import facts
+from gpu_assist.catalog.providers import LAUNCH_PROVIDERS
 from gpu_assist.clouds.fleet import FleetReport
 from gpu_assist.commands.objects import QuoteCommand
 from gpu_assist.errors import ParseError
@@ -149,24 +150,25 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[Block]:
     blocks.append(_context(caveats + said(result.notices) or ["prices from catalogs/SOURCES.md"]))
     buttons = [{"type": "button", "action_id": f"{REQUEST_LAUNCH}_{i}",
                 "text": {"type": "plain_text", "text": f"Request launch #{i}"},
-                "value": launch_button_value(OptionId(o.instance_type, o.region, o.pricing_model), request.duration_s)}
+                "value": launch_button_value(OptionId(o.instance_type, o.region, o.pricing_model, o.provider),
+                                             request.duration_s)}
                for i, o in enumerate(options, 1)
-               if o.provider == "aws" and o.pricing_model in ("on-demand", "spot") and o.verified]
+               if o.provider in LAUNCH_PROVIDERS and o.pricing_model in ("on-demand", "spot") and o.verified]
     if buttons:
         blocks.append({"type": "actions", "elements": buttons[:5]})
     return blocks
 
 
 def _launch_button(row: ComparisonRow, index: int, request: Query) -> Block | None:
-    """A "Request launch" accessory for a verified AWS row, for its cheapest on-demand or spot option."""
+    """A "Request launch" accessory for a verified row of a launch cloud (native or SkyPilot's), its cheapest option."""
     options = [o for m, o in row.cells if m in ("on-demand", "spot") and o.verified]
-    if row.provider != "aws" or not options:
+    if row.provider not in LAUNCH_PROVIDERS or not options:
         return None
     option = min(options, key=lambda o: o.total)
     return {"type": "button", "action_id": f"{REQUEST_LAUNCH}_{index}",
             "text": {"type": "plain_text", "text": f"Request launch ({option.pricing_model})"},
-            "value": launch_button_value(OptionId(option.instance_type, option.region, option.pricing_model),
-                                         request.duration_s)}
+            "value": launch_button_value(OptionId(option.instance_type, option.region, option.pricing_model,
+                                                  row.provider), request.duration_s)}
 
 
 def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None, start: int = 0) -> list[Block]:

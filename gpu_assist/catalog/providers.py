@@ -2,10 +2,10 @@
 gpu-assist launches on it, and what its instance ids look like.
 
 Everything that names providers reads this registry: the catalog's checks and the query's filter (`PROVIDERS`),
-the policy's launch clouds (`LAUNCH_PROVIDERS`: native ones and those the engine reaches, `ENGINE_PROVIDERS`), the
-policy's default instance families (`GPU_INSTANCE_TYPES`), the command line's `catalog refresh` verbs (`REFRESH_VERBS`), the
-router of stops by instance id (`instance_ids`), the cards' cloud names (`display_name`), the SkyPilot extracts and
-the JupyterLab sidebar; `tests/unit/test_provider_registry.py` walks the package and fails where one disagrees.
+the policy's launch clouds (`LAUNCH_PROVIDERS`: native ones and those the engine reaches, `ENGINE_PROVIDERS`) and
+default instance families (`GPU_INSTANCE_TYPES`), the command line's `catalog refresh` verbs (`REFRESH_VERBS`),
+the router of stops by instance id (`instance_ids`), the cards' cloud names (`display_name`), the SkyPilot extracts
+and the JupyterLab sidebar; `tests/unit/test_provider_registry.py` walks the package and fails where one disagrees.
 A provider missing here is an error wherever it is named, never another cloud.
 """
 

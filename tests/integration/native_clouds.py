@@ -1,8 +1,9 @@
 """Each native cloud's fake, and the engine's, behind one face for the conformance suite
 (`test_launch_conformance.py`): moto for EC2 (it keeps ClientTokens but does not deduplicate by them), `cvm_fake`
 for CVM, `ecs_fake` for Alibaba's ECS, `huawei_ecs_fake` for Huawei's, and `skypilot_api_fake` (SkyPilot's API
-server, for Google Cloud through the engine: every engine cloud runs the same code). A harness says what the cloud holds (`live`), and makes what the scenarios need: a
-sold-out zone, throttling, a foreign instance, a duplicate tagged with a request. Not a test module."""
+server, for Google Cloud through the engine: every engine cloud runs the same code). A harness says what the cloud
+holds (`live`), and makes what the scenarios need: a sold-out zone, throttling, a foreign instance, a duplicate
+tagged with a request. Not a test module."""
 
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ calls the real `sky` SDK makes for a launch, the way `sky/server/server.py` of s
   encoded by SkyPilot's own `Request.encode` and return-value encoders, so the SDK's decoders read it as they read
   a real server's.
 With `token` set, calls without `Authorization: Bearer <token>` are refused as the server's service-account auth
-does (health: 200 with status `needs_auth`; others: 401). What a cloud would do is modelled only as far as the engine needs:
-a cluster per name (a launch of an existing name reuses it, of an existing name elsewhere fails
+does (health: 200 with status `needs_auth`; others: 401). What a cloud would do is modelled only as far as the
+engine needs: a cluster per name (a launch of an existing name reuses it, of an existing name elsewhere fails
 `ResourcesMismatchError`), regions sold out (`ResourcesUnavailableError`), 503s while throttled. Not a test
 module."""
 
@@ -222,8 +222,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             request_id = str(uuid.uuid4())
             request = requests_lib.Request(
                 request_id=request_id, name=name, entrypoint=function, request_body=body_type(**body),
-                status=requests_lib.RequestStatus.RUNNING, created_at=float(next(self.server.stamps)), user_id=USER["id"],
-                cluster_name=body.get("cluster_name"))
+                status=requests_lib.RequestStatus.RUNNING, created_at=float(next(self.server.stamps)),
+                user_id=USER["id"], cluster_name=body.get("cluster_name"))
             try:
                 request.set_return_value(self.server.run(path, body))
                 request.status = requests_lib.RequestStatus.SUCCEEDED

@@ -4,6 +4,7 @@ over HTTP against a local stand-in for the team's API server (`skypilot_api_fake
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import socket
 
@@ -14,11 +15,15 @@ from support import Clock, offer, submit_launch
 from gpu_assist.catalog import load_catalog
 from gpu_assist.cli import main
 from gpu_assist.clouds.launch.skypilot import PROJECT_LABEL, REQUEST_LABEL
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.commands.lifecycle import clouds, configured_approvals
+from gpu_assist.commands.objects import LaunchCommand
 from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.pricing.quote import quote
 from gpu_assist.store import Store
+from slackbot.blocks import launch_button_choice, quote_blocks
 
 APPROVER, OTHER_APPROVER = "slack:U-ALICE", "jupyter:bob"
 H100_ROW = offer(provider="gcp", region="us-central1", instance_type="a3-highgpu-8g", gpu="H100", gpu_count="8",
@@ -154,3 +159,13 @@ def test_a_stop_refuses_a_cluster_gpu_assist_did_not_launch(team, api_server):
     with pytest.raises(ParseError):
         team.submit_stop("slack:U-CAROL", ["gpu-assist-r-0123456789ab"])  # no launch record holds it
     assert "gpu-assist-r-0123456789ab" in api_server.clusters
+
+
+def test_the_quote_cards_request_launch_button_on_a_gcp_row_asks_for_that_launch(team, api_server):
+    asked = parse_command("quote 8xH100 24h provider=gcp", team.catalog.gpus)
+    card = quote_blocks(quote(asked.request, team.catalog, today=dt.date(2026, 12, 2)))
+    [buttons] = [block["elements"] for block in card if block["type"] == "actions"]
+    option, duration_s = launch_button_choice(buttons[0]["value"])
+    assert (option.provider, option.instance_type, duration_s) == ("gcp", "a3-highgpu-8g", 24 * 3600)
+    record = team.submit_launch("slack:U-CAROL", LaunchCommand(option, duration_s))
+    assert record.state == "pending" and record.spec.provider == "gcp" and record.spec.checks.dry_run == "ok"

@@ -177,11 +177,14 @@ class SkyPilotOperations:
 
     def _down(self, names: list[str]) -> None:
         for name in names:
-            try:
-                self._call(lambda sky, name=name: sky.down(name))
-            except Exception as error:  # noqa: BLE001 - one already gone is down
-                if _kind(error) not in _GONE:
-                    raise
+            self._down_one(name)
+
+    def _down_one(self, name: str) -> None:
+        try:
+            self._call(lambda sky: sky.down(name))
+        except Exception as error:  # noqa: BLE001 - one already gone is down
+            if _kind(error) not in _GONE:
+                raise
 
     def terminate(self, region: str, instance_ids: list[str]) -> None:
         self._down(instance_ids)
@@ -196,8 +199,11 @@ class SkyPilotOperations:
         end = dt.datetime.strptime(ends_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
         minutes = max(1, math.ceil((end - self.now()).total_seconds() / 60))
         for name in instance_ids:
-            self._call(lambda sky, name=name: sky.autostop(name, idle_minutes=minutes, down=True,
-                                                wait_for=sky.skylet.autostop_lib.AutostopWaitFor.NONE))
+            self._autodown(name, minutes)
+
+    def _autodown(self, name: str, minutes: int) -> None:
+        self._call(lambda sky: sky.autostop(name, idle_minutes=minutes, down=True,
+                                            wait_for=sky.skylet.autostop_lib.AutostopWaitFor.NONE))
 
 
 class SkyPilotProvisioner(Launcher):

@@ -41,6 +41,7 @@ from gpu_assist.team.standing import TeamStanding
 from gpu_assist.team.watch import EXTENSION_S, IdleAlert
 
 Block = dict[str, Any]  # one Block Kit block, as Slack's Web API takes it
+Launches = tuple[str, ...]  # the clouds whose quote rows get a Request launch button (the policy's allowed ones)
 
 APPROVE = "approve_request"
 REJECT = "reject_request"
@@ -55,32 +56,38 @@ _VALUE_LIMIT = 2000  # Slack allows 2000 characters in a button's value
 
 
 @singledispatch
-def message(result: object, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+def message(result: object, *, command: object = None, launches: Launches = LAUNCH_PROVIDERS
+            ) -> tuple[str, list[dict[str, Any]]]:
     """A command's answer as Slack shows it: (notification text, blocks). `command` is the command that asked, so
-    that a comparison's "More" button can ask it again. Results without a card of their own are their text."""
+    that a comparison's "More" button can ask it again; `launches`, the clouds whose rows get Request launch (the
+    policy's allowed providers). Results without a card of their own are their text."""
     rendered = text_blocks(result)
     return rendered[0]["text"]["text"].strip("`")[:300], rendered
 
 
 @message.register(Comparison)
-def _comparison_message(result: Comparison, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+def _comparison_message(result: Comparison, *, command: object = None, launches: Launches = LAUNCH_PROVIDERS
+                        ) -> tuple[str, list[dict[str, Any]]]:
     asked = command if isinstance(command, QuoteCommand) else None
     return (f"{len(result.rows) + result.more} offers for {result.request.describe()}",
-            comparison_blocks(result, command=asked))
+            comparison_blocks(result, command=asked, launches=launches))
 
 
 @message.register(Quote)
-def _quote_message(result: Quote, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
-    return f"{plural(len(result.options), 'option')} for {result.request.describe()}", quote_blocks(result)
+def _quote_message(result: Quote, *, command: object = None, launches: Launches = LAUNCH_PROVIDERS
+                   ) -> tuple[str, list[dict[str, Any]]]:
+    return (f"{plural(len(result.options), 'option')} for {result.request.describe()}",
+            quote_blocks(result, launches=launches))
 
 
 @message.register(Recommendation)
-def _recommendation_message(result: Recommendation, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+def _recommendation_message(result: Recommendation, *, command: object = None, **_: object
+                            ) -> tuple[str, list[dict[str, Any]]]:
     return f"{plural(len(result.plans), 'plan')} for {result.workload.describe()}", recommendation_blocks(result)
 
 
 @message.register(FleetReport)
-def _fleet_message(result: FleetReport, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+def _fleet_message(result: FleetReport, *, command: object = None, **_: object) -> tuple[str, list[dict[str, Any]]]:
     return f"{plural(len(result.instances), 'GPU instance')}, {len(result.idle)} idle", fleet_blocks(result)
 
 
@@ -123,7 +130,7 @@ def _reason(quote: Quote) -> str:
     return words(quote.empty_reason) if quote.empty_reason else "try fewer filters"
 
 
-def quote_blocks(result: Quote, *, top: int = 5) -> list[Block]:
+def quote_blocks(result: Quote, *, top: int = 5, launches: Launches = LAUNCH_PROVIDERS) -> list[Block]:
     request = result.request
     options = result.options[:top]
     title = f"{request.count}×{request.gpu} for {job_length(request.duration_s)}"
@@ -153,16 +160,16 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[Block]:
                 "value": launch_button_value(OptionId(o.instance_type, o.region, o.pricing_model, o.provider),
                                              request.duration_s)}
                for i, o in enumerate(options, 1)
-               if o.provider in LAUNCH_PROVIDERS and o.pricing_model in ("on-demand", "spot") and o.verified]
+               if o.provider in launches and o.pricing_model in ("on-demand", "spot") and o.verified]
     if buttons:
         blocks.append({"type": "actions", "elements": buttons[:5]})
     return blocks
 
 
-def _launch_button(row: ComparisonRow, index: int, request: Query) -> Block | None:
+def _launch_button(row: ComparisonRow, index: int, request: Query, launches: Launches) -> Block | None:
     """A "Request launch" accessory for a verified row of a launch cloud (native or SkyPilot's), its cheapest option."""
     options = [o for m, o in row.cells if m in ("on-demand", "spot") and o.verified]
-    if row.provider not in LAUNCH_PROVIDERS or not options:
+    if row.provider not in launches or not options:
         return None
     option = min(options, key=lambda o: o.total)
     return {"type": "button", "action_id": f"{REQUEST_LAUNCH}_{index}",
@@ -171,7 +178,8 @@ def _launch_button(row: ComparisonRow, index: int, request: Query) -> Block | No
                                                   row.provider), request.duration_s)}
 
 
-def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None, start: int = 0) -> list[Block]:
+def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None, start: int = 0,
+                      launches: Launches = LAUNCH_PROVIDERS) -> list[Block]:
     """The comparison as Block Kit: a section per offer (at most 8), the legend in a context block and, when
     `command` (the quote that asked) is given, a "More" button for the next rows. It speaks Slack's grammar
     (`include-flagged`, `top=20`), never CLI flags."""
@@ -192,7 +200,7 @@ def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None
             prices += f" · disk+data {line[4 + len(columns)]}"
         marks = f"  _notes {line[-1]}_" if line[-1] else ""
         section = _section(f"*{index}. {row.provider}* `{line[2]}` · {line[3]}{marks}\n{prices}")
-        button = _launch_button(row, index, result.request)
+        button = _launch_button(row, index, result.request, launches)
         if button:
             section["accessory"] = button
         blocks.append(section)
@@ -411,10 +419,11 @@ def decision_notice(record: RequestRecord, line: str) -> str:
     return f"{slack_mention(record.requester)} {record.id}: {line}"
 
 
-def more_message(result: Comparison, command: QuoteCommand, start: int) -> tuple[str, list[Block]]:
+def more_message(result: Comparison, command: QuoteCommand, start: int, launches: Launches = LAUNCH_PROVIDERS
+                 ) -> tuple[str, list[Block]]:
     """The "More" button's answer: the comparison's rows from `start` on, with the next "More"."""
     return (f"More offers for {result.request.describe()}",
-            comparison_blocks(result, command=command, start=start))
+            comparison_blocks(result, command=command, start=start, launches=launches))
 
 
 def interruption_blocks(event: Interruption, relaunch: OptionId, duration_s: int) -> list[Block]:

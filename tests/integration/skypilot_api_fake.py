@@ -87,9 +87,6 @@ class FakeSkyPilotApiServer(http.server.ThreadingHTTPServer):
         return [{**body, "task": list(yaml.safe_load_all(body["task"]))[-1]} for path, body in self.calls
                 if path == "/launch"]
 
-    def paths(self) -> list[str]:
-        return [path for path, _ in self.calls]
-
     def add_cluster(self, name: str, region: str, labels: dict[str, str]) -> str:
         """A cluster someone else launched (no gpu-assist label, or a copied one)."""
         with self.lock:

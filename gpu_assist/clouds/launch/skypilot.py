@@ -94,8 +94,9 @@ class SkyPilotOperations:
     def explain(self, error: Exception, doing: str) -> ProvisionError:
         if isinstance(error, GpuAssistError):
             return ProvisionError(f"{doing}: {error.message}", hint=error.hint)
-        hint = "check SKYPILOT_SERVICE_ACCOUNT_TOKEN (an API server token) or run `sky api login`" \
-            if "Authentication" in _kind(error) or "PermissionDenied" in _kind(error) else None
+        refused = "Authentication" in _kind(error) or "PermissionDenied" in _kind(error) or \
+            any(code in _said(error) for code in ("401 Client Error", "403 Client Error"))
+        hint = "check SKYPILOT_SERVICE_ACCOUNT_TOKEN (an API server token) or run `sky api login`" if refused else None
         return ProvisionError(f"SkyPilot refused {doing}: {_kind(error)}: {_said(error)}", hint=hint)
 
     def _call(self, start: Callable[[Any], Any]) -> Any:

@@ -27,7 +27,8 @@ import math
 import os
 import re
 import sys
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, Iterator
 
 from ...errors import GpuAssistError, ProvisionError
 from ...facts import PricingModel
@@ -42,6 +43,7 @@ _NO_LOCAL_SERVER = "SKYPILOT_DISABLE_LOCAL_API_SERVER"
 _CAPACITY = ("ResourcesUnavailableError",)  # SkyPilot tried the pinned region's zones and found none free
 _GONE = ("ClusterDoesNotExist",)             # already down: a stop or a reap has nothing left to do
 _LABEL_VALUE = re.compile(r"[^a-z0-9_-]")    # what every cloud SkyPilot labels takes in a label's value
+_PRINTING = threading.Lock()
 
 
 def sdk() -> Any:
@@ -68,6 +70,14 @@ def _said(error: Exception) -> str:
     """An SDK error's first line, without colour codes or a password in a URL."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(error)).strip().splitlines()
     return re.sub(r"//[^/@\s]+@", "//", text[0] if text else type(error).__name__)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """What the SDK prints while it sends a call ("Running on cluster: …", its warnings) goes to stderr, never into
+    a face's answer on stdout; one thread at a time, so that every thread finds stdout as it was."""
+    with _PRINTING, contextlib.redirect_stdout(sys.stderr):
+        yield
 
 
 def _request_of(name: str) -> str | None:
@@ -102,8 +112,9 @@ class SkyPilotOperations:
     def _call(self, start: Callable[[Any], Any]) -> Any:
         """`start(sky)` (an SDK call that answers a request id), waited for on the API server."""
         sky = self.sdk()
-        with contextlib.redirect_stdout(sys.stderr):  # the SDK prints its progress: never into a face's answer
-            return sky.get(start(sky))
+        with _quiet():
+            request = start(sky)
+        return sky.get(request)
 
     # ---- the task -----------------------------------------------------------------------------------------
     def task(self, spec: LaunchSpec, region: str, zone: str | None) -> Any:
@@ -130,7 +141,7 @@ class SkyPilotOperations:
         try:
             sky = self.sdk()
             task = self.task(spec, spec.region, spec.zone or None)
-            with contextlib.redirect_stdout(sys.stderr):
+            with _quiet():
                 sky.client.sdk.validate(sky.utils.dag_utils.convert_entrypoint_to_dag(task))
         except GpuAssistError as error:
             return f"not checked: {error.message}"

@@ -25,6 +25,11 @@ def engine_cluster(request_id: str) -> str:
     return f"gpu-assist-{request_id}"
 
 
+def engine_request(cluster: str) -> str | None:
+    """The request a cluster of gpu-assist's name was launched for; None for any other name."""
+    return cluster.removeprefix("gpu-assist-") if ENGINE_CLUSTER.match(cluster) else None
+
+
 def new_request_id() -> str:
     """A new request's id, random (a replica needs no other's to make one)."""
     return "r-" + uuid.uuid4().hex[:12]

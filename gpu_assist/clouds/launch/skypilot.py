@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 from ...errors import GpuAssistError, ProvisionError
 from ...facts import PricingModel
 from ...lifecycle.policy import Policy
-from ...lifecycle.records import ENGINE_CLUSTER, engine_cluster
+from ...lifecycle.records import engine_cluster, engine_request
 from ...lifecycle.specs import LaunchSpec
 from .launcher import Found, Launcher
 
@@ -78,11 +78,6 @@ def _quiet() -> Iterator[None]:
     a face's answer on stdout; one thread at a time, so that every thread finds stdout as it was."""
     with _PRINTING, contextlib.redirect_stdout(sys.stderr):
         yield
-
-
-def _request_of(name: str) -> str | None:
-    """The request a cluster of gpu-assist's name was launched for; None for any other name."""
-    return name.removeprefix("gpu-assist-") if ENGINE_CLUSTER.match(name) else None
 
 
 def _kind(error: Exception) -> str:
@@ -184,7 +179,7 @@ class SkyPilotOperations:
         """Each cluster's request label; a cluster of gpu-assist's name that the server no longer holds is its
         request's, already down (its autodown at the time to live comes before the reaper)."""
         labels = {str(c["name"]): dict(c.get("labels") or {}) for c in self._clusters(instance_ids)}
-        return {name: labels[name].get(REQUEST_LABEL) if name in labels else _request_of(name)
+        return {name: labels[name].get(REQUEST_LABEL) if name in labels else engine_request(name)
                 for name in instance_ids}
 
     def _down(self, names: list[str]) -> None:

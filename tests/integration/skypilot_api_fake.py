@@ -17,6 +17,7 @@ module."""
 
 from __future__ import annotations
 
+import atexit
 import http.server
 import itertools
 import json
@@ -34,6 +35,7 @@ import yaml
 # SkyPilot's client keeps its catalogs under SKY_RUNTIME_DIR (read when `sky` is imported) and validates a task's
 # instance type and region against them: seeded from the vendored extracts, fresh, so it fetches none.
 SKY_HOME = Path(tempfile.mkdtemp(prefix="skypilot-client-"))
+atexit.register(shutil.rmtree, SKY_HOME, ignore_errors=True)
 os.environ["SKY_RUNTIME_DIR"] = str(SKY_HOME)
 os.environ["SKYPILOT_DISABLE_USAGE_COLLECTION"] = "1"
 for _cloud in ("gcp", "lambda"):

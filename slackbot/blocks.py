@@ -330,6 +330,9 @@ def outcome_line(record: RequestRecord) -> str:
     if record.state == "running" and isinstance(spec, LaunchSpec):
         return f"Running: {', '.join(f'`{i}`' for i in record.instance_ids)} in " \
                f"{spec.launched_zone or spec.launched_region or ''}; stops {record.ends_at:%Y-%m-%d %H:%M} UTC"
+    if record.state == "admitted" and isinstance(spec, LaunchSpec):
+        return f"Admitted: SkyPilot may launch it as `sky launch -c {spec.cluster}` until " \
+               f"{record.expires_at:%Y-%m-%d %H:%M} UTC; it stops {format_duration(spec.duration_s)} after launch"
     if record.state == "stopped":
         return f"Stopped: {', '.join(f'`{i}`' for i in record.instance_ids)}"
     if record.state == "extended" and isinstance(spec, ExtendSpec):

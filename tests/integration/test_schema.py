@@ -34,7 +34,7 @@ def fresh_engine(request, tmp_path):
 
 def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
     assert schema.current(fresh_engine) is None
-    assert schema.upgrade(fresh_engine) == schema.head() == "0007"
+    assert schema.upgrade(fresh_engine) == schema.head() == "0008"
     with fresh_engine.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), metadata)
         inspector = sqlalchemy.inspect(connection)

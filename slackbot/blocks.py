@@ -281,7 +281,8 @@ def approval_card(record: RequestRecord, *, decided: str | None = None, budgets:
                 f"in {spec.region} for {format_duration(spec.duration_s)} (then stopped automatically)\n"
                 f"Estimated *{format_money(spec.estimated_total, record.currency)}* · ceiling "
                 f"{format_money(spec.ceiling_hourly, record.currency)}/h per instance\n"
-                f"Dry run: {checks.dry_run} · Quota: {checks.quota}") + _cloud_lines(spec)
+                + (f"Asked through SkyPilot's gate: {spec.text}" if spec.cluster else  # SkyPilot launches it
+                   f"Dry run: {checks.dry_run} · Quota: {checks.quota}")) + _cloud_lines(spec)
     elif isinstance(spec, ExtendSpec):
         then = spec.launch_ends_at + dt.timedelta(seconds=spec.extra_s)
         what = (f"*Extension request {record.id}* from {slack_mention(record.requester)}\n"

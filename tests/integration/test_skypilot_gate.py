@@ -209,3 +209,28 @@ def test_a_forged_or_malformed_body_is_400_with_one_line(gate, body):
     text = answered.value.read().decode()
     assert answered.value.code == 400 and "\n" not in text and "Traceback" not in text
     assert text.startswith("gpu-assist cannot read this admin-policy request: ")
+
+
+@pytest.fixture
+def policy_class(sky, tmp_path, monkeypatch):
+    """`admin_policy: gpu_assist.skypilot.Policy`, loaded the way SkyPilot's server loads a policy class, over a
+    store of its own."""
+    from sky.utils import admin_policy_utils
+
+    from gpu_assist.skypilot import policy_class as module
+
+    for name, value in {**POLICY_ENV, "GPU_ASSIST_DB_URL": f"sqlite:///{tmp_path / 'state.db'}",
+                        "GPU_ASSIST_APPROVERS": "U-BOB"}.items():
+        monkeypatch.setenv(name, value)
+    module._gate.cache_clear()
+    yield admin_policy_utils._get_policy_impl("gpu_assist.skypilot.Policy")
+    module._gate.cache_clear()
+
+
+def test_the_policy_class_decides_as_the_url_does(policy_class, sky):
+    t4 = sky.Resources(infra="aws/us-east-1", accelerators="T4:1")
+    mutated = policy_class.apply(_request(sky, t4, "launch", user="erin", cluster="small"))
+    assert _resources_of(mutated)["autostop"] == {"idle_minutes": 480, "down": True, "wait_for": "none"}
+    a100 = sky.Resources(infra="aws/us-east-1", accelerators="A100:8")
+    with pytest.raises(sky.exceptions.UserRequestRejectedByPolicy, match="waits for an approver"):
+        policy_class.apply(_request(sky, a100, "validate", user="erin"))

@@ -234,3 +234,62 @@ def test_the_policy_class_decides_as_the_url_does(policy_class, sky):
     a100 = sky.Resources(infra="aws/us-east-1", accelerators="A100:8")
     with pytest.raises(sky.exceptions.UserRequestRejectedByPolicy, match="waits for an approver"):
         policy_class.apply(_request(sky, a100, "validate", user="erin"))
+
+
+def test_a_managed_jobs_cluster_and_its_recovery_pass_by_the_approved_request(gate, sky, mock_slack):
+    a100 = sky.Resources(infra="aws/us-east-1", accelerators="A100:8")
+    request_id = _request_id(_ask(sky, gate["policy"], _request(sky, a100, "jobs.launch", user="gina")))
+    signed_post(gate["url"], action_body("approve_request", request_id, user="U-BOB",
+                                         response_url=mock_slack.response_url()))
+    mock_slack.wait_for("chat.update", 2)
+    submitted = _ask(sky, gate["policy"], _request(sky, a100, "jobs.launch", user="gina"))
+    assert _resources_of(submitted)["labels"]["gpu-assist-request-id"] == request_id
+
+    from sky import admin_policy
+    from sky.server.requests.request_names import AdminPolicyRequestName
+
+    for _ in ("launch", "recovery"):  # the controller launches the job's cluster, then relaunches it under its name
+        cluster = admin_policy.UserRequest(
+            submitted.task, sky.Config(), AdminPolicyRequestName.JOBS_LAUNCH_CLUSTER, None, False,
+            sky.models.User(id="id-gina", name="gina"))
+        passed = _ask(sky, gate["policy"], cluster)
+        assert isinstance(passed, sky.admin_policy.MutatedUserRequest)
+        assert _resources_of(passed)["instance_type"] == "p4d.24xlarge"
+    assert len(_cards(mock_slack)) == 1
+
+
+@pytest.fixture(scope="module")
+def lone_gate(tmp_path_factory, sky):
+    """`gpu-assist skypilot serve --port N`, as docs/skypilot.md starts it, over a store of its own."""
+    import subprocess
+    import sys
+    import time
+
+    from support import free_port
+
+    state, port = tmp_path_factory.mktemp("lone-gate"), free_port()
+    env = {**os.environ, **POLICY_ENV, "GPU_ASSIST_DB_URL": f"sqlite:///{state / 'state.db'}",
+           "GPU_ASSIST_APPROVERS": "U-BOB"}
+    process = subprocess.Popen([sys.executable, "-m", "gpu_assist", "skypilot", "serve", "--port", str(port)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()  # it says where it listens once it does
+    deadline = time.monotonic() + 30
+    while "policy on" not in line and time.monotonic() < deadline and process.poll() is None:
+        line = process.stdout.readline()
+    assert line.strip() == f"SkyPilot's admin policy on http://127.0.0.1:{port}/skypilot/policy", line
+    yield f"http://127.0.0.1:{port}/skypilot/policy"
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def test_the_gate_alone_says_where_a_request_waits(lone_gate, sky):
+    a100 = sky.Resources(infra="aws/us-east-1", accelerators="A100:8")
+    rejected = _ask(sky, lone_gate, _request(sky, a100, "validate", user="hana"))
+    assert "waits for an approver in JupyterLab's Requests tab (and `gpu-assist requests`)" in str(rejected)
+    request = urllib.request.Request(lone_gate, data=b"{}", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as answered:
+        urllib.request.urlopen(request, timeout=10)
+    assert answered.value.code == 400
+    assert answered.value.read().decode() == ("gpu-assist cannot read this admin-policy request: task is missing or "
+                                              "not a string")

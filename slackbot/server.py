@@ -5,8 +5,9 @@ a process that built its app (and loaded the catalog) before it opened or accept
 is the Prometheus exposition of `gpu_assist.metrics`.
 Before serving, the store's schema is upgraded (Alembic, idempotent) and the shared objects are built.
 `POST /skypilot/policy` is SkyPilot's gate (`gpu_assist.skypilot`), whose pending requests get their approval card
-in the approval channel like every launch request. `POST /slack/events` is checked (method, content type, size, Slack's signature), then handed to Bolt, except
-a `/gpu` command that finds the work pool full: it is answered "busy" here, before Bolt parses it again, so an
+in the approval channel like every launch request.
+`POST /slack/events` is checked (method, content type, size, Slack's signature), then handed to Bolt, except a `/gpu`
+command that finds the work pool full: it is answered "busy" here, before Bolt parses it again, so an
 overloaded process spends next to nothing on the commands it refuses (`/healthz` counts them).
 Periodic jobs (expire, reap, reconcile) run in a background thread of every process; a lease in the database
 makes one of them the leader (`jobs.py`).

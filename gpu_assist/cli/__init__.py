@@ -31,7 +31,8 @@ ANSWERED_BY = {
     "quote": "answers", "help": "answers", "recommend": "plans", "tco": "plans", "util": "util",
     "launch": "submit", "stop": "submit", "extend": "submit", "spend": "team", "commit": "team", "requests": "team",
     "approve": "operations", "reject": "operations", "reconcile": "operations", "reap": "operations",
-    "expire": "operations", "db": "db", "slack": "slack", "metrics": "metrics", "skypilot": "skypilot", "spot": "spot", "catalog": "catalog"}
+    "expire": "operations", "db": "db", "slack": "slack", "metrics": "metrics", "skypilot": "skypilot",
+    "spot": "spot", "catalog": "catalog"}
 
 
 def _dispatch(args: argparse.Namespace) -> int:

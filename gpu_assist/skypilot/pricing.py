@@ -20,7 +20,7 @@ from ..facts import PricingModel
 from ..lifecycle.policy import Policy
 from ..lifecycle.preview import instance_shape, plan_launch
 from ..lifecycle.specs import LaunchSpec
-from ..pricing.query import Query, format_duration
+from ..pricing.query import Query
 from ..pricing.quote import QuoteOption
 from .contract import ContractError
 
@@ -202,7 +202,3 @@ def describe_task(shape: TaskShape, cluster: str) -> str:
     """What was asked, in words for the approver: the cluster, the nodes and what each node has."""
     asked = sorted({choice.instance_type or f"{choice.accelerator}:{choice.per_node}" for choice in shape.choices})
     return f"sky launch -c {cluster}: {shape.nodes} node(s) of {' or '.join(asked)}"
-
-
-def ttl_words(ttl_s: int) -> str:
-    return format_duration(ttl_s)

@@ -194,8 +194,12 @@ def skypilot_gate_app(settings: SlackSettings, context: Context) -> WSGIApplicat
     building = threading.Lock()
 
     def post(record: RequestRecord) -> None:
-        if channel:
+        if not channel:
+            return
+        try:
             post_approval_card(context, client, channel, record)
+        except Exception:  # noqa: BLE001 - Slack away: the request still waits in JupyterLab's Requests tab
+            log.exception("could not post the card of %s", record.id)
 
     def gate() -> Gate:
         with building:  # one gate, so one lock keeps one launch's calls to one request

@@ -293,3 +293,39 @@ def test_the_gate_alone_says_where_a_request_waits(lone_gate, sky):
     assert answered.value.code == 400
     assert answered.value.read().decode() == ("gpu-assist cannot read this admin-policy request: task is missing or "
                                               "not a string")
+
+
+def test_the_engines_own_launch_passes_without_a_second_request(gate, sky, mock_slack):
+    """A launch gpu-assist approved and carries out through SkyPilot (its engine): the cluster is named from the
+    request id and labelled with it, and the gate lets it through as it is, with autodown and labels."""
+    import datetime as dt
+    from decimal import Decimal
+
+    from gpu_assist.facts import PricingModel
+    from gpu_assist.lifecycle import states
+    from gpu_assist.lifecycle.records import RequestRecord, new_request_id
+    from gpu_assist.lifecycle.specs import Candidate, LaunchSpec
+    from gpu_assist.store import Store
+
+    store, now = Store(gate["env"]["GPU_ASSIST_DB_URL"]), dt.datetime.now(dt.timezone.utc)
+    request_id = new_request_id()
+    spec = LaunchSpec(request_id=request_id, requester="slack:U-CAROL", text="launch 8xA100 24h provider=aws",
+                      gpu="A100", gpus=8, instance_type="p4d.24xlarge", instances=1, vcpus=96, region="us-east-1",
+                      zone="", pricing_model=PricingModel.ON_DEMAND, duration_s=24 * 3600,
+                      hourly=Decimal("21.96"), ceiling_hourly=Decimal("21.96"), estimated_total=Decimal("527.04"),
+                      currency="USD", candidates=(Candidate("us-east-1", None, Decimal("21.96")),),
+                      price_source="skypilot-aws 2026-12-02")
+    store.insert_request(RequestRecord(id=request_id, kind="launch", requester="slack:U-CAROL", spec=spec,
+                                       estimated_cost=spec.estimated_total, currency="USD", state="pending",
+                                       created_at=now, expires_at=now + dt.timedelta(days=1)), actor="slack:U-CAROL")
+    assert store.transition(request_id, states.APPROVE, actor="slack:U-BOB", now=now)
+    engine = sky.Resources(infra="aws/us-east-1", instance_type="p4d.24xlarge",
+                           labels={"gpu-assist-request-id": request_id})
+    passed = _ask(sky, gate["policy"], _request(sky, engine, "launch", user="gpu-assist",
+                                                cluster=f"gpu-assist-{request_id}"))
+    assert isinstance(passed, sky.admin_policy.MutatedUserRequest)
+    resources = _resources_of(passed)
+    assert resources["autostop"] == {"idle_minutes": 24 * 60, "down": True, "wait_for": "none"}
+    assert resources["labels"]["gpu-assist-request-id"] == request_id
+    assert [r.requester for r in store.list(limit=10_000)].count("skypilot:gpu-assist") == 0
+    assert _cards(mock_slack) == []

@@ -66,3 +66,6 @@ _.collect
 # takes yet, and the price sources the bundled catalog's rows are checked against
 _.ENGINE
 _.price_sources
+
+# SkyPilot calls an admin policy class's validate_and_mutate (gpu_assist/skypilot/policy_class.py)
+_.validate_and_mutate

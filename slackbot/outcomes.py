@@ -31,7 +31,7 @@ OUTCOME = "outcome"
 # The states that end a decision, by kind: what a card shows as its outcome. A later change (a running launch
 # stopped) is not the decision's outcome.
 OUTCOMES: dict[str, tuple[str, ...]] = {
-    "launch": ("running", "failed", "rejected"), "stop": ("stopped", "failed", "rejected"),
+    "launch": ("running", "admitted", "failed", "rejected"), "stop": ("stopped", "failed", "rejected"),
     "extend": ("extended", "failed", "rejected")}
 POSTING = dt.timedelta(minutes=2)  # how long a claim waits for its posts before another caller may take it
 

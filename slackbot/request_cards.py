@@ -47,7 +47,8 @@ def approval_card(record: RequestRecord, *, decided: str | None = None, budgets:
                 f"in {spec.region} for {format_duration(spec.duration_s)} (then stopped automatically)\n"
                 f"Estimated *{format_money(spec.estimated_total, record.currency)}* · ceiling "
                 f"{format_money(spec.ceiling_hourly, record.currency)}/h per instance\n"
-                f"Dry run: {checks.dry_run} · Quota: {checks.quota}") + _cloud_lines(spec)
+                + (f"Asked through SkyPilot's gate: {spec.text}" if spec.cluster else  # SkyPilot launches it
+                   f"Dry run: {checks.dry_run} · Quota: {checks.quota}")) + _cloud_lines(spec)
     elif isinstance(spec, ExtendSpec):
         then = spec.launch_ends_at + dt.timedelta(seconds=spec.extra_s)
         what = (f"*Extension request {record.id}* from {slack_mention(record.requester)}\n"
@@ -96,6 +97,9 @@ def outcome_line(record: RequestRecord) -> str:
     if record.state == "running" and isinstance(spec, LaunchSpec):
         return f"Running: {', '.join(f'`{i}`' for i in record.instance_ids)} in " \
                f"{spec.launched_zone or spec.launched_region or ''}; stops {record.ends_at:%Y-%m-%d %H:%M} UTC"
+    if record.state == "admitted" and isinstance(spec, LaunchSpec):
+        return f"Admitted: SkyPilot may launch it as `sky launch -c {spec.cluster}` until " \
+               f"{record.expires_at:%Y-%m-%d %H:%M} UTC; it stops {format_duration(spec.duration_s)} after launch"
     if record.state == "stopped":
         return f"Stopped: {', '.join(f'`{i}`' for i in record.instance_ids)}"
     if record.state == "extended" and isinstance(spec, ExtendSpec):

@@ -4,8 +4,10 @@
 a process that built its app (and loaded the catalog) before it opened or accepted on its socket. `GET /metrics`
 is the Prometheus exposition of `gpu_assist.metrics`.
 Before serving, the store's schema is upgraded (Alembic, idempotent) and the shared objects are built.
-`POST /slack/events` is checked (method, content type, size, Slack's signature), then handed to Bolt, except
-a `/gpu` command that finds the work pool full: it is answered "busy" here, before Bolt parses it again, so an
+`POST /skypilot/policy` is SkyPilot's gate (`gpu_assist.skypilot`), whose pending requests get their approval card
+in the approval channel like every launch request.
+`POST /slack/events` is checked (method, content type, size, Slack's signature), then handed to Bolt, except a `/gpu`
+command that finds the work pool full: it is answered "busy" here, before Bolt parses it again, so an
 overloaded process spends next to nothing on the commands it refuses (`/healthz` counts them).
 Periodic jobs (expire, reap, reconcile) run in a background thread of every process; a lease in the database
 makes one of them the leader (`jobs.py`).
@@ -18,6 +20,7 @@ import json
 import logging
 import re
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import parse_qs
@@ -30,7 +33,11 @@ from slack_sdk.signature import SignatureVerifier
 
 from gpu_assist.commands import Context
 from gpu_assist.errors import GpuAssistError
+from gpu_assist.lifecycle.records import RequestRecord
 from gpu_assist.metrics import GpuAssistCollector, registry, wsgi_metrics
+from gpu_assist.skypilot.gate import Gate, default_ttl_s
+from gpu_assist.skypilot.lines import IN_LAB, IN_SLACK_AND_LAB
+from gpu_assist.skypilot.server import POLICY_PATH, policy_app
 from slackbot.blocks import BUSY
 
 from . import prefork
@@ -38,6 +45,7 @@ from .app import create_app, new_inbox, work_pool
 from .inbox import Inbox
 from .interruptions import interruption_round
 from .jobs import start_jobs
+from .listeners.deps import post_approval_card
 from .outcomes import announce_pending
 from .settings import SlackSettings
 from .spend_watch import watch_round
@@ -139,6 +147,7 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
     bolt = SlackRequestHandler(create_app(settings, context, pool, inbox), path=SLACK_PATH)
     verifier = SignatureVerifier(settings.signing_secret)
     metrics = team_metrics_app(context)
+    skypilot = skypilot_gate_app(settings, context)
 
     def application(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path, method = environ.get("PATH_INFO"), environ.get("REQUEST_METHOD")
@@ -153,6 +162,8 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
             return _reply(start_response, "200 OK" if ready else "503 Service Unavailable", {"ready": ready})
         if path == "/metrics":
             return metrics(environ, start_response)
+        if path == POLICY_PATH:
+            return skypilot(environ, start_response)
         if path != SLACK_PATH:
             return _reply(start_response, "404 Not Found", {"error": f"no such path; Slack posts to {SLACK_PATH}"})
         try:
@@ -170,6 +181,33 @@ def wsgi_application(settings: SlackSettings, context: Context, inbox: Inbox | N
         return bolt(environ, start_response)
 
     return application
+
+
+def skypilot_gate_app(settings: SlackSettings, context: Context) -> WSGIApplication:
+    """`POST /skypilot/policy`: SkyPilot's gate over this server's store, built on its first call; each request it
+    files and leaves pending gets its card in the approval channel (without one, it waits in JupyterLab's Requests
+    tab and `gpu-assist requests`)."""
+    client = WebClient(token=settings.bot_token, base_url=settings.api_url)
+    channel = settings.approval_channel
+    ttl_s = default_ttl_s()
+    built: list[Gate] = []
+    building = threading.Lock()
+
+    def post(record: RequestRecord) -> None:
+        if not channel:
+            return
+        try:
+            post_approval_card(context, client, channel, record)
+        except Exception:  # noqa: BLE001 - Slack away: the request still waits in JupyterLab's Requests tab
+            log.exception("could not post the card of %s", record.id)
+
+    def gate() -> Gate:
+        with building:  # one gate, so one lock keeps one launch's calls to one request
+            if not built:
+                built.append(Gate(context.approvals, on_filed=post, ttl_s=ttl_s))
+            return built[0]
+
+    return policy_app(gate, IN_SLACK_AND_LAB if channel else IN_LAB)
 
 
 def team_metrics_app(context: Context) -> WSGIApplication:

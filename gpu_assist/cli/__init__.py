@@ -4,7 +4,7 @@
 verb is chosen, so nothing heavy is imported before a verb needs it: `answers.py` (quote, help, and the printing
 every grammar verb shares), `plans.py` (recommend, tco), `team.py` (requests, spend, commit), `submit.py`
 (launch, stop, extend), `util.py`; the operator's `operations.py` (the request lifecycle), `db.py`, `slack.py`,
-`metrics.py`, `spot.py`; the catalog maintainer's `catalog.py`.
+`metrics.py`, `skypilot.py`, `spot.py`; the catalog maintainer's `catalog.py`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ ANSWERED_BY = {
     "quote": "answers", "help": "answers", "recommend": "plans", "tco": "plans", "util": "util",
     "launch": "submit", "stop": "submit", "extend": "submit", "spend": "team", "commit": "team", "requests": "team",
     "approve": "operations", "reject": "operations", "reconcile": "operations", "reap": "operations",
-    "expire": "operations", "db": "db", "slack": "slack", "metrics": "metrics", "spot": "spot", "catalog": "catalog"}
+    "expire": "operations", "db": "db", "slack": "slack", "metrics": "metrics", "skypilot": "skypilot",
+    "spot": "spot", "catalog": "catalog"}
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -114,10 +114,11 @@ ABOUT = {
     "db": "the request store's schema: db upgrade | db current",
     "slack": "run the Slack app: slack serve | slack socket",
     "metrics": "serve Prometheus metrics (GPUs, launches, spend): metrics serve --port 9400",
+    "skypilot": "SkyPilot's admin policy (approvals and budgets for sky launch): skypilot serve --port 8765",
     "spot": "on a spot instance, act on its interruption warning: spot watch --on-warning CMD -- python train.py",
     "catalog": "validate, list, import and refresh the price catalogs",
 }
-OPERATOR_VERBS = ("approve", "reject", "reconcile", "reap", "expire", "db", "slack", "metrics", "catalog")
+OPERATOR_VERBS = ("approve", "reject", "reconcile", "reap", "expire", "db", "slack", "metrics", "skypilot", "catalog")
 # A command line that works, for each verb: what a bad one's error ends with.
 EXAMPLES = {
     "quote": "gpu-assist quote 8xA100 72h", "recommend": "gpu-assist recommend train 7B tokens=20B deadline=72h",
@@ -131,6 +132,7 @@ EXAMPLES = {
     "reject": "gpu-assist reject r-0123456789ab --break-glass --reason INC-42", "reconcile": "gpu-assist reconcile",
     "reap": "gpu-assist reap", "expire": "gpu-assist expire", "db": "gpu-assist db upgrade",
     "slack": "gpu-assist slack serve --port 3000", "metrics": "gpu-assist metrics serve --port 9400",
+    "skypilot": "gpu-assist skypilot serve --port 8765",
     "spot": "gpu-assist spot watch --on-warning 'touch /tmp/save-now' -- python train.py",
     "catalog": "gpu-assist catalog validate",
     "catalog refresh": "gpu-assist catalog refresh aws-public",
@@ -288,6 +290,16 @@ def _add_metrics(commands: Subcommands, verb: str) -> None:
     _name_choices(metrics)
 
 
+def _add_skypilot(commands: Subcommands, verb: str) -> None:
+    sk = _add_parser(commands, verb)
+    skypilot = sk.add_subparsers(dest="skypilot_command", required=True, parser_class=_Parser)
+    sv = skypilot.add_parser("serve", help="POST /skypilot/policy: the admin policy SkyPilot's API server calls "
+                                           "(admin_policy: http://HOST:PORT/skypilot/policy)")
+    sv.add_argument("--host", default="127.0.0.1", help="the address to bind (default loopback: only this machine)")
+    sv.add_argument("--port", type=int, default=8765)
+    _name_choices(skypilot)
+
+
 def _add_spot(commands: Subcommands, verb: str) -> None:
     s = _add_parser(commands, verb)
     spot = s.add_subparsers(dest="spot_command", required=True, parser_class=_Parser)
@@ -347,7 +359,7 @@ _VERBS: dict[str, Callable[[Subcommands, str], None]] = {
     "launch": _add_submit, "stop": _add_submit, "extend": _add_submit, "spend": _add_spend, "commit": _add_commit,
     "approve": _add_decision, "reject": _add_decision, "requests": _add_requests,
     "db": _add_db, "reconcile": _add_plain, "reap": _add_plain, "expire": _add_plain, "slack": _add_slack,
-    "metrics": _add_metrics, "spot": _add_spot, "help": _add_plain, "catalog": _add_catalog}
+    "metrics": _add_metrics, "skypilot": _add_skypilot, "spot": _add_spot, "help": _add_plain, "catalog": _add_catalog}
 
 
 def _unknown_verb(word: str) -> NoReturn:

@@ -29,7 +29,7 @@ from ..catalog.providers import cloud_of
 from .ports import Provisioner, stopping
 from .preview import approval_problem, plan_extension, plan_launch
 from .records import RequestRecord, new_request_id
-from .specs import Checks, LaunchIntent, Spec, StopSpec
+from .specs import Checks, LaunchIntent, LaunchSpec, Spec, StopSpec
 from .states import Transition
 from ..store import DeliveryRecorded, Store, requests_table
 
@@ -57,10 +57,16 @@ class Approvals:
                                                  requester=requester, today=now.date()),
                              "launch", None, requester, words, now)
         spec = replace(spec, checks=Checks(self.provisioner.dry_run(spec), self.provisioner.quota(spec)))
-        record = self._submit(requester, spec, words, now, estimated_cost=spec.estimated_total,
+        return self.submit_planned(requester, spec, words)
+
+    def submit_planned(self, requester: str, spec: LaunchSpec, words: str) -> RequestRecord:
+        """A launch priced and checked against the policy already (`submit_launch`, or SkyPilot's gate, which
+        prices the task SkyPilot sends), stored as pending; approved at once under the policy's auto-approve
+        amount unless its dry run failed or a budget stands in the way (then it waits for a person)."""
+        record = self._submit(requester, spec, words, self.clock(), estimated_cost=spec.estimated_total,
                               hourly_price=spec.hourly * spec.instances)
         auto = self.policy.auto_approve_below
-        if auto is not None and spec.estimated_total < auto and spec.checks and spec.checks.dry_run == "ok":
+        if auto is not None and spec.estimated_total < auto and (spec.checks is None or spec.checks.dry_run == "ok"):
             try:
                 return self.approve(record.id, AUTO_APPROVE)
             except PolicyError:  # over budget: it waits for a person (the refusal is audited)

@@ -5,6 +5,8 @@
     unauthenticated:carol  a name the person could choose: the CLI's `--as`, `GPU_ASSIST_USER`, a kernel's login
     break-glass:root       an operator's override from a shell, allowed only when the policy turns it on
     policy:auto-approve    the policy itself, for launches under `auto_approve_below`
+    skypilot:alice         a SkyPilot user, as the team's API server names them to its admin policy (the gate,
+                           `gpu_assist.skypilot`): its requests are admitted for SkyPilot to launch, never launched
 
 Only `slack` and `jupyter` are authenticated realms: approvers in the policy must name one, and an actor from any
 other realm can submit, quote and list but never counts as an approver. A name means nothing across realms:
@@ -19,9 +21,9 @@ import os
 from ..errors import PolicyError
 
 SLACK, JUPYTER = "slack", "jupyter"
-UNAUTHENTICATED, BREAK_GLASS, POLICY = "unauthenticated", "break-glass", "policy"
+UNAUTHENTICATED, BREAK_GLASS, POLICY, SKYPILOT = "unauthenticated", "break-glass", "policy", "skypilot"
 AUTHENTICATED_REALMS = (SLACK, JUPYTER)
-REALMS = (SLACK, JUPYTER, UNAUTHENTICATED, BREAK_GLASS, POLICY)
+REALMS = (SLACK, JUPYTER, UNAUTHENTICATED, BREAK_GLASS, POLICY, SKYPILOT)
 AUTO_APPROVE = f"{POLICY}:auto-approve"
 
 

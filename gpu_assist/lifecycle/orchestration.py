@@ -10,7 +10,8 @@ or whose process is known gone (audited, "take over"), never one a live owner wo
 their request tag before launching anything. An owner that was taken over stops before its next cloud step
 (`OwnershipLost`, audited "give up"); instances tagged with a launch that the store does not record are
 terminated once it records some (`_terminate_untracked`), never the recorded ones. `reap()` stops launches
-whose time to live is over.
+whose time to live is over. A launch asked through SkyPilot's gate (its requester of the `skypilot` realm) is
+admitted, not launched: SkyPilot launches it, and the gate records the cluster it let through.
 The states and arrows are `lifecycle.states`; the decisions before all this, `lifecycle.approvals`.
 """
 
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import GpuAssistError, PolicyError
 from ..store import Store, requests_table
 from . import owners, states
+from .identity import SKYPILOT, realm_of
 from .ports import Launched, OwnershipLost, Provisioner
 from .records import RequestRecord
 from .specs import ExtendSpec, LaunchSpec, StopSpec, tag_time
@@ -51,7 +53,9 @@ class Orchestration:
         happens unless the store names `owner` as its owner."""
         record = self.store.fetch(request_id)
         try:
-            if isinstance(record.spec, LaunchSpec):
+            if isinstance(record.spec, LaunchSpec) and realm_of(record.requester) == SKYPILOT:
+                self._admit(record, actor, owner)
+            elif isinstance(record.spec, LaunchSpec):
                 self._launch(record, record.spec, actor, owner)
             elif isinstance(record.spec, StopSpec):
                 self._stop(record, record.spec, actor, owner)
@@ -60,6 +64,13 @@ class Orchestration:
         except OwnershipLost as lost:
             self.store.audit(request_id, actor, "give up", "ok", now=self.clock(), detail=str(lost))
         return self.store.fetch(request_id)
+
+    def _admit(self, record: RequestRecord, actor: str, owner: str) -> None:
+        """A launch through SkyPilot's gate, admitted: valid as long as the request could wait for its approval."""
+        now = self.clock()
+        self.store.transition(record.id, states.ADMIT, actor=actor, now=now, condition=_owned_by(owner), owner=None,
+                              owned_until=None, expires_at=now + (record.expires_at - record.created_at),
+                              detail="for SkyPilot to launch; gpu-assist launches nothing")
 
     def _carrying(self, record: RequestRecord, step: Transition, actor: str, owner: str,
                   **values: Any) -> RequestRecord | None:
@@ -159,10 +170,14 @@ class Orchestration:
                               condition=_owned_by(owner))
 
     def expire_due(self) -> list[str]:
-        """Pending requests whose deadline has passed, expired."""
+        """Pending requests whose deadline has passed, and admissions no launch used before theirs, expired."""
         now = self.clock()
         return [record.id for record in self.store.due("pending", requests_table.c.expires_at, now)
-                if self.store.transition(record.id, states.EXPIRE, actor="system", now=now)]
+                if self.store.transition(record.id, states.EXPIRE, actor="system", now=now)] + \
+            [record.id for record in self.store.due("admitted", requests_table.c.expires_at, now)
+             if record.launched_at is None
+             and self.store.transition(record.id, states.ADMISSION_EXPIRED, actor="system", now=now,
+                                       condition=requests_table.c.launched_at.is_(None))]
 
     def reconcile(self, *, actor: str = "reconciler") -> list[str]:
         """Finish what a crash interrupted; returns the ids it took over and carried on. Runs under a job lock,
@@ -217,6 +232,11 @@ class Orchestration:
                 self.store.transition(record.id, states.REAPED, actor=actor, now=self.clock(),
                                       condition=_owned_by(owner))
                 reaped.append(record.id)
+            for record in self.store.due("admitted", requests_table.c.ends_at, now):  # SkyPilot's autodown ended it
+                if self.store.transition(record.id, states.ADMISSION_ENDED, actor=actor, now=now,
+                                         stopped_at=record.ends_at, detail="its time to live ended: SkyPilot's "
+                                         "autodown takes the cluster down"):
+                    reaped.append(record.id)
         return reaped
 
 

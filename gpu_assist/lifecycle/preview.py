@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from decimal import Decimal
+from typing import Callable
 
 from ..catalog import Catalog
 from ..catalog.providers import display_name
@@ -58,12 +59,13 @@ def _known_project(project: str | None, policy: Policy) -> None:
 
 
 def plan_launch(command: LaunchIntent, catalog: Catalog, policy: Policy, *, request_id: str, requester: str,
-                today: dt.date) -> LaunchSpec:
+                today: dt.date, fits: Callable[[QuoteOption], bool] | None = None) -> LaunchSpec:
     """The cheapest verified offer for the command on its cloud (AWS unless it names another) that the policy
     allows, with every region at that price or less as a fallback for capacity; ParseError or PolicyError saying
     why there is none. A cloud outside the policy's `allowed_providers` is refused before anything is priced; an
     offer of another cloud than AWS priced only by a stale list is refused unless the policy allows stale prices
-    (and then says so)."""
+    (and then says so). `fits`: which offers the launch can use at all (SkyPilot's task names an instance type, or
+    the GPUs of each of its nodes)."""
     _known_project(command.project, policy)
     request = _request(command, catalog)
     provider = request.providers[0] if request.providers else "aws"
@@ -76,8 +78,9 @@ def plan_launch(command: LaunchIntent, catalog: Catalog, policy: Policy, *, requ
     chosen = command.what if isinstance(command.what, OptionId) else None
     specs = [_spec(option, command, request_id, requester, policy, _native_hourly(catalog, option), named)
              for option in result.options
-             if chosen is None or OptionId(option.instance_type, option.region, option.pricing_model,
-                                           option.provider) == chosen]
+             if (chosen is None or OptionId(option.instance_type, option.region, option.pricing_model,
+                                            option.provider) == chosen)
+             and (fits is None or fits(option))]
     specs.sort(key=lambda spec: spec.price_stale)  # a fresh price before a stale one, each cheapest first
     allowed = [spec for spec in specs if not policy.violations(spec)]
     if not allowed:

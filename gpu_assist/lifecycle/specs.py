@@ -115,6 +115,8 @@ class LaunchSpec:
     price_stale: bool = False   # priced only by a list older than the staleness limit (the policy allowed it)
     native_currency: str | None = None        # the cloud's own currency when it is not `currency` (CNY)
     native_ceiling_hourly: Decimal | None = None  # the ceiling in it, as the cloud's API takes it (spot MaxPrice)
+    cluster: str | None = None  # asked through SkyPilot's gate: the cluster name its approval admits,
+    fingerprint: str | None = None  # and the fingerprint of the task's resources, which finds it again
 
     @property
     def price_notes(self) -> tuple[Fact, ...]:
@@ -179,7 +181,7 @@ Spec = LaunchSpec | StopSpec | ExtendSpec
 _KINDS: dict[str, type[LaunchSpec] | type[StopSpec] | type[ExtendSpec]] = {
     spec.kind: spec for spec in (LaunchSpec, StopSpec, ExtendSpec)}
 _LATE = ("project", "checks", "launched_region", "launched_zone", "account", "native_currency",
-         "native_ceiling_hourly")  # written only once known
+         "native_ceiling_hourly", "cluster", "fingerprint")  # written only once known
 _DEFAULTS = {"provider": "aws", "price_stale": False}  # left out when so: AWS rows are stored as they always were
 
 

@@ -18,7 +18,7 @@ from ..doc_blocks import with_block
 
 KINDS = ("launch", "stop", "extend")
 STATES = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed",
-          "extending", "extended")
+          "extending", "extended", "admitted")
 TERMINAL = ("rejected", "expired", "stopped", "failed", "extended")
 
 # Who causes a transition (`Policy.decider_kind` tells a decider's kind; the jobs are the system).
@@ -60,9 +60,18 @@ EXTENDED = Transition("extended", ("extending",), "extended", ("extend",), CARRI
 EXTEND_FAILED = Transition("extend", ("extending",), "failed", ("extend",), CARRIERS)
 TTL_MOVED = Transition("extend", ("running",), "running", ("launch",), CARRIERS)
 INTERRUPTED = Transition("interrupted", ("running", "stopping"), "stopped", ("launch",), (SYSTEM,))
+# A launch asked through SkyPilot's gate (`gpu_assist.skypilot`) is admitted, not launched: SkyPilot launches it
+# when its user runs the launch again. Letting that launch through records its cluster and starts the spend clock
+# (a step within `admitted`); SkyPilot's autodown ends it at its time to live, when the reaper marks it stopped;
+# an admission never used within the approval's validity expires.
+ADMIT = Transition("admit", ("approved",), "admitted", ("launch",), CARRIERS)
+LET_THROUGH = Transition("let through", ("admitted",), "admitted", ("launch",), (SYSTEM,))
+ADMISSION_ENDED = Transition("stopped", ("admitted",), "stopped", ("launch",), (SYSTEM,))
+ADMISSION_EXPIRED = Transition("expire", ("admitted",), "expired", ("launch",), (SYSTEM,))
 
 TRANSITIONS = (SUBMIT, APPROVE, REJECT, EXPIRE, LAUNCH, RUNNING, LAUNCH_FAILED, REAP, REAPED, REAP_FAILED, STOP,
-               STOPPED, STOP_FAILED, STOPPED_BY_REQUEST, EXTEND, EXTENDED, EXTEND_FAILED, TTL_MOVED, INTERRUPTED)
+               STOPPED, STOP_FAILED, STOPPED_BY_REQUEST, EXTEND, EXTENDED, EXTEND_FAILED, TTL_MOVED, INTERRUPTED, ADMIT,
+               LET_THROUGH, ADMISSION_ENDED, ADMISSION_EXPIRED)
 UNFINISHED = ("approved", "launching", "stopping", "extending")  # a crash can leave a request here: reconcile
 BEGIN = "<!-- state machine: from gpu_assist/lifecycle/states.py (make docs) -->"
 END = "<!-- end of the state machine -->"

@@ -30,7 +30,7 @@ UPGRADE_LOCK_KEY = 7262021  # pg_advisory_xact_lock key of the schema upgrade
 FIRST_REVISION = "0001"
 # The newest revision in gpu_assist/migrations/versions, known without reading the scripts; a test holds it to
 # Alembic's own head, so a new migration that forgets it fails there.
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0008"
 # Where Alembic finds the revisions: a package path, so it holds wherever the store's modules live; teams' databases
 # record the revision ids, not this path, but a deployment's own alembic.ini may name it.
 SCRIPT_LOCATION = "gpu_assist:migrations"

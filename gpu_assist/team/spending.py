@@ -25,13 +25,18 @@ def hours_between(start: dt.datetime, end: dt.datetime) -> Decimal:
     return max(Decimal(0), Decimal(str((end - start).total_seconds())) / HOUR)
 
 
+# The states of a launch whose machines may be up: `admitted` is a SkyPilot cluster the gate let through (it runs
+# once its launch was let through, `launched_at` set, until SkyPilot's autodown at its time to live).
+LIVE = ("running", "stopping", "admitted")
+
+
 def run_end(record: RequestRecord, now: dt.datetime) -> dt.datetime | None:
     """Until when a launch has been running: its stop, else `now` while it runs; None if it never ran."""
     if record.launched_at is None:
         return None
     if record.stopped_at is not None:
         return record.stopped_at
-    return now if record.state in ("running", "stopping") else record.launched_at
+    return now if record.state in LIVE else record.launched_at
 
 
 def cost_between(record: RequestRecord, start: dt.datetime, end: dt.datetime, now: dt.datetime) -> Decimal:
@@ -44,7 +49,7 @@ def cost_between(record: RequestRecord, start: dt.datetime, end: dt.datetime, no
 
 def committed(record: RequestRecord, now: dt.datetime) -> Decimal:
     """What a running launch will still cost from `now` to its time to live."""
-    if record.state not in ("running", "stopping") or record.ends_at is None or record.hourly_price is None:
+    if record.state not in LIVE or record.ends_at is None or record.hourly_price is None:
         return Decimal(0)
     return record.hourly_price * hours_between(now, record.ends_at)
 
@@ -122,7 +127,7 @@ def spend_report(records: list[RequestRecord], period: Period, now: dt.datetime,
         started, stop = record.launched_at, run_end(record, now) or record.launched_at
         if stop <= period.start or started >= period.end:
             continue
-        end_of_life = record.ends_at if record.state in ("running", "stopping") and record.ends_at else stop
+        end_of_life = record.ends_at if record.state in LIVE and record.ends_at else stop
         launches.append(LaunchSpend(
             request_id=record.id, requester=record.requester, project=project_of(record, default_project),
             instance_type=bought(record)[0], pricing_model=bought(record)[1], state=record.state,

@@ -68,7 +68,7 @@ def team_standing(records: list[RequestRecord], pending: list[RequestRecord], no
         spent[launch.project] += launch.cost
         committed[launch.project] += launch.committed
         spec = by_id[launch.request_id].spec
-        if launch.state == "running" and isinstance(spec, LaunchSpec):
+        if launch.state in ("running", "admitted") and isinstance(spec, LaunchSpec):
             running.append(RunningLaunch(
                 request_id=launch.request_id, project=launch.project, region=spec.launched_region or spec.region,
                 instance_type=spec.instance_type, pricing_model=spec.pricing_model, instances=spec.instances,

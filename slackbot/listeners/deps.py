@@ -39,13 +39,17 @@ class Deps:
     inbox: Inbox
 
     def post_card(self, record: RequestRecord, channel: str) -> None:
-        """The request's approval card, in the approval channel (else `channel`); where it went is stored, so what
-        follows (the decision, idle alerts) goes to its thread."""
-        approvals = self.context.approvals
-        card = blocks.approval_card(record, budgets=approvals.budget_standing(record), team=approvals.team_standing())
-        posted = self.client.chat_postMessage(channel=self.settings.approval_channel or channel,
-                                              text=blocks.card_notification(record), blocks=card)
-        approvals.store.set_card(record.id, posted["channel"], posted["ts"])
+        """The request's approval card, in the approval channel (else `channel`)."""
+        post_approval_card(self.context, self.client, self.settings.approval_channel or channel, record)
+
+
+def post_approval_card(context: Context, client: WebClient, channel: str, record: RequestRecord) -> None:
+    """`record`'s approval card in `channel`; where it went is stored, so what follows (the decision, idle alerts)
+    goes to its thread. Every request's card is posted here, whichever face filed it (SkyPilot's gate too)."""
+    approvals = context.approvals
+    card = blocks.approval_card(record, budgets=approvals.budget_standing(record), team=approvals.team_standing())
+    posted = client.chat_postMessage(channel=channel, text=blocks.card_notification(record), blocks=card)
+    approvals.store.set_card(record.id, posted["channel"], posted["ts"])
 
 
 def click_key(body: Payload, action: Payload) -> str | None:

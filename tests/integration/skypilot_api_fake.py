@@ -17,31 +17,17 @@ module."""
 
 from __future__ import annotations
 
-import atexit
 import http.server
 import itertools
 import json
-import os
-import shutil
-import tempfile
 import threading
 import urllib.parse
 import uuid
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-# SkyPilot's client keeps its catalogs under SKY_RUNTIME_DIR (read when `sky` is imported) and validates a task's
-# instance type and region against them: seeded from the vendored extracts, fresh, so it fetches none.
-SKY_HOME = Path(tempfile.mkdtemp(prefix="skypilot-client-"))
-atexit.register(shutil.rmtree, SKY_HOME, ignore_errors=True)
-os.environ["SKY_RUNTIME_DIR"] = str(SKY_HOME)
-os.environ["SKYPILOT_DISABLE_USAGE_COLLECTION"] = "1"
-for _cloud in ("gcp", "lambda"):
-    (SKY_HOME / ".sky/catalogs/v8" / _cloud).mkdir(parents=True, exist_ok=True)
-    shutil.copy(Path(__file__).resolve().parents[2] / "catalogs/sources" / f"{_cloud}_gpu.csv",
-                SKY_HOME / ".sky/catalogs/v8" / _cloud / "vms.csv")
+from sky_client_home import SKY_HOME as SKY_HOME  # noqa: E402 - before `sky`: its runtime directory and catalogs
 
 import sky  # noqa: E402 - after its runtime directory is set
 from sky import core, exceptions, execution  # noqa: E402

@@ -34,7 +34,7 @@ def fresh_engine(request, tmp_path):
 
 def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
     assert schema.current(fresh_engine) is None
-    assert schema.upgrade(fresh_engine) == schema.head() == "0007"
+    assert schema.upgrade(fresh_engine) == schema.head() == "0008"
     with fresh_engine.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), metadata)
         inspector = sqlalchemy.inspect(connection)
@@ -63,7 +63,7 @@ def test_the_migrations_make_exactly_the_modelled_schema(fresh_engine):
         with pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"):
             with fresh_engine.begin() as connection:
                 connection.execute(sqlalchemy.text(statement))
-    assert schema.upgrade(fresh_engine) == "0007"  # idempotent
+    assert schema.upgrade(fresh_engine) == "0008"  # idempotent
     assert [e.actor for e in store.audit_trail()] == ["slack:U1", "slack:U1", "slack:U2"]
 
 
@@ -81,7 +81,7 @@ def test_going_below_0007_drops_the_deliveries_and_keeps_the_log_append_only(fre
     with pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"):
         with fresh_engine.begin() as connection:
             connection.execute(sqlalchemy.text("DELETE FROM audit_events"))
-    assert schema.upgrade(fresh_engine) == "0007"
+    assert schema.upgrade(fresh_engine) == "0008"
     assert [e.actor for e in Store(engine=fresh_engine).audit_trail()] == ["slack:U2"]
 
 
@@ -92,7 +92,7 @@ def test_a_store_made_before_migrations_is_stamped_then_kept(tmp_path):
         connection.execute(audit_table.insert().values(at=_now(), actor="U-OLD", action="submit", outcome="ok",
                                                        detail=""))
     assert schema.current(engine) is None
-    assert schema.upgrade(engine) == "0007"
+    assert schema.upgrade(engine) == "0008"
     assert [e.actor for e in Store(engine=engine).audit_trail()] == ["U-OLD"]
     assert requests_table.name in sqlalchemy.inspect(engine).get_table_names()
 
@@ -119,7 +119,7 @@ def test_processes_upgrading_one_fresh_postgres_at_once_take_turns(postgres_url)
         thread.start()
     for thread in threads:
         thread.join()
-    assert [(r.returncode, r.stdout.strip()) for r in results] == [(0, "0007")] * 4, [r.stderr[-800:] for r in
+    assert [(r.returncode, r.stdout.strip()) for r in results] == [(0, "0008")] * 4, [r.stderr[-800:] for r in
                                                                                         results]
 
 
@@ -127,10 +127,10 @@ def test_db_upgrade_and_current_from_the_cli(tmp_path, monkeypatch, capsys):
     from gpu_assist.cli import main
 
     monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'cli.db'}")
-    assert main(["db", "current"]) == 0 and "schema at none, newest 0007" in capsys.readouterr().out
-    assert main(["db", "upgrade"]) == 0 and "schema at 0007 (newest)" in capsys.readouterr().out
+    assert main(["db", "current"]) == 0 and "schema at none, newest 0008" in capsys.readouterr().out
+    assert main(["db", "upgrade"]) == 0 and "schema at 0008 (newest)" in capsys.readouterr().out
     assert main(["db", "upgrade"]) == 0 and main(["db", "current"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].endswith("schema at 0007, newest 0007")
+    assert capsys.readouterr().out.splitlines()[-1].endswith("schema at 0008, newest 0008")
 
 
 def _first_revision_metadata() -> sqlalchemy.MetaData:
@@ -173,7 +173,7 @@ def test_upgrading_from_0001_fills_in_the_spend_of_earlier_launches(tmp_path):
                                                            action="a", outcome="ok", from_state=from_state,
                                                            to_state=to_state, detail=""))
     assert schema.current(engine) == "0001"
-    assert schema.upgrade(engine) == "0007"
+    assert schema.upgrade(engine) == "0008"
     record = Store(engine=engine).get("r-000000000001")
     assert record.hourly_price == 43 and record.launched_at.hour == 10 and record.stopped_at.hour == 15
 
@@ -192,7 +192,7 @@ def test_upgrading_from_0002_keeps_the_requests_and_adds_cards_and_extensions(fr
         with fresh_engine.begin() as connection:
             connection.execute(sqlalchemy.text(insert), {**row, "id": "r-000000000002", "kind": "extend",
                                                          "state": "pending"})
-    assert schema.upgrade(fresh_engine) == "0007"
+    assert schema.upgrade(fresh_engine) == "0008"
     with fresh_engine.begin() as connection:
         kept = connection.execute(sqlalchemy.text("SELECT id, state, card_channel, card_ts FROM requests")).all()
         connection.execute(sqlalchemy.text(insert), {**row, "id": "r-000000000002", "kind": "extend",
@@ -205,7 +205,7 @@ def test_upgrading_from_0002_keeps_the_requests_and_adds_cards_and_extensions(fr
     with pytest.raises(RuntimeError, match="1 extension request"):  # requests are never deleted to go back
         with fresh_engine.begin() as connection:
             command.downgrade(schema._config(connection), "0002")
-    assert schema.current(fresh_engine) == "0007"
+    assert schema.current(fresh_engine) == "0008"
 
 
 def _now():
@@ -235,3 +235,23 @@ def test_a_store_at_head_is_not_migrated_again_and_one_behind_is(tmp_path, monke
     Store(engine=engine)
     assert upgrades == ["head"] and schema.current(engine) == schema.HEAD_REVISION
     engine.dispose()
+
+
+def test_0008_admits_the_admitted_state_and_keeps_admitted_requests_from_going_below(fresh_engine):
+    from alembic import command
+
+    insert = ("INSERT INTO requests (id, kind, requester, spec, currency, state, created_at, expires_at, "
+              "instance_ids, version) VALUES ('r-000000000001', 'launch', 'skypilot:carol', '{}', 'USD', "
+              "'admitted', :t, :t, '[]', 0)")
+    with fresh_engine.begin() as connection:
+        command.upgrade(schema._config(connection), "0007")
+    with pytest.raises(sqlalchemy.exc.IntegrityError):  # 0007 knows no admitted launches
+        with fresh_engine.begin() as connection:
+            connection.execute(sqlalchemy.text(insert), {"t": _now()})
+    assert schema.upgrade(fresh_engine) == "0008"
+    with fresh_engine.begin() as connection:
+        connection.execute(sqlalchemy.text(insert), {"t": _now()})
+    with pytest.raises(RuntimeError, match="1 admitted request"):
+        with fresh_engine.begin() as connection:
+            command.downgrade(schema._config(connection), "0007")
+    assert schema.current(fresh_engine) == "0008"

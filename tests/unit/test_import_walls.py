@@ -14,12 +14,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ("facts", "errors", "plural", "doc_blocks", "catalog", "pricing", "plan", "lifecycle", "store", "team")
 ADAPTERS = ("clouds", "sources", "host")
-FACES = ("commands", "render", "cli", "jupyter", "notebook", "metrics", "__main__")
+FACES = ("commands", "render", "cli", "jupyter", "notebook", "metrics", "skypilot", "__main__")
 # Libraries only an adapter or a face may import: the clouds' SDKs, NVML, HTTP, Prometheus, Slack, Jupyter, servers.
 OUTSIDE = ("boto3", "botocore", "pynvml", "requests", "urllib3", "tencentcloud", "alibabacloud",
            "alibabacloud_ecs20140526", "alibabacloud_tea_openapi", "alibabacloud_credentials", "huaweicloudsdkcore",
            "huaweicloudsdkecs", "huaweicloudsdkbss", "prometheus_client", "slack_bolt", "slack_sdk", "ipywidgets",
-           "jupyter_server", "waitress", "gunicorn")
+           "jupyter_server", "waitress", "gunicorn", "sky")
 
 
 def _modules() -> dict[str, Path]:

@@ -82,17 +82,21 @@ from ..pricing.quote import QuoteOption, edge_spot, to_option
 from .sizing import (
     CALIBRATION,
     GB,
+    GpuSizing,
     HostFacts,
     MemoryEstimate,
+    MissingRate,
+    NotPlanned,
     OfferSizes,
+    Part,
     block_size,
     calibrated,
-    describe_assumptions,
     effective_tflops,
     finish_chance,
     memory_needed,
     missing_throughput,
     size_offers,
+    sizing_basis,
     spot_overhead,
     training_flops,
     training_hours,
@@ -163,10 +167,10 @@ class Recommendation:
     memory: MemoryEstimate
     plans: tuple[Plan, ...]           # feasible, cheapest first
     rejected: tuple[Plan, ...]        # infeasible, each with its reasons
-    reasoning: tuple[str, ...]        # per GPU type: fits? how many? how fast?
-    assumptions: tuple[str, ...]
+    reasoning: tuple[GpuSizing, ...]  # per GPU type: fits? how many? how fast?
+    assumptions: tuple[Fact, ...]     # what the answer rests on (`sizing_basis`)
     currency: str
-    not_planned: tuple[str, ...] = ()  # GPU types of the search no plan was made for, and why (`V100: …`)
+    not_planned: tuple[NotPlanned, ...] = ()  # GPU types of the search no plan was made for, and why
     # The scaling model against published figures: (what, source, published, model, note), for `--explain`.
     calibration: tuple[tuple[str, str, float, float, str], ...] = ()
 
@@ -186,24 +190,24 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
                         example="recommend train 7B region=eu")
     memory = memory_needed(workload)
     flops = training_flops(workload, catalog.gpus) if workload.kind != "serve" else None
-    reasoning: list[str] = []
+    reasoning: list[GpuSizing] = []
     plans: list[Plan] = []
-    unplanned: dict[str, list[str]] = {}  # why → the GPUs of the search left out for it
+    unplanned: dict[MissingRate, list[str]] = {}  # why → the GPUs of the search left out for it
     specs = [catalog.gpus.specs[name] for name in workload.gpus] if workload.gpus else list(catalog.gpus)
     for spec in specs:
         offers = select_offers(catalog, spec.name, providers=workload.providers, regions=workload.regions)
         if not offers:
             continue
         hosts = [_host_facts(o, workload, data) for o in offers]
-        line, sizes = size_offers(workload, spec, [int(o.gpu_count) for o in offers],
-                                  [_memory_gib(o, spec) for o in offers], memory, flops, hosts)
-        reasoning.append(line)
+        sized, sizes = size_offers(workload, spec, [int(o.gpu_count) for o in offers],
+                                   [_memory_gib(o, spec) for o in offers], memory, flops, hosts)
+        reasoning.append(sized)
         if sizes is not None:
             plans += _offer_plans(workload, spec, offers, sizes, hosts, catalog.fx, currency, today, data)
             if flops and workload.kind != "serve":
                 plans += _block_plans(workload, spec, offers, data, flops, catalog.fx, currency)
-        else:
-            unplanned.setdefault(str(missing_throughput(spec, workload.precision)), []).append(spec.name)
+        elif sized.missing is not None:
+            unplanned.setdefault(sized.missing, []).append(spec.name)
     plans += _own_plans(workload, catalog.gpus, memory, flops, currency)
     plans = [_with_checkpoint_storage(plan, workload, memory, catalog, currency) for plan in plans]
     budget = None if workload.budget is None else catalog.fx.convert(workload.budget, workload.currency or currency,
@@ -216,8 +220,8 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     rejected = sorted((p for p in judged if not p.feasible), key=lambda p: (not p.fits, p.rank_key))
     return Recommendation(workload=workload, memory=memory, plans=tuple(_with_fastest(feasible, top, ranked)),
                           rejected=tuple(_one_per_gpu(rejected)), reasoning=tuple(reasoning),
-                          assumptions=tuple(describe_assumptions(workload, memory, flops)), currency=currency,
-                          not_planned=tuple(f"{', '.join(names)}: {why}" for why, names in unplanned.items()),
+                          assumptions=sizing_basis(workload, memory, flops), currency=currency,
+                          not_planned=tuple(NotPlanned(tuple(names), why) for why, names in unplanned.items()),
                           calibration=tuple((p.name, p.source, p.published, calibrated(p, catalog.gpus), p.note)
                                             for p in CALIBRATION) if workload.kind != "serve" else ())
 
@@ -480,7 +484,7 @@ def _own_plans(workload: Workload, gpus: GpuTable, memory: MemoryEstimate, flops
         missing = missing_throughput(spec, workload.precision) if workload.kind != "serve" else None
         if missing:  # the same rule as the cloud's GPUs: no plan at a precision the GPU has no rate for
             fits = False
-            reasons.insert(0, facts.Refused(missing))
+            reasons.insert(0, missing)
         plans.append(Plan(gpu=name, gpu_count=count, instances=1, provider="own", region="", zone="",
                           instance_type=f"{count}x{name}", pricing_model="own", strategy="own GPUs",
                           hours=hours if fits else None, hourly=Decimal(0),
@@ -550,8 +554,7 @@ def _with_checkpoint_storage(plan: Plan, workload: Workload, memory: MemoryEstim
     if workload.kind == "serve" or plan.billed_hours is None or plan.total is None or \
             (plan.strategy != _CHECKPOINTED[0] and plan.pricing_model != _CHECKPOINTED[1]):
         return plan
-    adapters = [size for name, size in memory.parts.items() if name.startswith("adapters")]
-    size_bytes = adapters[0] if adapters else 14 * workload.params
+    size_bytes = memory.part(Part.ADAPTERS) or 14 * workload.params
     cost = checkpoint_storage(Decimal(str(round(size_bytes / GB, 3))), catalog.data_prices, provider=plan.provider,
                               region=plan.region, hours=plan.billed_hours, fx=catalog.fx, currency=currency)
     if cost.amount is None:

@@ -21,6 +21,7 @@ import pandas as pd
 from ..plan.recommendation import Plan, Recommendation
 from ..pricing.compare import COLUMNS, Comparison, ComparisonRow
 from ..pricing.quote import Quote, QuoteOption
+from . import sizing as _sizing  # noqa: F401 - the words of a recommendation's sizing facts
 from .notes import said, where, words
 
 _NUMBER_TYPES = frozenset({"int", "float", "Decimal"})
@@ -119,6 +120,6 @@ def recommendation_frame(result: Recommendation) -> pd.DataFrame:
     frame = plans_frame(result.plans)
     frame.attrs.update(workload=result.workload.describe(), currency=result.currency,
                        rejected=plans_frame(result.rejected).to_dict("records"),
-                       not_planned=list(result.not_planned), reasoning=list(result.reasoning),
-                       assumptions=list(result.assumptions))
+                       not_planned=said(result.not_planned), reasoning=said(result.reasoning),
+                       assumptions=said(result.assumptions))
     return frame

@@ -19,6 +19,7 @@ from .comparison import format_total, wrap
 from .json import plain
 from .money import format_hours, format_money, format_plan_cost, round_money
 from .notes import words
+from .sizing import memory_parts
 from .tables import table, text_table
 from .tabular import plan_table
 from .text import EASY_WIDTHS, HARD_WIDTHS, narrowing
@@ -72,14 +73,14 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
         for plan in result.rejected[:8]:
             lines += wrap(f"  {plan.gpu_count:,}×{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
                           f"{words(plan.reasons[0]) if plan.reasons else 'infeasible'}", "    ")
-        for line in result.not_planned:
-            lines += wrap(f"  {line}", "    ")
+        for fact in result.not_planned:
+            lines += wrap(f"  {words(fact)}", "    ")
     lines.append("reasoning:")
-    for line in result.reasoning:
-        lines += wrap(f"  {line}", "    ")
+    for sized in result.reasoning:
+        lines += wrap(f"  {words(sized)}", "    ")
     lines.append("assumptions (override with name=value):")
-    for line in result.assumptions:
-        lines += wrap(f"  {line}", "    ")
+    for basis in result.assumptions:
+        lines += wrap(f"  {words(basis)}", "    ")
     if explain:
         lines += _explained(result)
     return "\n".join(lines)
@@ -190,9 +191,18 @@ def render_tco(result: TcoResult, **_options: Any) -> str:
     return "\n".join(lines + [line for note in notes for line in wrap(note)])
 
 
+def _workload_payload(result: Recommendation) -> dict[str, Any]:
+    """The workload's fields; a named model by its name (its row is in `models.csv`), no key without one."""
+    workload: dict[str, Any] = plain(asdict(result.workload))
+    model = workload.pop("model")
+    if model is not None:
+        workload["model"] = model["name"]
+    return workload
+
+
 @json.payload.register(Recommendation)
 def recommendation_payload(result: Recommendation) -> dict[str, Any]:
-    assumptions = list(result.assumptions)
+    assumptions = [words(fact) for fact in result.assumptions]
     plans = []
     for plan in result.plans:
         item = plain(plan.to_dict())
@@ -200,13 +210,13 @@ def recommendation_payload(result: Recommendation) -> dict[str, Any]:
         item["assumptions"] = assumptions
         plans.append(item)
     return {
-        "workload": plain(asdict(result.workload)),
+        "workload": _workload_payload(result),
         "currency": result.currency,
-        "memory_bytes": plain(result.memory.parts),
+        "memory_bytes": plain(memory_parts(result.workload, result.memory)),
         "plans": plans,
         "rejected": [plain(p.to_dict()) for p in result.rejected],
-        "not_planned": list(result.not_planned),
-        "reasoning": list(result.reasoning),
+        "not_planned": [words(fact) for fact in result.not_planned],
+        "reasoning": [words(sized) for sized in result.reasoning],
         "assumptions": assumptions,
     }
 
@@ -222,7 +232,7 @@ def tco_payload(result: TcoResult) -> dict[str, Any]:
 @markdown.render.register(Recommendation)
 def recommendation_markdown(result: Recommendation, **_options: Any) -> str:
     headers, rows = plan_table(result)
-    return "\n".join([*markdown.markdown_table(headers, rows), "", *(f"- {n}" for n in result.assumptions)])
+    return "\n".join([*markdown.markdown_table(headers, rows), "", *(f"- {words(n)}" for n in result.assumptions)])
 
 
 @csv.render.register(Recommendation)

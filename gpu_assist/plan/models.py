@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import ParseError
+from ..errors import CatalogError, ParseError
 
 TABLE = Path(__file__).with_name("models.csv")
 ATTENTION_KINDS = ("mha", "gqa", "mla")
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)b\b", re.I)  # the size a name gives, `70b` in `llama-4-70b`
 _SUFFIXES = re.compile(r"([-_ ](instruct|chat|hf|it|pt|base))+$")
 # The families a word must start with to be read as a model name (a typo in one gets suggestions, not "didn't
 # understand"): the table's own, and the names people type for them.
@@ -91,9 +92,18 @@ class ModelTable:
         return self.keys.get(name_key(word))
 
     def nearest(self, word: str, count: int = 3, cutoff: float = 0.5) -> list[str]:
-        """The names of the models whose spelling is closest to `word`'s (at least `cutoff` alike)."""
-        close = difflib.get_close_matches(name_key(word), list(self.keys), n=count * 3, cutoff=cutoff)
-        return list(dict.fromkeys(self.keys[key].name for key in close))[:count]
+        """The names of the models whose spelling is closest to `word`'s (at least `cutoff` alike), those of the
+        size it names first (`llama-4-70b`: the 70B ones)."""
+        size = named_size(word)
+        close = difflib.get_close_matches(name_key(word), list(self.keys), n=len(self.keys), cutoff=cutoff)
+        ranked = sorted(close, key=lambda k: self.keys[k].params != size)
+        return list(dict.fromkeys(self.keys[k].name for k in ranked))[:count]
+
+
+def named_size(word: str) -> float | None:
+    """The parameters a name states (`llama-4-70b`: 70e9), None when it states none."""
+    size = _SIZE.search(word)
+    return float(size.group(1)) * 1e9 if size else None
 
 
 def looks_like_model(word: str) -> bool:
@@ -109,9 +119,9 @@ def model_named(word: str, table: ModelTable | None = None) -> ModelSpec:
     if found is not None:
         return found
     near = models.nearest(word)
-    size = re.search(r"(\d+(?:\.\d+)?)b\b", word.lower())
+    size = named_size(word)
     hint = (f"nearest known: {', '.join(near)}; " if near else "") + \
-        f"or give the model's size in parameters ({size.group(1) + 'B' if size else '70B'})"
+        f"or give the model's size in parameters ({f'{size / 1e9:g}B' if size else '70B'})"
     raise ParseError(f"unknown model '{word}'", hint=hint, example="recommend serve llama-3.1-70b users=500")
 
 
@@ -144,8 +154,22 @@ def _row(row: dict[str, str]) -> ModelSpec:
         read_from=row["read_from"], read_on=row["read_on"])
 
 
+def _checked(model: ModelSpec, line: int) -> ModelSpec:
+    """`model` when its row is whole: a known attention kind with what it needs, and its source cited."""
+    cited = model.config_url.startswith("https://") and model.read_from and re.fullmatch(r"\d{4}-\d\d-\d\d",
+                                                                                         model.read_on)
+    if not cited:
+        raise CatalogError(f"models.csv line {line}: {model.name} cites no config URL, copy read or date read")
+    if model.attention not in ATTENTION_KINDS or (model.attention == "mla") != bool(model.kv_latent) or \
+            model.heads % model.kv_heads:
+        raise CatalogError(f"models.csv line {line}: {model.name}'s attention is not one the table knows "
+                           f"({', '.join(ATTENTION_KINDS)}; mla with its latent; heads a multiple of KV heads)")
+    return model
+
+
 @lru_cache(maxsize=4)
 def load_models(path: Path = TABLE) -> ModelTable:
-    """The table at `path` (the bundled one by default), read once per process."""
+    """The table at `path` (the bundled one by default), read once per process; CatalogError names a row that
+    lacks its source or an attention kind's figures."""
     with path.open(encoding="utf-8", newline="") as handle:
-        return ModelTable(tuple(_row(row) for row in csv.DictReader(handle)))
+        return ModelTable(tuple(_checked(_row(row), line) for line, row in enumerate(csv.DictReader(handle), 2)))

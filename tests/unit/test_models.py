@@ -124,3 +124,14 @@ def test_a_context_beyond_the_model_is_refused_and_the_default_is_cut_to_it(cata
     assert parse_workload("serve opt-66b", catalog.gpus).assumptions.context_tokens == 2048
     with pytest.raises(ParseError, match="OPT-13B reads at most 2,048 tokens of context"):
         parse_workload("serve opt-13b context=8k", catalog.gpus)
+
+
+def test_a_row_without_its_source_is_refused(tmp_path):
+    from gpu_assist.errors import CatalogError
+    from gpu_assist.plan.models import TABLE
+
+    header, first, *_ = TABLE.read_text(encoding="utf-8").splitlines()
+    uncited = tmp_path / "models.csv"
+    uncited.write_text("\n".join([header, first.replace(",2026-12-06", ",")]), encoding="utf-8")
+    with pytest.raises(CatalogError, match="line 2: Llama-2-7B cites no config URL, copy read or date read"):
+        load_models(uncited)

@@ -29,8 +29,9 @@ _.metavar
 
 # Dataclass fields no code reads by name: JSON answers and DataFrames take them through asdict()/to_dict()
 _.price_currency  # pricing.QuoteOption, in every option of `quote --format json`
-_.effective_tflops  # recommend.Plan (this and the next), in `recommend --format json`
+_.effective_tflops  # plan.plans.Plan (this and the next two), in `recommend --format json` and the notebook's frame
 _.gpus_per_instance
+_.pareto
 _.gpu_memory_used_avg_mib  # fleet.FleetInstance, in `util fleet --format json`
 _.utilization_memory_pct  # nvml.GpuSample (this and the next four), in `util --format json`
 _.pcie_tx_kib_s

@@ -182,8 +182,10 @@ def _add_quote(commands: Subcommands, verb: str) -> None:
 def _add_recommend(commands: Subcommands, verb: str) -> None:
     r = _add_parser(commands, verb)
     r.add_argument("words", nargs="+", help="the workload, e.g. finetune 70B lora budget=2000")
-    r.add_argument("--top", help="show the N cheapest feasible plans, or all (default 10)")
-    r.add_argument("--explain", action="store_true", help="print every formula and assumption used")
+    r.add_argument("--top", help="show the N first feasible plans, or all (default 10)")
+    r.add_argument("--sort", help="cost (the lowest expected total first, default), fastest or fewest-gpus")
+    r.add_argument("--explain", action="store_true", help="print every plan's notes, every GPU's reasoning, "
+                   "every assumption and formula")
     r.add_argument("--format", choices=FORMATS, default="text")
 
 

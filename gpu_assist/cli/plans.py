@@ -19,10 +19,12 @@ def answer(args: argparse.Namespace) -> int:
 
 
 def command_of(args: argparse.Namespace, gpus: GpuTable) -> Command:
-    """`recommend`'s words and its `--top` and `--explain`; `tco`'s words."""
+    """`recommend`'s words and its `--top`, `--sort` and `--explain`; `tco`'s words."""
     words = quote_grammar.words_from(args.words)
     if args.command == "tco":
         return grammar.parse_verb("tco", words, gpus)
     top = None if args.top is None else quote_grammar.parse_top(args.top)  # a bad flag is named before the words
+    sort = None if args.sort is None else grammar.parse_plan_sort(args.sort)
     command = grammar.parse_recommend(words, gpus)
-    return replace(command, explain=command.explain or args.explain, top=command.top if args.top is None else top)
+    return replace(command, explain=command.explain or args.explain, top=command.top if args.top is None else top,
+                   sort=sort or command.sort)

@@ -139,7 +139,8 @@ def _quote(command: QuoteCommand, context: Context, today: dt.date) -> Result:
 
 @_answer.register(RecommendCommand)
 def _recommend(command: RecommendCommand, context: Context, today: dt.date) -> Result:
-    return recommend(command.workload, context.catalog, today=today, currency=context.currency, top=command.top)
+    return recommend(command.workload, context.catalog, today=today, currency=context.currency, top=command.top,
+                     sort=command.sort, include_flagged=command.include_flagged)
 
 
 @_answer.register(TcoCommand)

@@ -16,9 +16,10 @@ from ..catalog.providers import LAUNCH_PROVIDERS
 from ..catalog.providers import cloud_of
 from ..lifecycle.records import REQUEST_ID
 from ..lifecycle.specs import OptionId
+from ..plan.plans import PLAN_SORTS
 from ..plan.tco import parse_tco
 from ..plan.workload import parse_workload_words
-from ..pricing.query import parse_duration, parse_request_words
+from ..pricing.query import normalise, parse_duration, parse_request_words
 from ..team.budgets import PROJECT
 from ..team.periods import PERIOD_EXAMPLE, parse_period
 from ..team.spending import GROUPS
@@ -47,8 +48,8 @@ from .quote_grammar import (
 )
 
 __all__ = ["QUOTE_OPTIONS", "parse_command", "parse_commit", "parse_instance_id", "parse_max_price",
-           "parse_min_gpu_memory", "parse_quote", "parse_recommend", "parse_sort", "parse_spend", "parse_threshold",
-           "parse_top", "parse_util", "parse_verb", "parse_window", "words_of"]
+           "parse_min_gpu_memory", "parse_plan_sort", "parse_quote", "parse_recommend", "parse_sort", "parse_spend",
+           "parse_threshold", "parse_top", "parse_util", "parse_verb", "parse_window", "words_of"]
 
 _HELP_WORDS = ("help", "-h", "--help", "?")
 
@@ -71,9 +72,32 @@ def parse_verb(verb: str, words: list[str], gpus: GpuTable) -> Command:
 
 
 def parse_recommend(words: list[str], gpus: GpuTable) -> RecommendCommand:
-    rest, options = take_options(words)
-    return RecommendCommand(workload=parse_workload_words(rest, gpus), top=options.get("top", 10),
-                            explain=options.get("explain", False))
+    """A workload and `recommend`'s own words: `top=`, `explain`, `sort=cost|fastest|fewest-gpus` (a plan's
+    orders, not a quote's), `spot` (plan a serving job on spot too: `interruptible=yes`) and `include-flagged`."""
+    plain: list[str] = []
+    sort, spot = "cost", False
+    for word in words:
+        key, has_value, value = word.lower().removeprefix("--").partition("=")
+        if key == "sort" and has_value:
+            sort = parse_plan_sort(value)
+        elif key == "spot" and not has_value:
+            spot = True
+        else:
+            plain.append(word)
+    rest, options = take_options(plain)
+    workload = parse_workload_words(rest, gpus)
+    return RecommendCommand(workload=replace(workload, interruptible=True) if spot else workload,
+                            top=options.get("top", 10), explain=options.get("explain", False), sort=sort,
+                            include_flagged=options.get("include-flagged", False))
+
+
+def parse_plan_sort(value: str) -> str:
+    """`recommend`'s order: `cost` (the lowest expected total first), `fastest` or `fewest-gpus`."""
+    value = normalise(value).strip().lower()
+    if value not in PLAN_SORTS:
+        raise ParseError(f"unknown sort '{value[:40]}' for recommend", hint="sort by " + ", ".join(PLAN_SORTS),
+                         example="recommend train 7B tokens=1T sort=fastest")
+    return value
 
 
 def _parse_tco(words: list[str], gpus: GpuTable) -> TcoCommand:

@@ -49,10 +49,11 @@ gpu-assist — GPU prices across clouds, for the whole job.
   quote 8xA100 72h checkpoints=140GB every 30m   checkpoints kept in object storage
 
   recommend train 7B tokens=20B deadline=72h budget=5000      cheapest plan that meets the deadline
-  recommend finetune 70B lora                                 which GPUs fit, priced per hour
+  recommend finetune 70B lora                                 which GPUs fit, cheapest total first
   recommend serve 70B fp8 users=50                            serving for a month, tokens/s per user
   recommend train 175B bf16 deadline=2w region=cn             only Chinese regions
   recommend train 7B gpu_hours=576@A100 own=2xRTX3090 mfu=0.35 explain
+  recommend train 7B tokens=1T sort=fastest top=3            the three fastest plans
 
   tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo cloud=12
 
@@ -178,6 +179,8 @@ class RecommendCommand:
     workload: Workload
     top: int | None = 10
     explain: bool = False
+    sort: str = "cost"  # `plan.plans.PLAN_SORTS`
+    include_flagged: bool = False  # plan on prices the catalogs flag, as a quote shows them on request
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..plan.recommendation import Plan, Recommendation
+from ..plan.plans import Plan
+from ..plan.recommendation import Recommendation
 from ..pricing.compare import COLUMNS, Comparison, ComparisonRow
 from ..pricing.quote import Quote, QuoteOption
+from . import plan_notes  # noqa: F401 - the words of the facts only plans state
 from . import sizing as _sizing  # noqa: F401 - the words of a recommendation's sizing facts
 from .notes import said, where, words
 
@@ -114,12 +116,17 @@ def plans_frame(plans: Iterable[Plan]) -> pd.DataFrame:
 
 
 def recommendation_frame(result: Recommendation) -> pd.DataFrame:
-    """The feasible plans, cheapest first; `.attrs` keeps what the CLI prints around them: the workload, the
+    """The feasible plans shown, cheapest first; `.attrs` keeps what the CLI prints around them: the workload, the
     currency, the plans not chosen (`rejected`, as records) and the GPUs not planned, each GPU's reasoning and the
-    assumptions."""
+    assumptions, how many plans are feasible in all and in what order (`sort`), the plans named beside them
+    (`beside`: the fastest, a Capacity Block), each GPU type left out and why, and the dataset a fine-tune without
+    tokens= assumes."""
     frame = plans_frame(result.plans)
     frame.attrs.update(workload=result.workload.describe(), currency=result.currency,
                        rejected=plans_frame(result.rejected).to_dict("records"),
                        not_planned=said(result.not_planned), reasoning=said(result.reasoning),
-                       assumptions=said(result.assumptions))
+                       assumptions=said(result.assumptions), feasible=result.feasible, sort=result.sort,
+                       beside=plans_frame(result.beside).to_dict("records"),
+                       left_out={gpu: words(why) for gpu, why in result.left_out},
+                       dataset=None if result.dataset is None else words(result.dataset))
     return frame

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable
 from ..catalog.fx import rate_places
 
 if TYPE_CHECKING:
-    from ..plan.recommendation import Plan
+    from ..plan.plans import Plan
 
 _SYMBOL = {"USD": "$", "CNY": "¥"}
 

@@ -5,12 +5,9 @@ verbs that produce plans, so a quote imports neither the planner nor this."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from decimal import Decimal
 from functools import partial
 from typing import Any
 
-from .. import facts
-from ..plan import recommendation as recommendation_module
 from ..plan.recommendation import Recommendation
 from ..plan.tco import TcoResult
 from ..plural import plural
@@ -19,7 +16,9 @@ from .comparison import format_total, wrap
 from .json import plain
 from .money import format_hours, format_money, format_plan_cost, round_money
 from .notes import words
-from .sizing import memory_parts
+from .sizing import memory_needed_line, memory_parts
+from .plan_explain import explained, rejected_line
+from .plan_lines import beside_line, left_out_line, ranking_rule, reasons_line, shared
 from .tables import table, text_table
 from .tabular import plan_table
 from .text import EASY_WIDTHS, HARD_WIDTHS, narrowing
@@ -29,133 +28,60 @@ def _yes_no(value: bool | None) -> str:
     return {True: "yes", False: "NO", None: "-"}[value]
 
 
+_ORDER = {"cost": "cheapest first", "fastest": "fastest first", "fewest-gpus": "fewest GPUs first"}
+
+
 @text.render.register(Recommendation)
 def render_recommendation(result: Recommendation, *, explain: bool = False, color: bool = False,
                           **_options: Any) -> str:
-    """Plans as a 100-column table: durations as people read them, notes as footnote markers."""
+    """The plans at a glance: the title, the ranking rule in one sentence, the plans as a 100-column table each
+    with one line of reasons, and a short footer (what else is worth naming, what the plans share, the GPU types
+    left out); `explain` adds every note in full, each GPU's reasoning, the assumptions and the formulas."""
     workload = result.workload
     timed = any(plan.hours is not None for plan in result.plans)
-    within = f" within the {workload.deadline_s / 86400:g}-day deadline" if workload.deadline_s and timed else ""
-    # The order the plans are in (`Plan.rank_key`): by total with a job length, else the smallest configuration.
-    order = "" if not result.plans else ", cheapest first" if timed else ", fewest GPUs first, then the cheapest hour"
-    lines = [f"{workload.describe()} — {plural(len(result.plans), 'feasible plan')}{order}{within} "
-             f"({result.currency})"]
-    if result.plans and not timed and workload.kind != "serve":
-        lines += wrap("job length unknown: no totals, the smallest configuration of each GPU that fits; tokens=… "
-                      "gives each plan a time and a total and ranks them cheapest first")
-    markers: dict[str, int] = {}
+    order = "" if not result.plans else f", {_ORDER[result.sort]}" if timed or result.sort != "cost" else \
+        ", fewest GPUs first, then the cheapest hour"
+    count = plural(len(result.plans), "feasible plan") if len(result.plans) == result.feasible else \
+        f"{len(result.plans):,} of {result.feasible:,} feasible plans"
+    lines = [f"{workload.describe()} — {count}{order} ({result.currency})"]
+    if result.plans:
+        lines += wrap(ranking_rule(result))
+    if result.dataset is not None:
+        lines += wrap(words(result.dataset))
     budget = workload.budget is not None
     if result.plans:
-        rows = []
-        for rank, plan in enumerate(result.plans, 1):
-            marks = ",".join(str(markers.setdefault(words(r), len(markers) + 1)) for r in plan.reasons)
-            total = format_plan_cost(plan, format_total)
-            rows.append([f"{rank}{'*' if plan.pareto else ''}", f"{plan.gpu_count:,}×{plan.gpu}", plan.provider,
-                         plan.zone or plan.region,
-                         plan.instance_type if plan.instances == 1 else f"{plan.instances:,}× {plan.instance_type}",
-                         plan.pricing_model, format_hours(plan.hours), total,
-                         *([_yes_no(plan.within_budget)] if budget else []), marks])
+        rows = [[str(rank), f"{plan.gpu_count:,}×{plan.gpu}", plan.provider,
+                 plan.zone or plan.region,
+                 plan.instance_type if plan.instances == 1 else f"{plan.instances:,}× {plan.instance_type}",
+                 plan.pricing_model, format_hours(plan.hours), format_plan_cost(plan, format_total),
+                 *([_yes_no(plan.within_budget)] if budget else [])] for rank, plan in enumerate(result.plans, 1)]
         headers = ["#", "GPUs", "provider", "where", "instance", "pricing", "time", "total",
-                   *(["budget"] if budget else []), "notes"]
-        notes = len(headers) - 1  # after the budget column, when there is one (8)
-        lines.append(text_table(headers, rows, right={6, 7}, color=color, whole={0, 1, 6, 7, *range(8, notes)},
-                                clip={2: 14, 3: 10, 4: 24, 5: 9}, fold={notes},
-                                narrow=[*narrowing((4, 3, 2), notes, EASY_WIDTHS),
-                                        *narrowing((4, 3, 2), notes, HARD_WIDTHS)]))
-        if any(plan.pareto for plan in result.plans):
-            lines.append("* on the Pareto front of cost and time (no plan is both cheaper and faster)")
+                   *(["budget"] if budget else [])]
+        table_lines = text_table(headers, rows, right={6, 7}, color=color, whole={0, 1, 6, 7, *range(8, len(headers))},
+                                 clip={2: 14, 3: 10, 4: 24, 5: 9},
+                                 narrow=[*narrowing((4, 3, 2), len(headers), EASY_WIDTHS),
+                                         *narrowing((4, 3, 2), len(headers), HARD_WIDTHS)]).splitlines()
+        lines.append(table_lines[0])
+        for plan, row in zip(result.plans, table_lines[1:]):
+            lines.append(row)
+            reasons = reasons_line(plan)
+            if reasons:
+                lines += wrap(f"    {reasons}", "    ")
     else:
         lines.append("no plan meets every constraint; the closest per GPU are below")
-    for note, number in markers.items():
-        lines += wrap(f"{number} {note}")
-    if result.rejected or result.not_planned:
-        lines.append("not chosen:")
-        for plan in result.rejected[:8]:
-            lines += wrap(f"  {plan.gpu_count:,}×{plan.gpu} ({plan.provider} {plan.instance_type}, {plan.strategy}): "
-                          f"{words(plan.reasons[0]) if plan.reasons else 'infeasible'}", "    ")
-        for fact in result.not_planned:
-            lines += wrap(f"  {words(fact)}", "    ")
-    lines.append("reasoning:")
-    for sized in result.reasoning:
-        lines += wrap(f"  {words(sized)}", "    ")
-    lines.append("assumptions (override with name=value):")
-    for basis in result.assumptions:
-        lines += wrap(f"  {words(basis)}", "    ")
+    lines += [folded for plan in result.beside for folded in wrap(beside_line(plan), "    ")]
+    lines += [folded for line in shared(result) for folded in wrap(line)]
+    if not result.plans:
+        lines += [folded for plan in result.rejected[:8] for folded in wrap(rejected_line(plan), "    ")]
+    left_out = left_out_line(result)
+    if left_out and not explain:
+        lines += wrap(left_out)
     if explain:
-        lines += _explained(result)
+        lines += explained(result)
+    else:
+        lines += wrap(f"{memory_needed_line(result.workload, result.memory)}; `explain` adds every note, "
+                      "each GPU's reasoning, the assumptions (name=value overrides each) and the formulas")
     return "\n".join(lines)
-
-
-def _explained(result: Recommendation) -> list[str]:
-    """What `--explain` adds under a recommendation: each timed plan's billing, then the formulas (the
-    recommendation module's docstring, refolded)."""
-    lines: list[str] = []
-    billed = [(rank, plan) for rank, plan in enumerate(result.plans, 1) if plan.billed_hours is not None]
-    if billed:
-        lines.append("billing (total = hourly × billed hours: the plan's hours rounded up to its billing unit):")
-        lines += [f"  {rank:<3} {plan.hours:,.2f} h → {plan.billed_hours:,.2f} h billed × "
-                  f"{format_money(plan.hourly, plan.currency, places=4)}/h = "
-                  f"{format_money(plan.total or Decimal(0), plan.currency)}" for rank, plan in billed]
-    lines += _arithmetic(result)
-    lines.append("")
-    lines += _reflowed(recommendation_module.__doc__ or "")
-    return lines
-
-
-def _arithmetic(result: Recommendation) -> list[str]:
-    """Each plan's scaling over hosts and its spot interruptions, worked through with the sources of their
-    numbers (`sizing.scaling`, `sizing.spot_overhead`, `sizing.finish_chance`)."""
-    a = result.workload.assumptions
-    lines: list[str] = []
-    for rank, plan in enumerate(result.plans, 1):
-        for reason in plan.reasons:
-            if isinstance(reason, facts.Fabric) and reason.scaling is not None:
-                s = reason.scaling
-                source = f"{reason.source}, SOURCES-plans.txt" if reason.source else "no source states this network"
-                if s.basis == "network":
-                    said = f"compute {s.compute_s:,.2f} s per {a.global_batch_tokens:,.0f}-token step; ring " \
-                           f"all-reduce 2 × ({s.hosts:,} − 1)/{s.hosts:,} × 16-bit gradients ÷ ({s.gbps:,.4g} Gbps " \
-                           f"/ 8 × {a.link_efficiency:g}) = {s.comm_s:,.2f} s, {s.overlap:.0%} hidden → " \
-                           f"{s.compute_s:,.2f} / ({s.compute_s:,.2f} + {1 - s.overlap:g} × {s.comm_s:,.2f}) = " \
-                           f"{s.efficiency:.1%} ({source}; link efficiency: D2)"
-                else:
-                    said = f"{s.efficiency:.0%} over {s.hosts:,} hosts: " + \
-                        ("your multi_host_efficiency=" if s.basis == "override" else
-                         f"multi_host_efficiency assumed, bandwidth unknown ({source})")
-                lines += wrap(f"  {rank:<3} scaling: {said}", "        ")
-            elif isinstance(reason, facts.FleetSpotRisk):
-                job = reason.instances * reason.rate_per_h
-                source = "default interruption_rate" if reason.band is None else \
-                    f"AWS Spot Advisor {reason.region} band {reason.band}, {reason.as_of} (S-SPOTADV-2025)"
-                chance = "" if reason.chance is None else \
-                    f"; P(interruptions ≤ what the slack before the deadline absorbs) = {reason.chance:.1%}"
-                lines += wrap(f"  {rank:<3} spot: {reason.instances:,} × {reason.rate_per_h:.6g}/h ({source}) = "
-                              f"{job:.4g} interruptions/h of the job; {a.checkpoint_write_h * 60:g} min writes / "
-                              f"{reason.interval_min:g} min + {job:.4g} × ({reason.interval_min / 2:g} min lost + "
-                              f"{a.restart_h * 60:g} min restart) = +{reason.overhead:.1%}{chance}", "        ")
-    if lines:
-        lines.insert(0, "scaling and interruptions (each plan's arithmetic; sources in catalogs/sources/"
-                        "SOURCES-plans.txt):")
-    if result.calibration:
-        lines.append("the scaling model against published figures (SOURCES-plans.txt part D; efficiency ratios):")
-        lines.append(table(["published point", "source", "published", "model"],
-                           [[name, source, f"{published:.2f}", f"{model:.2f}"]
-                            for name, source, published, model, _ in result.calibration], right={2, 3}))
-        lines += [folded for name, _, _, _, note in result.calibration for folded in wrap(f"  {name}: {note}", "    ")]
-    return lines
-
-
-def _reflowed(document: str) -> list[str]:
-    """A docstring's paragraphs and "- " items refolded to 100 columns (source lines may be 120 wide)."""
-    paragraphs: list[str] = []
-    for line in document.strip().splitlines():
-        stripped = line.strip()
-        if not stripped or line.startswith("- ") or not paragraphs or not paragraphs[-1]:
-            paragraphs.append(stripped)
-        else:
-            paragraphs[-1] += " " + stripped
-    return [folded for paragraph in paragraphs
-            for folded in wrap(paragraph, "  " if paragraph.startswith("- ") else "")]
 
 
 @text.render.register(TcoResult)
@@ -202,7 +128,7 @@ def _workload_payload(result: Recommendation) -> dict[str, Any]:
 
 @json.payload.register(Recommendation)
 def recommendation_payload(result: Recommendation) -> dict[str, Any]:
-    assumptions = [words(fact) for fact in result.assumptions]
+    assumptions = [words(basis) for basis in result.assumptions]
     plans = []
     for plan in result.plans:
         item = plain(plan.to_dict())
@@ -218,6 +144,12 @@ def recommendation_payload(result: Recommendation) -> dict[str, Any]:
         "not_planned": [words(fact) for fact in result.not_planned],
         "reasoning": [words(sized) for sized in result.reasoning],
         "assumptions": assumptions,
+        "feasible": result.feasible,
+        "sort": result.sort,
+        "ranking": ranking_rule(result),
+        "beside": [plain(p.to_dict()) for p in result.beside],
+        "left_out": [{"gpu": gpu, "why": words(why)} for gpu, why in result.left_out],
+        "dataset": None if result.dataset is None else words(result.dataset),
     }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..plan.sizing import facts as s
-from ..plan.sizing.memory import SERVING_OVERHEAD, MemoryEstimate, Part
+from ..plan.sizing.memory import SERVING_OVERHEAD, MemoryEstimate, Part, kv_bytes_per_token
 from ..plan.workload import Workload
 from ..pricing.amounts import format_count
 from .notes import words
@@ -35,6 +35,19 @@ def part_name(part: Part, workload: Workload, memory: MemoryEstimate) -> str:
 def memory_parts(workload: Workload, memory: MemoryEstimate) -> dict[str, float]:
     """Each part's bytes under its name."""
     return {part_name(part, workload, memory): size for part, size in memory.parts}
+
+
+def memory_needed_line(workload: Workload, memory: MemoryEstimate) -> str:
+    """The memory the job needs, and for a named model whose shape it comes from (the short answer's footer)."""
+    line = f"{memory.total_bytes / GB:,.1f} GB of GPU memory needed"
+    model = workload.model
+    if model is None:
+        return line
+    if workload.kind == "serve":
+        kv = kv_bytes_per_token(workload) / 1e3
+        return line + f" ({model.name}'s {_ATTENTION[model.attention]} attention: {kv:,.0f} KB of KV cache a token)"
+    return line + f" ({model.name}: {format_count(model.params)} parameters held, " \
+                  f"{format_count(model.active_params)} computing)" if model.mixture_of_experts else line
 
 
 @words.register(s.MissingRate)

@@ -60,7 +60,10 @@ def test_llama_3_1_70b_for_500_users_sizes_its_kv_cache_from_grouped_query_atten
     assert main(["recommend", "serve", "llama-3.1-70b", "users=500"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("serve Llama-3.1-70B bf16")
-    assert "grouped-query attention, 8 KV heads × 128" in out and "328 KB/token" in out
+    assert "(Llama-3.1-70B's grouped-query attention: 328 KB of KV cache a token)" in " ".join(out.split())
+    assert main(["recommend", "serve", "llama-3.1-70b", "users=500", "explain"]) == 0
+    explained = " ".join(capsys.readouterr().out.split())
+    assert "grouped-query attention, 8 KV heads × 128; config: meta-llama/Llama-3.1-70B): 328 KB/token" in explained
 
 
 def test_llama_3_70b_is_accepted(catalog, capsys):

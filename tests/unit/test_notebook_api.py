@@ -116,6 +116,10 @@ def test_recommend_answers_the_cli_plans_and_its_reasoning(capsys, words):
     for key in ("reasoning", "assumptions", "not_planned"):
         assert frame.attrs[key] == answer[key]
     assert [r["instance_type"] for r in frame.attrs["rejected"]] == [r["instance_type"] for r in answer["rejected"]]
+    # what the text folds into a line or names beside the plans, whole
+    assert frame.attrs["left_out"] == {item["gpu"]: item["why"] for item in answer["left_out"]}
+    assert frame.attrs["feasible"] == answer["feasible"] and frame.attrs["dataset"] == answer["dataset"]
+    assert [r["instance_type"] for r in frame.attrs["beside"]] == [r["instance_type"] for r in answer["beside"]]
     _plain(frame)
     assert frame["total"].dtype == "float64" and frame["hours"].dtype == "float64"
 

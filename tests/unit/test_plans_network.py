@@ -28,7 +28,8 @@ from gpu_assist.facts import (
     QuotaNeeded,
     SpotOverheadHigh,
 )
-from gpu_assist.plan.recommendation import MARKETPLACES, recommend
+from gpu_assist.catalog.offers import MARKETPLACES
+from gpu_assist.plan.recommendation import recommend
 from gpu_assist.plan.sizing import CALIBRATION, calibrated, finish_chance, scaling, spot_overhead
 from gpu_assist.plan.tco import parse_tco, total_cost_of_ownership
 from gpu_assist.plan.workload import parse_workload

@@ -246,9 +246,10 @@ def test_colour_paints_what_the_plain_table_lays_out():
 
 
 def test_a_recommendations_headers_stay_whole(answers):
-    """`budget` and `notes` wrapped to `budg`/`et` and `note`/`s` when the plans were wide."""
+    """`budget` and `notes` wrapped to `budg`/`et` and `note`/`s` when the plans were wide (a plan's notes are a
+    line of their own under it now)."""
     result = answers("recommend train 7B tokens=1T budget=50000")
     text = render_text.render(result)
     _fits(text)
     header = next(line for line in text.splitlines() if line.startswith("#"))
-    assert header.split()[-2:] == ["budget", "notes"]
+    assert header.split()[-2:] == ["total", "budget"]

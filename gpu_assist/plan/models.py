@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import CatalogError, ParseError
 
 TABLE = Path(__file__).with_name("models.csv")
-ATTENTION_KINDS = ("mha", "gqa", "mla")
+ATTENTION_KINDS = ("mha", "mqa", "gqa", "mla")
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)b\b", re.I)  # the size a name gives, `70b` in `llama-4-70b`
 _SUFFIXES = re.compile(r"([-_ ](instruct|chat|hf|it|pt|base))+$")
 # The families a word must start with to be read as a model name (a typo in one gets suggestions, not "didn't
@@ -50,7 +50,7 @@ class ModelSpec:
     kv_heads: int
     head_dim: int
     context_tokens: int
-    attention: str  # mha, gqa or mla
+    attention: str  # mha, mqa (one KV head), gqa or mla
     kv_latent: int | None  # MLA: kv_lora_rank + qk_rope_head_dim, the values cached per layer and token
     window_tokens: int | None  # sliding-window layers attend to (and cache) at most this many tokens
     windowed_layers: int  # how many of `layers` use the window; the others attend to the whole context
@@ -64,7 +64,7 @@ class ModelSpec:
 
     def kv_bytes_per_token(self, context_tokens: int, value_bytes: float = 2) -> float:
         """KV cache per token of a `context_tokens` context, averaged over it (a windowed layer keeps only its
-        window's tokens): multi-head and grouped-query attention keep K and V per KV head, 2 × layers × KV heads ×
+        window's tokens): multi-head, multi-query and grouped-query attention keep K and V per KV head, 2 × layers × KV heads ×
         head size × bytes; multi-head latent attention keeps one compressed latent per layer, layers × latent ×
         bytes."""
         if self.attention == "mla" and self.kv_latent:
@@ -107,9 +107,12 @@ def named_size(word: str) -> float | None:
 
 
 def looks_like_model(word: str) -> bool:
-    """Whether `word` reads as a model name, known or not: a family the table knows, or a spelling close to one
-    of its names, with a version or size."""
-    return any(c.isdigit() for c in word) and (bool(_FAMILY.match(word)) or bool(load_models().nearest(word, 1, 0.8)))
+    """Whether `word` reads as a model name: one the table knows, or a family it knows or a spelling close to one
+    of its names with a version or size (unknown, then: suggestions follow)."""
+    models = load_models()
+    if models.find(word) is not None:
+        return True
+    return any(c.isdigit() for c in word) and (bool(_FAMILY.match(word)) or bool(models.nearest(word, 1, 0.8)))
 
 
 def model_named(word: str, table: ModelTable | None = None) -> ModelSpec:

@@ -12,7 +12,7 @@ from ..pricing.amounts import format_count
 from .notes import words
 
 GB = 1e9
-_ATTENTION = {"mha": "multi-head", "gqa": "grouped-query", "mla": "multi-head latent"}
+_ATTENTION = {"mha": "multi-head", "mqa": "multi-query", "gqa": "grouped-query", "mla": "multi-head latent"}
 
 
 def part_name(part: Part, workload: Workload, memory: MemoryEstimate) -> str:

@@ -138,3 +138,12 @@ def test_a_row_without_its_source_is_refused(tmp_path):
     uncited.write_text("\n".join([header, first.replace(",2026-12-06", ",")]), encoding="utf-8")
     with pytest.raises(CatalogError, match="line 2: Llama-2-7B cites no config URL, copy read or date read"):
         load_models(uncited)
+
+
+def test_falcon_7b_keeps_one_kv_head_by_multi_query_attention(catalog):
+    """Falcon-7B (tiiuae/falcon-7b-instruct's config.json: 32 layers, hidden 4544 over 71 heads of 64,
+    multi_query true) caches K and V for one head per layer; `bloom` alone names BLOOM-176B."""
+    workload = parse_workload("serve falcon-7b", catalog.gpus)
+    assert workload.model.attention == "mqa"
+    assert kv_bytes_per_token(workload) == 2 * 32 * 1 * 64 * 2
+    assert parse_workload("serve bloom", catalog.gpus).model.name == "BLOOM-176B"

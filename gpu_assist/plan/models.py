@@ -64,9 +64,9 @@ class ModelSpec:
 
     def kv_bytes_per_token(self, context_tokens: int, value_bytes: float = 2) -> float:
         """KV cache per token of a `context_tokens` context, averaged over it (a windowed layer keeps only its
-        window's tokens): multi-head, multi-query and grouped-query attention keep K and V per KV head, 2 × layers × KV heads ×
-        head size × bytes; multi-head latent attention keeps one compressed latent per layer, layers × latent ×
-        bytes."""
+        window's tokens): multi-head, multi-query and grouped-query attention keep K and V per KV head, 2 × layers
+        × KV heads × head size × bytes; multi-head latent attention keeps one compressed latent per layer, layers
+        × latent × bytes."""
         if self.attention == "mla" and self.kv_latent:
             return self.layers * self.kv_latent * value_bytes
         per_layer = 2 * self.kv_heads * self.head_dim * value_bytes

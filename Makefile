@@ -100,11 +100,12 @@ test-alone: install-test
 golden: install-test
 	GPU_ASSIST_GOLDEN_UPDATE=1 $(BIN)/python -m pytest -q tests/golden
 
-# What the pages show that the code writes (a test fails when either differs): the request state machine's table in
-# docs/ARCHITECTURE.md, from gpu_assist/lifecycle/states.py; and the outputs the pages mark `<!-- output: make docs
+# What the pages show that the code writes (a test fails when either differs): the request state machine's table and
+# the facts' inventory in docs/ARCHITECTURE.md, from gpu_assist/lifecycle/states.py and gpu_assist/facts/; and the outputs the pages mark `<!-- output: make docs
 # -->`, as the commands print them at the tests' pinned date (tests/docs/doc_examples.py, which runs every example).
 docs: install-test
 	$(BIN)/python -m gpu_assist.lifecycle.states docs/ARCHITECTURE.md
+	$(BIN)/python -m gpu_assist.facts.inventory docs/ARCHITECTURE.md
 	$(BIN)/python tests/docs/doc_examples.py
 
 # The JupyterLab sidebar's screenshots in docs/jupyterlab.md (docs/screenshots/*.png), taken by its browser tests

@@ -12,7 +12,7 @@ _.assistant  # the notebook API docs/jupyter.md documents: `from gpu_assist.jupy
 _.__dir__  # PEP 562: a notebook's completion lists `gpu_assist.quote` and the rest before they are loaded
 _.spend  # the notebook API `gpu_assist.spend(…)` (notebook.py), reached through the package's __getattr__
 _.tco  # the notebook API `gpu_assist.tco(…)`, likewise
-_.parse_request  # pricing.query: a request's text alone → Query, which bench/quote_speed.py times and tests call
+_.parse_request  # pricing.query_parser: a request's text alone → Query, which bench/quote_speed.py times and tests call
 _.post  # tornado calls a handler's post() for POST (gpu_assist/jupyter/routes.py)
 
 # Alembic reads a migration's revision identifiers and calls its upgrade()/downgrade() (gpu_assist/migrations/)

@@ -25,7 +25,7 @@ from pathlib import Path
 from gpu_assist.catalog import OFFER_COLUMNS, Catalog, load_catalog
 from gpu_assist.commands import QuoteCommand
 from gpu_assist.commands.quoting import quote_view
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render import text as render_text
 

@@ -53,7 +53,7 @@ def recommend(text: str, *, context: Context | None = None, **options: object) -
 
 
 def tco(text: str, *, context: Context | None = None, **options: object) -> pd.DataFrame:
-    """`gpu_assist.tco("1xA100 hardware=100k usage=200h/mo")` → buy or rent, one row (concatenate several to
+    """`gpu_assist.tco("1xA100 hardware=15k usage=200h/mo")` → buy or rent, one row (concatenate several to
     compare): the inputs, owning's first-year and yearly cost, the cloud's rate and yearly cost, the break-even
     hours a month and which is cheaper; `.attrs` keeps where the cloud rate comes from and any conversion."""
     return _frame(_answer("tco", text, options, context))

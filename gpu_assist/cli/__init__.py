@@ -17,7 +17,7 @@ import textwrap
 from collections.abc import Callable
 
 from ..errors import GpuAssistError, apart_from, shorten_echoes
-from ..render.tables import fits
+from ..render.tables import WIDTH, at_width, fits, width
 from .parser import build_parser, parse_args
 
 EXIT_USER_ERROR = 2
@@ -52,7 +52,7 @@ def _reader_went_away() -> int:
 
 
 def _error_text(error: Exception) -> str:
-    """`error: …` on one line when it fits 100 columns; else what was wrong, the hint and the example each start
+    """`error: …` on one line when it fits the width; else what was wrong, the hint and the example each start
     a line of their own, folded between words, continuation lines indented. A word is never broken (an echo of
     the user's words is cut to 80 characters, a path is copied whole)."""
     line = f"error: {error}"
@@ -62,13 +62,31 @@ def _error_text(error: Exception) -> str:
         if isinstance(error, GpuAssistError) else [str(error)]
     lines: list[str] = []
     for part in filter(None, parts):
-        lines += textwrap.wrap(shorten_echoes(part), 100, initial_indent="  " if lines else "error: ",
+        lines += textwrap.wrap(shorten_echoes(part), width(), initial_indent="  " if lines else "error: ",
                                subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
     return "\n".join(lines)
 
 
+def terminal_width() -> int:
+    """The columns text is laid out in: `COLUMNS` where set (as shells and `stty` tools set it), else the
+    terminal's when stdout is one, else `WIDTH`: a pipe or a file gets the same text on every machine."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if sys.stdout.isatty():
+            return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError, AttributeError):  # stdout closed, or not a real file (tests capture it)
+        pass
+    return WIDTH
+
+
 def main(argv: list[str] | None = None) -> int:
-    words = sys.argv[1:] if argv is None else argv
+    with at_width(terminal_width()):
+        return _main(sys.argv[1:] if argv is None else argv)
+
+
+def _main(words: list[str]) -> int:
     try:
         status = _dispatch(parse_args(build_parser(words[0] if words else None), words))
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at interpreter exit

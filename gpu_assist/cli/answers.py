@@ -16,7 +16,7 @@ from typing import Any, Callable
 from ..catalog.gpus import GpuTable
 from ..commands import Command, Context, HelpCommand, QuoteCommand, RecommendCommand, Result, quote_grammar
 from ..commands.quoting import quote_view
-from ..pricing.query import parse_currency, parse_pricing_models, parse_providers, parse_regions
+from ..pricing.query_parser import parse_currency, parse_pricing_models, parse_providers, parse_regions
 from ..render import notes
 
 DEFAULT_TOP = 15  # a terminal's worth of comparison rows; JSON gives every option

@@ -18,7 +18,7 @@ from ..catalog.files import RowFacts, corrected_rows, dropped_rows, offer_files,
 from ..catalog.gpus import load_gpus
 from ..catalog.regions import default_region
 from ..catalog.report import CAUGHT_COLUMNS, billing_footnote, caught_table, gpu_summary, provider_status
-from ..clouds.aws import explain, require_credentials
+from ..clouds.sdk.aws import explain, require_credentials
 from ..errors import CatalogError, GpuAssistError, ParseError
 from ..plural import plural
 from ..render.comparison import wrap

@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
-import shutil
 import textwrap
 from pathlib import Path
 from typing import Any, Callable, NoReturn, TypeAlias
 
 from ..catalog.providers import REFRESH_VERBS
 from ..errors import GpuAssistError
+from ..render.tables import width
 
 # What `add_subparsers` returns: a verb's (or a subcommand's) parsers are added to it.
 Subcommands: TypeAlias = "argparse._SubParsersAction[_Parser]"
@@ -26,7 +26,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
     written (they are laid out already)."""
 
     def __init__(self, prog: str, **kwargs: Any):
-        super().__init__(prog, width=min(shutil.get_terminal_size().columns - 2, 100), **kwargs)
+        super().__init__(prog, width=min(width() - 2, 100), **kwargs)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -147,14 +147,14 @@ def _add_parser(commands: Subcommands, verb: str, **kwargs: Any) -> argparse.Arg
 
 def _verbs_help() -> str:
     """The verbs in two groups, a user's and an operator's, each with what it does, within 100 columns."""
-    width = max(map(len, ABOUT)) + 2
+    label = max(map(len, ABOUT)) + 2
     lines: list[str] = []
     for title, verbs in (("commands:", [v for v in ABOUT if v not in OPERATOR_VERBS]),
                          ("operator commands (approvers decide in Slack or Jupyter):", OPERATOR_VERBS)):
         lines += ["", title] if lines else [title]
         for verb in verbs:
-            lines += textwrap.wrap(ABOUT[verb], 100, initial_indent=f"  {verb:<{width}}",
-                                   subsequent_indent=" " * (width + 2), break_on_hyphens=False)
+            lines += textwrap.wrap(ABOUT[verb], min(width(), 100), initial_indent=f"  {verb:<{label}}",
+                                   subsequent_indent=" " * (label + 2), break_on_hyphens=False)
     return "\n".join([*lines, "", "gpu-assist COMMAND --help: its options; gpu-assist help: examples"])
 
 
@@ -191,7 +191,8 @@ def _add_recommend(commands: Subcommands, verb: str) -> None:
 
 def _add_tco(commands: Subcommands, verb: str) -> None:
     t = _add_parser(commands, verb, epilog=_tco_keys)  # called by format_help, only when help is shown
-    t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=100k")
+    t.add_argument("words", nargs="+", help="GPUs and key=value options (below), e.g. 1xA100 hardware=15k, "
+                                            "8xH100 hardware=300k per-server")
     t.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -362,11 +363,11 @@ def _tco_keys() -> str:
     # tco imports the planning core (recommendation, sizing): only for `tco --help`, never on a quote's path
     from ..plan.tco import EXAMPLE, OPTIONS
 
-    width = max(len(key) for key in OPTIONS) + 1
+    label = max(len(key) for key in OPTIONS) + 1
     lines = ["keys:"]
     for key, meaning in OPTIONS.items():
-        lines += textwrap.wrap(meaning, 100, initial_indent=f"  {key + '=':<{width}}  ",
-                               subsequent_indent=" " * (width + 4))
+        lines += textwrap.wrap(meaning, min(width(), 100), initial_indent=f"  {key + '=':<{label}}  ",
+                               subsequent_indent=" " * (label + 4))
     return "\n".join([*lines, "example:", f"  gpu-assist {EXAMPLE}"])
 
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import TypedDict
 
 from ..team.periods import Period
-from .aws import BotoClient, explain
+from .sdk.aws import BotoClient, explain
 from .tags import REQUEST_TAG
 
 METRIC = "UnblendedCost"

@@ -17,7 +17,7 @@ from ..catalog import Catalog
 from ..catalog.offers import Offer
 from ..facts import PricingModel
 from ..team.sharing import MeasuredUse, SharingAdvice, sharing_advice
-from .aws import AwsObject, BotoClient, explain
+from .sdk.aws import AwsObject, BotoClient, explain
 from .tags import REQUEST_TAG
 
 NAMESPACE = "CWAgent"

@@ -1,11 +1,10 @@
-"""What gpu-assist writes on every instance it launches, on every cloud, and the one backoff loop its SDK calls
-share: gpu-assist acts only on instances carrying `REQUEST_TAG`."""
+"""What gpu-assist writes on every instance it launches, on every cloud: gpu-assist acts only on instances carrying
+`REQUEST_TAG`."""
 
 from __future__ import annotations
 
-import time
 from decimal import Decimal
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING
 
 from ..errors import ProvisionError
 
@@ -14,8 +13,6 @@ if TYPE_CHECKING:
     from ..lifecycle.specs import LaunchSpec
 
 REQUEST_TAG, REQUESTER_TAG, EXPIRES_TAG = "gpu-assist:request-id", "gpu-assist:requester", "gpu-assist:expires-at"
-RETRIES = 4
-T = TypeVar("T")
 
 
 def launch_tags(spec: LaunchSpec, policy: Policy, ends_at: str) -> dict[str, str]:
@@ -32,18 +29,3 @@ def cny_ceiling(spec: LaunchSpec) -> Decimal:
     if spec.currency == "CNY":
         return spec.ceiling_hourly
     raise ProvisionError(f"no CNY ceiling for the spot launch {spec.request_id}", hint="ask for it again")
-
-
-def with_backoff(call: Callable[[], T], retryable: Callable[[Exception], bool],
-                 sleep: Callable[[float], None] = time.sleep, retries: int = RETRIES) -> T:
-    """`call()`, retried after 0.5 s, 1 s, 2 s … while its error is `retryable` (throttling, a network error);
-    the last error, or any other, is raised as it came. Every call it wraps is safe to repeat (a launch by its
-    idempotency token and the lookup by tag before it)."""
-    for attempt in range(retries):
-        try:
-            return call()
-        except Exception as error:
-            if not retryable(error) or attempt == retries - 1:
-                raise
-            sleep(0.5 * 2 ** attempt)
-    raise AssertionError("unreachable: the last attempt returns or raises")

@@ -48,7 +48,7 @@ def _nvml_sampler() -> NvmlSampler:
 
 
 def _aws_client(service: str, region: str | None) -> Any:
-    from ..clouds.aws import client  # boto3, for fleet and spend alone: a quote does not load it
+    from ..clouds.sdk.aws import client  # boto3, for fleet and spend alone: a quote does not load it
 
     return client(service, region)
 

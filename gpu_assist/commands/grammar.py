@@ -19,7 +19,7 @@ from ..lifecycle.specs import OptionId
 from ..plan.plans import PLAN_SORTS
 from ..plan.tco import parse_tco
 from ..plan.workload import parse_workload_words
-from ..pricing.query import normalise, parse_duration, parse_request_words
+from ..pricing.query_parser import normalise, parse_duration, parse_request_words
 from ..team.budgets import PROJECT
 from ..team.periods import PERIOD_EXAMPLE, parse_period
 from ..team.spending import GROUPS

@@ -18,7 +18,7 @@ from ..errors import ParseError
 from ..pricing.amounts import parse_amount
 from ..pricing.compare import SORTS
 from ..pricing.job_data import take_job_data
-from ..pricing.query import normalise, parse_request_words
+from ..pricing.query_parser import normalise, parse_request_words
 from .objects import MAX_TOP, QuoteCommand
 
 _FLAG_OPTIONS = ("all-regions", "include-flagged", "include-unverified", "verified-only", "explain", "list")

@@ -30,11 +30,9 @@ from ..lifecycle.identity import chosen_name
 from ..plan.workload import EXAMPLE, METHODS, PRECISIONS, workload_of
 from ..pricing.amounts import parse_count
 from ..pricing.compare import COLUMNS, Comparison
-from ..pricing.query import (
-    HOUR_S,
+from ..pricing.query import HOUR_S, PRICING_MODELS, Query
+from ..pricing.query_parser import (
     NO_DURATION,
-    PRICING_MODELS,
-    Query,
     accepted_gpus,
     normalise,
     parse_currency,

@@ -1,5 +1,6 @@
-"""jupyter_server routes: `<base_url>/gpu-assist/api/{quote,recommend,util,requests,spend,launch,extend,stop}` and
-`POST …/requests/<id>/{approve,reject}`.
+"""jupyter_server routes: `<base_url>/gpu-assist/api/{quote,recommend,util,requests,spend,launch,extend,stop}`,
+`POST …/requests/<id>/{approve,reject}`, and `providers` (the registry's providers, which the sidebar's filter
+lists: one list, `catalog/providers.py`).
 
 JSON in and out through the core's JSON renderer. Every handler requires the server's own authentication
 (`@tornado.web.authenticated`; Jupyter checks the token, or the XSRF token for a cookie), and the actor is the
@@ -32,6 +33,7 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
+from ..catalog.providers import REGISTRY
 from ..commands import Command, Context, RequestDetail, UtilCommand
 from ..commands.execute import run
 from ..commands.grammar import parse_threshold, parse_verb, parse_window
@@ -342,6 +344,16 @@ class DecideHandler(_CommandHandler):
         await self.off_loop(decide)
 
 
+class ProvidersHandler(APIHandler):
+    """The provider registry as the Quote tab's Provider filter lists it: each provider's name (the grammar's word)
+    and how people read it, in the registry's order. Read from memory: answered on the loop."""
+
+    @tornado.web.authenticated
+    def get(self) -> None:
+        self.finish(json.dumps({"providers": [{"name": p.name, "display": p.display} for p in REGISTRY]},
+                               ensure_ascii=False))
+
+
 def setup_handlers(web_app: Any, context: Context | None = None, *, timeout_cap_s: float | None = None) -> None:
     """Register the routes, with the context they share, their two thread pools and the cap on their waits."""
     web_app.settings["gpu_assist_context"] = context or Context()
@@ -353,5 +365,5 @@ def setup_handlers(web_app: Any, context: Context | None = None, *, timeout_cap_
     web_app.add_handlers(".*$", [(url_path_join(base, name), handler) for name, handler in (
         ("quote", QuoteHandler), ("recommend", RecommendHandler), ("util", UtilHandler),
         ("requests", RequestsHandler), ("spend", SpendHandler), ("launch", LaunchHandler),
-        ("extend", ExtendHandler), ("stop", StopHandler),
+        ("extend", ExtendHandler), ("stop", StopHandler), ("providers", ProvidersHandler),
         (rf"requests/({REQUEST_ID_FORM})/(approve|reject)", DecideHandler))])

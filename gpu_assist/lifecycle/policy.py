@@ -22,7 +22,8 @@ from ..catalog.fx import load_fx
 from ..catalog.providers import DEFAULT_LAUNCH_REGIONS, LAUNCH_PROVIDERS
 from ..catalog.regions import DEFAULT_REGION, default_region
 from ..errors import GpuAssistError, PolicyError
-from ..pricing.query import format_duration, parse_duration
+from ..pricing.query import format_duration
+from ..pricing.query_parser import parse_duration
 from ..team.budgets import Budgets, parse_budgets
 from . import states
 from .identity import AUTO_APPROVE, BREAK_GLASS, approver_entry, authenticated, realm_of, same_person

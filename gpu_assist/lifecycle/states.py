@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..doc_blocks import with_block
+
 KINDS = ("launch", "stop", "extend")
 STATES = ("pending", "approved", "rejected", "expired", "launching", "running", "stopping", "stopped", "failed",
           "extending", "extended")
@@ -76,11 +78,7 @@ def markdown() -> str:
 
 def with_table(document: str) -> str:
     """`document` with the text between the markers replaced by `markdown()`."""
-    head, found, rest = document.partition(BEGIN)
-    _, ended, tail = rest.partition(END)
-    if not (found and ended):
-        raise ValueError(f"the document has no {BEGIN} … {END} block")
-    return f"{head}{BEGIN}\n{markdown()}\n{END}{tail}"
+    return with_block(document, BEGIN, END, markdown())
 
 
 if __name__ == "__main__":  # `make docs`: python -m gpu_assist.lifecycle.states docs/ARCHITECTURE.md

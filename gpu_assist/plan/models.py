@@ -12,9 +12,11 @@ from __future__ import annotations
 import csv
 import difflib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
 from ..errors import CatalogError, ParseError
 
@@ -128,9 +130,15 @@ def model_named(word: str, table: ModelTable | None = None) -> ModelSpec:
     raise ParseError(f"unknown model '{word}'", hint=hint, example="recommend serve llama-3.1-70b users=500")
 
 
-def model_context(model: ModelSpec, asked: int, stated: bool) -> int:
-    """The context to size `model` for: `asked`, cut to what the model reads when it is the default; one the user
-    `stated` beyond it is an error."""
+class _Sized(Protocol):
+    @property
+    def context_tokens(self) -> int: ...
+
+
+def model_context(model: ModelSpec, assumptions: _Sized, overrides: Mapping[str, object]) -> int:
+    """The context to size `model` for: the assumptions', cut to what the model reads when it is the default; one
+    the user set (in `overrides`) beyond it is an error."""
+    asked, stated = assumptions.context_tokens, "context_tokens" in overrides
     if asked <= model.context_tokens:
         return asked
     if stated:

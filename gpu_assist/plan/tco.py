@@ -1,7 +1,8 @@
 """Buy or rent: the total cost of owning GPUs against renting them, and the break-even utilisation. Pure.
 
-    own, first year      = hardware per GPU × GPUs + facility + power + operations   (per year, for the lot)
-    own, per year (amortised over `years`) = hardware × GPUs / years + facility + power + operations
+    hardware             = price per GPU × GPUs, or the server's price (`hardware=300k per-server`)
+    own, first year      = hardware + facility + power + operations   (per year, for the lot)
+    own, per year (amortised over `years`) = hardware / years + facility + power + operations
     cloud, per year      = rate per GPU-hour × GPUs × hours per month × 12
     break-even           = own per year / (rate × GPUs × 12) hours per month; ÷ 730 → utilisation
 
@@ -14,6 +15,10 @@ priced.
 
 An amount keeps the currency it is written in (`hardware=¥100000`, `cloud=2usd`): one written in another currency
 than the answer's is converted with the catalog's FX rates, and the answer says so.
+
+A price per GPU more than twice what that GPU sells for (`street_prices`) is an error that asks whether it was the
+whole server's: `tco 8xH100 hardware=300k` is an 8-GPU server's price, not $2.4M of GPUs. `per-server` says it
+was, `per-gpu` that it was meant per GPU after all.
 
     tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo
 """
@@ -32,14 +37,18 @@ from ..catalog.gpus import GpuTable
 from ..errors import ParseError
 from ..facts import InputConverted
 from ..plural import plural
-from ..pricing.amounts import parse_amount
-from ..pricing.query import HOURS_PER_MONTH, parse_currency, parse_request_words
+from ..pricing.amounts import format_count, parse_amount
+from ..pricing.query import HOURS_PER_MONTH
+from ..pricing.query_parser import parse_currency, parse_request_words
 from ..catalog.offers import MARKETPLACES
+from .street_prices import PLAUSIBLE_FACTOR, STREET_PRICES, StreetPrice
 
 EXAMPLE = "tco 1xA100 hardware=100k facility=20k power=15k ops=50k currency=CNY usage=200h/mo"
 # The keys `tco` reads (what `gpu-assist tco --help` lists and an unknown key's error names).
 OPTIONS = {
-    "hardware": "purchase price per GPU, e.g. 100k, 25000usd, ¥180000 (required)",
+    "hardware": "purchase price per GPU, e.g. 25k, 25000usd, ¥180000 (required); with the word per-server, the "
+                "price of one server holding all the GPUs named (hardware=300k per-server); per-gpu keeps a price "
+                "far above the GPU's street price as written",
     "facility": "rack, space and cooling per year, for the lot (leave it out for none)",
     "power": "electricity per year (leave it out for none)",
     "ops": "operations (people, support contracts) per year (leave it out for none)",
@@ -61,7 +70,7 @@ _ZERO_HINTS = {"hardware": None, "cloud": "cloud is the price per GPU-hour to co
 class TcoInput:
     gpu: str
     gpus: int
-    hardware_per_gpu: Decimal
+    hardware_per_gpu: Decimal  # the server's price ÷ its GPUs when `hardware_per_server` is given
     facility_per_year: Decimal = Decimal(0)
     power_per_year: Decimal = Decimal(0)
     ops_per_year: Decimal = Decimal(0)
@@ -71,6 +80,13 @@ class TcoInput:
     cloud_rate_per_gpu_hour: Decimal | None = None
     # (key, currency) of each amount written with its currency (`hardware=¥100000`): converted when not `currency`
     written_in: tuple[tuple[str, str], ...] = ()
+    hardware_per_server: Decimal | None = None  # `per-server`: one server holding all `gpus`
+    per_gpu_meant: bool = False  # `per-gpu`: a price per GPU far above its street price is taken as written
+
+    @property
+    def hardware(self) -> Decimal:
+        """What the GPUs cost to buy: the server's price, or the price per GPU times the GPUs."""
+        return self.hardware_per_gpu * self.gpus if self.hardware_per_server is None else self.hardware_per_server
 
 
 @dataclass(frozen=True)
@@ -144,14 +160,38 @@ def in_one_currency(inputs: TcoInput, fx: FxRates) -> tuple[TcoInput, tuple[Inpu
     for key, written in inputs.written_in:
         if written != inputs.currency:
             field_name = _AMOUNT_FIELDS[key]
+            if key == "hardware" and inputs.hardware_per_server is not None:
+                field_name = "hardware_per_server"  # what was written; its share per GPU follows
             changes[field_name], conversion = fx.restate(getattr(inputs, field_name), written, inputs.currency,
                                                          example=EXAMPLE)
             said.append(InputConverted(key, conversion))
+    if "hardware_per_server" in changes:
+        changes["hardware_per_gpu"] = changes["hardware_per_server"] / inputs.gpus
     return replace(inputs, **changes), tuple(said)
+
+
+def check_plausible(inputs: TcoInput, fx: FxRates, prices: dict[str, StreetPrice] = STREET_PRICES) -> None:
+    """ParseError asking which was meant when a price per GPU is more than `PLAUSIBLE_FACTOR` (twice) what the GPU
+    sells for (`prices`): most often a whole server's price typed as one GPU's, which would overstate owning by the
+    server's GPU count. Not for a server's price (it buys CPUs, memory and networking too) nor after `per-gpu`."""
+    street = prices.get(inputs.gpu)
+    if street is None or inputs.hardware_per_server is not None or inputs.per_gpu_meant:
+        return
+    per_gpu_usd = fx.convert(inputs.hardware_per_gpu, inputs.currency, "USD")
+    if per_gpu_usd <= street.usd * PLAUSIBLE_FACTOR:
+        return
+    server = f"{inputs.gpus}x{inputs.gpu}" if inputs.gpus > 1 else f"8x{inputs.gpu}"
+    raise ParseError(
+        f"hardware {inputs.hardware_per_gpu:,.0f} {inputs.currency} per {inputs.gpu} is more than twice what one "
+        f"sells for (about ${street.usd:,} new: {street.publisher}, {street.as_of})",
+        hint=f"was it the price of a whole server? say per-server (one server holding {server}); per-gpu keeps "
+             "it per GPU",
+        example=f"tco {server} hardware={format_count(float(inputs.hardware_per_gpu)).lower()} per-server")
 
 
 def total_cost_of_ownership(inputs: TcoInput, catalog: Catalog) -> TcoResult:
     inputs, conversions = in_one_currency(inputs, catalog.fx)
+    check_plausible(inputs, catalog.fx)
     if inputs.cloud_rate_per_gpu_hour is not None:
         rate, source = inputs.cloud_rate_per_gpu_hour, "given"
     else:
@@ -161,7 +201,7 @@ def total_cost_of_ownership(inputs: TcoInput, catalog: Catalog) -> TcoResult:
                              hint="give the cloud rate per GPU-hour", example=EXAMPLE + " cloud=12")
         rate, source = found
     running = inputs.facility_per_year + inputs.power_per_year + inputs.ops_per_year
-    hardware = inputs.hardware_per_gpu * inputs.gpus
+    hardware = inputs.hardware
     first_year = hardware + running
     per_year = hardware / inputs.years + running
     cloud_hourly = rate * inputs.gpus
@@ -180,7 +220,11 @@ def parse_tco(words: list[str], gpus: GpuTable) -> TcoInput:
     gpu_words: list[str] = []
     values: dict[str, Any] = {}  # option name to its parsed value: Decimal amounts, int years, str currency
     written_in: dict[str, str] = {}  # amount key to the currency it was written in, when one was
+    per: set[str] = set()  # `per-server`, `per-gpu`: what the hardware price buys
     for word in words:
+        if word.lower() in ("per-server", "per-gpu"):
+            per.add(word.lower())
+            continue
         if "=" not in word:
             gpu_words.append(word)
             continue
@@ -213,7 +257,13 @@ def parse_tco(words: list[str], gpus: GpuTable) -> TcoInput:
     request = parse_request_words(gpu_words, gpus)
     if "hardware" not in values:
         raise ParseError("give the hardware price per GPU (hardware=…)", example=EXAMPLE)
-    return TcoInput(gpu=request.gpu, gpus=request.count, hardware_per_gpu=values["hardware"],
+    if len(per) > 1:
+        raise ParseError("both per-server and per-gpu given", hint="the hardware price is one or the other",
+                         example="tco 8xH100 hardware=300k per-server")
+    server = values["hardware"] if "per-server" in per else None
+    return TcoInput(gpu=request.gpu, gpus=request.count,
+                    hardware_per_gpu=values["hardware"] if server is None else server / request.count,
+                    hardware_per_server=server, per_gpu_meant="per-gpu" in per,
                     facility_per_year=values.get("facility", Decimal(0)),
                     power_per_year=values.get("power", Decimal(0)),
                     ops_per_year=values.get("ops", Decimal(0)), years=values.get("years", 3),

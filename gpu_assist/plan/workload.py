@@ -26,7 +26,14 @@ from ..catalog.gpus import GpuTable
 from ..errors import ParseError
 from ..pricing import spot_risk
 from ..pricing.amounts import format_count, parse_amount, parse_count
-from ..pricing.query import PROVIDER_WORDS, normalise, parse_currency, parse_duration, parse_providers, parse_regions
+from ..pricing.query_parser import (
+    PROVIDER_WORDS,
+    normalise,
+    parse_currency,
+    parse_duration,
+    parse_providers,
+    parse_regions,
+)
 from .models import ModelSpec, looks_like_model, model_context, model_named
 
 METHODS = ("full", "lora", "qlora")
@@ -92,10 +99,6 @@ class Workload:
     assumptions: Assumptions = Assumptions()
     overridden: tuple[str, ...] = ()  # the assumptions the user set (they win over sourced data)
     model: ModelSpec | None = None  # named by the user: its shape replaces the estimate from `params`
-
-    @property
-    def active_params(self) -> float:  # what one token runs through: a mixture of experts' active ones
-        return self.model.active_params if self.model is not None else self.params
 
     @property
     def may_interrupt(self) -> bool:
@@ -208,9 +211,7 @@ def _workload(values: dict[str, Any], overrides: dict[str, Any], gpus: GpuTable)
         values["providers"] = tuple(dict.fromkeys(values["providers"]))
     assumptions = replace(Assumptions(), **overrides)
     if values.get("model") is not None:  # no more context than the model reads
-        stated = "context_tokens" in overrides
-        assumptions = replace(assumptions, context_tokens=model_context(values["model"], assumptions.context_tokens,
-                                                                         stated))
+        assumptions = replace(assumptions, context_tokens=model_context(values["model"], assumptions, overrides))
     return Workload(assumptions=assumptions, overridden=tuple(overrides), **values)
 
 

@@ -13,7 +13,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..errors import ParseError
-from .query import is_duration_s, normalise, parse_duration, parse_providers
+from .query import is_duration_s
+from .query_parser import normalise, parse_duration, parse_providers
 
 EXAMPLE = "quote 8xA100 72h disk=2TB data-in=2TB from=aws:us-east-1 data-out=140GB checkpoints=140GB every 30m"
 WORDS = ("disk=", "data-in=", "data-out=", "checkpoints=", "from=")

@@ -20,7 +20,7 @@ from ..pricing.query import HOUR_S, Query, format_duration
 from ..pricing.quote import QuoteOption
 from .money import format_hours, format_money
 from .notes import where, words
-from .tables import WIDTH
+from .tables import width
 
 HEADERS = {"on-demand": "on-demand", "spot": "spot", "reserved-1y": "res. 1y", "reserved-3y": "res. 3y",
            "monthly": "monthly"}
@@ -66,7 +66,7 @@ def format_total(amount: Decimal, currency: str, unit: str = "") -> str:
 def unit_legend(unit: str, currency: str) -> str:
     """What a table whose totals are in thousands (or millions) says about them."""
     names = [f"{suffix}: {name}" for suffix, (size, name) in UNITS.items() if size <= UNITS[unit][0]]
-    return (f"{', '.join(names)} of {currency}, rounded to fit 100 columns (CSV and JSON give every total "
+    return (f"{', '.join(names)} of {currency}, rounded to fit {width()} columns (CSV and JSON give every total "
             "exactly)")
 
 
@@ -196,5 +196,5 @@ def layout(comparison: Comparison, *, unit: str = "") -> Layout:
 
 
 def wrap(text: str, indent: str = "  ") -> list[str]:
-    """A legend or note line folded to the 100-column limit."""
-    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
+    """A legend or note line folded to the width (`tables.width`)."""
+    return textwrap.wrap(text, width(), subsequent_indent=indent, break_on_hyphens=False) or [""]

@@ -22,7 +22,7 @@ from ..plan.plans import Plan
 from ..plan.recommendation import Recommendation
 from ..pricing.compare import COLUMNS, Comparison, ComparisonRow
 from ..pricing.quote import Quote, QuoteOption
-from . import plan_notes  # noqa: F401 - the words of the facts only plans state
+from . import plan_choice_notes  # noqa: F401 - the words of the facts only plans state
 from . import sizing as _sizing  # noqa: F401 - the words of a recommendation's sizing facts
 from .notes import said, where, words
 

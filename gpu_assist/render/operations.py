@@ -99,7 +99,7 @@ def render_fleet(report: FleetReport, **_options: Any) -> str:
 
 
 def render_request(record: RequestRecord, trail: Sequence[AuditEvent] = ()) -> str:
-    """A request with its checks and audit trail, each line folded to 100 columns (a dry run's error names an
+    """A request with its checks and audit trail, each line folded to the width (a dry run's error names an
     SSM parameter; an audit detail may be long)."""
     lines = [describe(record)]
     spec = record.spec
@@ -147,7 +147,7 @@ def _request_detail(result: RequestDetail, **_options: Any) -> str:
 
 @render.register(tuple)
 def _requests(result: tuple[RequestRecord, ...], **_options: Any) -> str:
-    """`requests`: recent requests, one each (folded to 100 columns)."""
+    """`requests`: recent requests, one each (folded to the width)."""
     if not all(isinstance(r, RequestRecord) for r in result):
         raise TypeError("no text renderer for a tuple of anything but requests")
 

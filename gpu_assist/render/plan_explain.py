@@ -101,7 +101,7 @@ def _arithmetic(result: Recommendation) -> list[str]:
 
 
 def _reflowed(document: str) -> list[str]:
-    """A docstring's paragraphs and "- " items refolded to 100 columns (source lines may be 120 wide)."""
+    """A docstring's paragraphs and "- " items refolded to the width (source lines may be 120 wide)."""
     paragraphs: list[str] = []
     for line in document.strip().splitlines():
         stripped = line.strip()

@@ -14,7 +14,7 @@ from ..plan.recommendation import Recommendation
 from ..plural import plural
 from .money import format_hours
 from .notes import words
-from .plan_notes import cost
+from .plan_choice_notes import cost
 
 # Said once under the plans (`shared`), or only in full (`explain`, JSON): not on a plan's line.
 _SHARED = (f.QuotaNeeded, f.PartCost, f.PartsUnknown, f.SpotInterruption, f.Hybrid, f.PricedFrom, f.Converted,

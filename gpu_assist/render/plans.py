@@ -8,6 +8,8 @@ from dataclasses import asdict
 from functools import partial
 from typing import Any
 
+from ..catalog.regions import PLACEHOLDER_REGIONS
+from ..plan.plans import Plan
 from ..plan.recommendation import Recommendation
 from ..plan.tco import TcoResult
 from ..plural import plural
@@ -19,7 +21,7 @@ from .notes import words
 from .sizing import memory_needed_line, memory_parts
 from .plan_explain import explained, rejected_line
 from .plan_lines import beside_line, left_out_line, ranking_rule, reasons_line, shared
-from .tables import table, text_table
+from .tables import table, text_table, width
 from .tabular import plan_table
 from .text import EASY_WIDTHS, HARD_WIDTHS, narrowing
 
@@ -29,6 +31,65 @@ def _yes_no(value: bool | None) -> str:
 
 
 _ORDER = {"cost": "cheapest first", "fastest": "fastest first", "fewest-gpus": "fewest GPUs first"}
+
+
+def _plan_rows(result: Recommendation, color: bool) -> list[str]:
+    """The plans as a table, each row followed by its line of reasons. Under 100 columns the instance leaves the
+    table for the reasons line, where a marketplace's long host names fold as words do."""
+    apart = width() < 100
+    budget = result.workload.budget is not None
+    rows = [[str(rank), f"{plan.gpu_count:,}×{plan.gpu}", plan.provider, _where(plan),
+             *([] if apart else [_instance(plan)]),
+             plan.pricing_model, format_hours(plan.hours), format_plan_cost(plan, format_total),
+             *([_yes_no(plan.within_budget)] if budget else [])] for rank, plan in enumerate(result.plans, 1)]
+    headers = ["#", "GPUs", "provider", "where", *([] if apart else ["instance"]), "pricing", "time", "total",
+               *(["budget"] if budget else [])]
+    money = len(headers) - 1 - budget
+    table_lines = text_table(headers, rows, right={money - 1, money}, color=color,
+                             whole={0, 1, *range(money - 1, len(headers))},
+                             clip={2: 14, 3: 14, 4: 24, 5: 9} if not apart else {2: 14, 3: 14, 4: 9},
+                             narrow=[] if apart else [*narrowing((4, 3, 2), None, EASY_WIDTHS),
+                                                      *narrowing((4, 3, 2), None, HARD_WIDTHS)]).splitlines()
+    lines = [table_lines[0]]
+    for plan, row_lines in zip(result.plans, _rows(table_lines[1:])):
+        lines += row_lines
+        zone = _zone(plan)
+        placed = (f"{_instance(plan)} in {zone}" if zone else _instance(plan)) if apart else \
+            (f"zone {zone}" if zone else "")
+        reasons = "; ".join(filter(None, [placed, reasons_line(plan)]))
+        if reasons:
+            lines += wrap(f"    {reasons}", "    ")
+    return lines
+
+
+def _instance(plan: Plan) -> str:
+    return plan.instance_type if plan.instances == 1 else f"{plan.instances:,}× {plan.instance_type}"
+
+
+def _where(plan: Plan) -> str:
+    """Where a plan runs, as a buyer can use it: the region (an AWS zone ID, `use1-az6`, goes on the plan's
+    reasons line, never alone in its place), a placeholder region said to be one."""
+    if plan.region in PLACEHOLDER_REGIONS:
+        return "-"
+    if plan.zone and plan.provider == "aws":
+        return plan.region
+    return plan.zone or plan.region
+
+
+def _zone(plan: Plan) -> str:
+    """The AWS zone a plan's spot price is for, by its ID (the same zone in every account)."""
+    return plan.zone if plan.zone and plan.provider == "aws" and plan.zone != plan.region else ""
+
+
+def _rows(body: list[str]) -> list[list[str]]:
+    """A table's body lines grouped by row: a row folded onto more lines goes on under an empty rank column."""
+    rows: list[list[str]] = []
+    for line in body:
+        if line[:1].strip() or not rows:
+            rows.append([line])
+        else:
+            rows[-1].append(line)
+    return rows
 
 
 @text.render.register(Recommendation)
@@ -48,25 +109,8 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
         lines += wrap(ranking_rule(result))
     if result.dataset is not None:
         lines += wrap(words(result.dataset))
-    budget = workload.budget is not None
     if result.plans:
-        rows = [[str(rank), f"{plan.gpu_count:,}×{plan.gpu}", plan.provider,
-                 plan.zone or plan.region,
-                 plan.instance_type if plan.instances == 1 else f"{plan.instances:,}× {plan.instance_type}",
-                 plan.pricing_model, format_hours(plan.hours), format_plan_cost(plan, format_total),
-                 *([_yes_no(plan.within_budget)] if budget else [])] for rank, plan in enumerate(result.plans, 1)]
-        headers = ["#", "GPUs", "provider", "where", "instance", "pricing", "time", "total",
-                   *(["budget"] if budget else [])]
-        table_lines = text_table(headers, rows, right={6, 7}, color=color, whole={0, 1, 6, 7, *range(8, len(headers))},
-                                 clip={2: 14, 3: 10, 4: 24, 5: 9},
-                                 narrow=[*narrowing((4, 3, 2), len(headers), EASY_WIDTHS),
-                                         *narrowing((4, 3, 2), len(headers), HARD_WIDTHS)]).splitlines()
-        lines.append(table_lines[0])
-        for plan, row in zip(result.plans, table_lines[1:]):
-            lines.append(row)
-            reasons = reasons_line(plan)
-            if reasons:
-                lines += wrap(f"    {reasons}", "    ")
+        lines += _plan_rows(result, color)
     else:
         lines.append("no plan meets every constraint; the closest per GPU are below")
     lines += [folded for plan in result.beside for folded in wrap(beside_line(plan), "    ")]
@@ -93,7 +137,8 @@ def render_tco(result: TcoResult, **_options: Any) -> str:
     money = partial(format_money, currency=c)
 
     rows = [
-        ["hardware", f"{i.gpus} × {money(i.hardware_per_gpu)}", money(i.hardware_per_gpu * i.gpus)],
+        ["hardware", f"{i.gpus} × {money(i.hardware_per_gpu)}" if i.hardware_per_server is None
+         else f"1 server of {i.gpus}", money(i.hardware)],
         ["facility / year", "", money(i.facility_per_year)],
         ["power / year", "", money(i.power_per_year)],
         ["operations / year", "", money(i.ops_per_year)],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from ..plan.sizing import facts as s
+from ..plan.sizing.compute import active_params
 from ..plan.sizing.memory import SERVING_OVERHEAD, MemoryEstimate, Part, kv_bytes_per_token
 from ..plan.workload import Workload
 from ..pricing.amounts import format_count
@@ -141,7 +142,7 @@ def _compute(fact: s.ComputeBasis) -> str:
     if not fact.flops:
         return "compute: unknown — give tokens=… or gpu_hours=…@GPU for times; plans are priced per hour"
     active = " active" if workload.model is not None and workload.model.mixture_of_experts else ""
-    source = f"6 × {format_count(workload.active_params)}{active} × {format_count(workload.tokens)} tokens" \
+    source = f"6 × {format_count(active_params(workload))}{active} × {format_count(workload.tokens)} tokens" \
         if workload.tokens else f"{workload.reference_gpu_hours:g} GPU-h on {workload.reference_gpu}"
     return f"compute: {fact.flops:.3g} FLOPs ({source})"
 

@@ -15,7 +15,7 @@ from ..team.standing import TeamStanding
 from ..team.watch import Digest, IdleAlert
 from .money import format_hours, format_money, format_percent
 from .sharing import sharing_line
-from .tables import table
+from .tables import table, width
 
 GROUP_TITLES = {"requester": "by requester", "project": "by project", "instance-type": "by instance type",
                 "pricing": "by pricing model"}
@@ -48,7 +48,7 @@ def team_line(team: TeamStanding) -> str:
 
 
 def _wrapped(line: str, indent: str = "  ") -> list[str]:
-    return textwrap.wrap(line, 100, initial_indent=indent, subsequent_indent=indent + "  ")
+    return textwrap.wrap(line, width(), initial_indent=indent, subsequent_indent=indent + "  ")
 
 
 def render_spend(report: SpendReport) -> str:

@@ -1,4 +1,5 @@
-"""Text for the terminal: `rich` tables (100 columns, colour only on a terminal), plain tables elsewhere.
+"""Text for the terminal: tables in the terminal's width (`tables.width`: 100 columns unless the face says),
+colour only on a terminal, plain tables elsewhere.
 
 `render` picks the function for the result's type (`functools.singledispatch`); each takes the options it uses
 (`explain`, `color`) and ignores the rest. Quotes are registered here; the other verbs' results in `plans.py` and
@@ -28,7 +29,7 @@ def render(result: object, *, explain: bool = False, color: bool = False) -> str
     raise TypeError(f"no text renderer for {type(result).__name__}")
 
 
-# How a table wider than 100 columns gives way (`_ladder`): the narrowest its (instance, where, provider) columns
+# How a table wider than the width gives way (`_ladder`): the narrowest its (instance, where, provider) columns
 # may become, first to widths still easy to read (rows stay one line while the instance keeps 18 characters;
 # then the note markers fold between markers), then, once totals are in thousands, narrower still.
 EASY_WIDTHS, HARD_WIDTHS = ((18, 16), 10, 10), ((10, 10), 6, 6)
@@ -49,7 +50,7 @@ def _ladder(totals: Iterable[Decimal]) -> list[tuple[str, tuple[tuple[int, int],
 
 def _first_fitting(lay_out: Callable[[Any, Any, bool], tuple[_Laid, str | None]],
                    ladder: Sequence[tuple[Any, Any]]) -> tuple[_Laid, str]:
-    """The first layout of `ladder` whose table fits 100 columns, else the last, printed wider: what no layout
+    """The first layout of `ladder` whose table fits the width, else the last, printed wider: what no layout
     fits is never cut. `lay_out(unit, widths, or_wider)` gives (layout, table or None when it does not fit)."""
     for unit, widths in ladder[:-1]:
         laid, table = lay_out(unit, widths, False)
@@ -60,22 +61,24 @@ def _first_fitting(lay_out: Callable[[Any, Any, bool], tuple[_Laid, str | None]]
     return laid, table
 
 
-def narrowing(names: tuple[int, int, int], notes: int,
-               widths: tuple[tuple[int, int], int, int] | None) -> list[tuple[int, int]]:
-    """The `text_table` steps for the (instance, where, provider) columns and the note markers' column down to
-    `widths`; none for names at their usual width."""
+def narrowing(names: tuple[int, int, int], notes: int | None,
+              widths: tuple[tuple[int, int], int, int] | None) -> list[tuple[int, int]]:
+    """The `text_table` steps for the (instance, where, provider) columns and the note markers' column (None: a
+    table without one) down to `widths`; none for names at their usual width."""
     if widths is None:
         return []
     instance, where, provider = names
     (first, then), narrowest_where, narrowest_provider = widths
-    return [(where, narrowest_where), (instance, first), (provider, narrowest_provider), (notes, 8),
-            (instance, then), (notes, 0)]
+    # `where` keeps "any of 17" on one line until every other column has given way
+    steps = [(where, max(narrowest_where, 10)), (instance, first), (provider, narrowest_provider), (notes, 8),
+             (instance, then), (notes, 0), (where, narrowest_where)]
+    return [(column, narrowest) for column, narrowest in steps if column is not None]
 
 
 @render.register(Comparison)
 def render_comparison(result: Comparison, *, color: bool = False, explain: bool = False, **_options: Any) -> str:
-    """Totals, ranks and note markers whole, within 100 columns: when the figures are wide, names are cut (with
-    "…") and markers fold between markers, then totals go to thousands, then millions, each figure with its
+    """Totals, ranks and note markers whole, within the width: when the figures are wide, names fold onto more
+    lines and markers fold between markers, then totals go to thousands, then millions, each figure with its
     unit (`$130,734k`), said in the legend."""
     views = {"": layout(result)}
 
@@ -88,11 +91,11 @@ def render_comparison(result: Comparison, *, color: bool = False, explain: bool 
         sections = [("not ranked: unverified, stale or derived prices (include-unverified ranks them)", view.untrusted)]
         return view, fitting_table(view.headers, view.rows, right=set(view.money_columns), color=color,
                                    sections=sections, highlight=BEST, whole={0, *view.money_columns},
-                                   clip={1: 14, 2: 22, 3: 12}, fold={notes},
+                                   clip={1: 14, 2: 22, 3: 16}, fold={notes},
                                    narrow=narrowing((2, 3, 1), notes, widths), or_wider=or_wider)
 
     view = views[""]
-    lines = [view.title]
+    lines = wrap(view.title)
     if not view.rows and not view.untrusted:
         lines += wrap(f"no options: {_reason(result.quote)}")
         return "\n".join(lines + [line for notice in view.notices for line in wrap(f"note: {notice}")])
@@ -135,11 +138,11 @@ def _parts_explained(ranked: list[tuple[str, Any]]) -> list[str]:
 @render.register(Quote)
 def render_quote(result: Quote, *, color: bool = False, explain: bool = False, **_options: Any) -> str:
     """The flat list (`list`): one row per option, notes as footnote markers under the table (a note every
-    option carries: once, above them); totals with cents, or as the comparison gives way to fit 100 columns."""
+    option carries: once, above them); totals with cents, or as the comparison gives way to fit the width."""
     options = result.options
     memory = next((o.gpu_memory_gib for o in options), None)
-    lines = [f"{job(result.request, memory)} — {plural(len(options), 'option')}, verified first, cheapest first "
-             f"({result.currency})"]
+    lines = wrap(f"{job(result.request, memory)} — {plural(len(options), 'option')}, verified first, cheapest "
+                 f"first ({result.currency})")
     notes = [[words(note) for note in o.notes] for o in options]
     shared = [n for n in notes[0] if all(n in said for said in notes[1:])] if len(options) > 1 else []
     markers: dict[str, int] = {}
@@ -156,7 +159,7 @@ def render_quote(result: Quote, *, color: bool = False, explain: bool = False, *
                  format_money(o.per_gpu_hour, o.currency, places=4), format_percent(o.savings_vs_on_demand), mark]
                 for rank, (o, mark) in enumerate(zip(options, marks), start=1)]
         return unit, fitting_table(headers, rows, right={0, 4, 6, 7, 8, 9}, color=color,
-                                   whole={0, 4, 6, 7, 8, 9}, clip={1: 14, 2: 14, 3: 22}, fold={10},
+                                   whole={0, 4, 6, 7, 8, 9}, clip={1: 14, 2: 16, 3: 22}, fold={10},
                                    narrow=narrowing((3, 2, 1), 10, widths), or_wider=or_wider)
 
     if options:

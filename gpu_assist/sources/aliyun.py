@@ -8,104 +8,39 @@ ECS API version 2014-05-26, through the official SDK (alibabacloud-ecs20140526):
   account pays, in the response's currency (CNY on the China site). A type the region does not sell answers with an
   error code naming the instance type: skipped and counted. No spot price (DescribePrice does not give one).
 
-Credentials come from the SDK's own chain, its links in its order (`ALIBABA_CLOUD_ACCESS_KEY_ID`/
-`ALIBABA_CLOUD_ACCESS_KEY_SECRET`, an OIDC role, ~/.aliyun/config.json, ~/.alibabacloud/credentials.ini, an ECS RAM
-role, `ALIBABA_CLOUD_CREDENTIALS_URI`), built here because the SDK's default chain asks the ECS metadata service
-(100.100.100.200) on any machine: the RAM-role link is in it only on an ECS instance or where
-`ALIBABA_CLOUD_ECS_METADATA` names the role (`cloud_host.metadata_allowed`); a profile of type `ecs_ram_role` still
-asks, as configured. Throttling is retried with backoff. Only
-`catalog refresh aliyun` and the Alibaba provisioner import this module (and so the SDK); tests point it at a local
-server through `Config.endpoint`.
+Client, credentials (the SDK's own chain, without the RAM-role link off an ECS instance), retries and error
+explanations are the SDK adapter's (`clouds/sdk/aliyun.py`), shared with the provisioner. Only
+`catalog refresh aliyun` imports this module; tests point the client at a local server through `Config.endpoint`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import time
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
-from alibabacloud_credentials.client import Client as Credentials
-from alibabacloud_credentials.provider import (
-    CLIProfileCredentialsProvider,
-    EcsRamRoleCredentialsProvider,
-    EnvironmentVariableCredentialsProvider,
-    OIDCRoleArnCredentialsProvider,
-    ProfileCredentialsProvider,
-    URLCredentialsProvider,
-)
-from alibabacloud_credentials.utils import auth_util
 from alibabacloud_ecs20140526 import models as ecs_models
-from alibabacloud_ecs20140526.client import Client
-from alibabacloud_tea_openapi import models as openapi_models
 from alibabacloud_tea_openapi.exceptions import ClientException
 
 from ..catalog.gpus import GpuTable
-from ..errors import GpuAssistError
-from ..host.cloud_host import metadata_allowed
+from ..clouds.sdk import aliyun, with_backoff
+from ..clouds.sdk.aliyun import credential as credential  # `catalog refresh` asks it before any progress bar
 from . import JsonObject
+from .account_api import AccountApiSource
 from .offer_row import OfferRow
 
 SOURCE_KEY = "aliyun-api"
 DEFAULT_REGIONS = ("cn-hangzhou", "cn-shanghai", "cn-beijing")
-CREDENTIAL_VARIABLES = "ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET"
 _UNITS = ("Hour", "Month")  # DescribePrice's PriceUnit: on-demand per hour, one month paid ahead
-_THROTTLED = ("Throttling", "Throttling.User", "Throttling.Api", "ServiceUnavailable")
 
 
 def _size(text: str) -> Decimal | None:
     return Decimal(text) if text else None
 
 
-class NoCredentials(GpuAssistError):
-    """The SDK's credential chain found nothing: the CLI exits 2 with this one line."""
-
-
-def chain() -> list[type]:
-    """The SDK's default chain's links (`DefaultCredentialsProvider`, in its order, read from the same settings),
-    the ECS RAM-role link only where `cloud_host.metadata_allowed` says so (module docstring)."""
-    links: list[type] = [EnvironmentVariableCredentialsProvider]
-    if auth_util.enable_oidc_credential:
-        links.append(OIDCRoleArnCredentialsProvider)
-    links += [CLIProfileCredentialsProvider, ProfileCredentialsProvider]
-    if auth_util.environment_ecs_metadata_disabled.lower() != "true" and metadata_allowed("aliyun"):
-        links.append(EcsRamRoleCredentialsProvider)
-    if auth_util.environment_credentials_uri:
-        links.append(URLCredentialsProvider)
-    return links
-
-
-def credential() -> Any:
-    """The first link of `chain()` that finds keys, resolved now, as the SDK's credentials client; NoCredentials
-    when none does. A failing link logs a warning and a traceback to the SDK's logger `credentials` (a handler of
-    its own, on stderr): silenced while resolving, the one line says what to set."""
-    sdk_log = logging.getLogger("credentials")
-    level = sdk_log.level
-    sdk_log.setLevel(logging.CRITICAL + 1)
-    try:
-        for link in chain():
-            try:
-                provider = link()
-                provider.get_credentials()
-            except Exception:  # noqa: BLE001 - a link that finds nothing raises what it likes, as in the SDK's chain
-                continue
-            return Credentials(provider=provider)
-    finally:
-        sdk_log.setLevel(level)
-    raise NoCredentials(f"no Alibaba Cloud keys: set {CREDENTIAL_VARIABLES}")
-
-
-def ecs_client(region: str, endpoint: str | None = None, *, scheme: str = "http") -> Any:
-    """An ECS client for `region`; `endpoint` (`127.0.0.1:8080`) sends its calls there, over plain HTTP unless
-    `scheme` says otherwise (tests, a VPC endpoint)."""
-    return Client(openapi_models.Config(credential=credential(), region_id=region,
-                                        protocol=scheme if endpoint else "https",
-                                        endpoint=endpoint or f"ecs.{region}.aliyuncs.com"))
-
-
-class AliyunPriceSource:
+class AliyunPriceSource(AccountApiSource):
     """A PriceSource over Alibaba Cloud's ECS API for some regions: pay-as-you-go and monthly, per region."""
 
     provider = "aliyun"
@@ -114,38 +49,23 @@ class AliyunPriceSource:
     def __init__(self, regions: Iterable[str], gpus: GpuTable, *, today: dt.date,
                  client: Callable[[str], Any] | None = None, sleep: Callable[[float], None] = time.sleep,
                  progress: Callable[[str, int, int], None] | None = None, retries: int = 4):
-        self.regions = list(regions)
+        super().__init__(regions, today=today, sleep=sleep, progress=progress, retries=retries)
         self.gpus = gpus
-        self.today = today
-        self.client = client or (lambda region: ecs_client(region))  # looked up per call: tests point it elsewhere
-        self.sleep = sleep
-        self.progress = progress or (lambda _step, _done, _total: None)
-        self.retries = retries
-        self.skipped: dict[str, int] = {}
-
-    def in_scope(self, row: OfferRow) -> bool:
-        """This refresh replaces its own earlier rows in its regions; the articles' rows (region `cn`) stay."""
-        return row.source == SOURCE_KEY and row.region in self.regions
-
-    def _skip(self, reason: str) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        self.client = client or aliyun.default_client
 
     def _call(self, call: Callable[[Any], Any], request: Any) -> JsonObject | None:
-        """One SDK call's response body as a dict, retried with exponential backoff while throttled; None when the
-        region does not sell the instance type asked about."""
-        for attempt in range(self.retries):
-            try:
-                body: JsonObject = call(request).body.to_map()
-                return body
-            except ClientException as error:
-                code = str(error.code)
-                if "InstanceType" in code or code.endswith(("NotSupported", "NotFound")):
-                    self._skip(f"not sold in the region ({code})")
-                    return None
-                if code not in _THROTTLED or attempt == self.retries - 1:
-                    raise GpuAssistError(f"Alibaba Cloud ECS: {code}: {error.message}") from None
-                self.sleep(0.5 * 2 ** attempt)
-        return None
+        """One SDK call's response body as a dict, retried with backoff while throttled; None when the region does
+        not sell the instance type asked about."""
+        try:
+            body: JsonObject = with_backoff(lambda: call(request).body.to_map(), aliyun.retryable, self.sleep,
+                                            self.retries)
+        except ClientException as error:
+            code = aliyun.code(error)
+            if "InstanceType" in code or code.endswith(("NotSupported", "NotFound")):
+                self._skip(f"not sold in the region ({code})")
+                return None
+            raise aliyun.refused(error, type(request).__name__.removesuffix("Request")) from None
+        return body
 
     def gpu_types(self, client: Any) -> dict[str, dict[str, str]]:
         """instance type → its GPU columns, for the types with a GPU gpus.csv knows (DescribeInstanceTypes)."""

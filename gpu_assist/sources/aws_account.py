@@ -21,7 +21,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from ..catalog.gpus import GpuTable
-from ..clouds import aws
+from ..clouds.sdk import aws
 from ..facts import parse_flags
 from . import JsonObject, interconnect, spot_flags
 from .offer_row import OfferRow

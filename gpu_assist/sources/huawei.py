@@ -13,29 +13,22 @@ Through the official SDKs (huaweicloudsdkecs, huaweicloudsdkbss), per region:
   subscription (包年包月, `period_type` 2 = month), the official website price: its own figure, never derived
   from the hourly one. No spot price (BSS does not rate spot).
 
-Credentials come from the SDK's own chain, its links in its order (an OIDC agency, `HUAWEICLOUD_SDK_AK`/
-`HUAWEICLOUD_SDK_SK`, optionally `HUAWEICLOUD_SDK_PROJECT_ID`/`HUAWEICLOUD_SDK_DOMAIN_ID`, else looked up through
-IAM; ~/.huaweicloud/credentials; an ECS agency through the metadata service; a CCE pod identity), built here because
-the SDK's default chain asks the metadata service (169.254.169.254) on any machine and lets a connection error
-through: the agency link is in it only on a Huawei Cloud ECS or where `GPU_ASSIST_CLOUD_HOST=huawei` says so (the SDK
-reads no variable naming an agency; `cloud_host.metadata_allowed`), and its network errors end the link, not the
-command. Throttling (HTTP 429, `APIGW.0308`) is retried with backoff. Only
-`catalog refresh huawei` imports this module (and so the SDKs); tests point them at a local server through the
-client builder's endpoint.
+Clients, credentials (the SDK's own chain, without the agency link off a Huawei Cloud ECS), retries (HTTP 429,
+`APIGW.0308`) and error explanations are the SDK adapter's (`clouds/sdk/huawei.py`), shared with the provisioner.
+Only `catalog refresh huawei` imports this module; tests point the clients at a local server through the client
+builder's endpoint.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import logging
 import time
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any, NamedTuple
 
 from huaweicloudsdkbss.v2 import (
-    BssClient,
     DemandProductInfo,
     ListOnDemandResourceRatingsRequest,
     ListRateOnPeriodDetailRequest,
@@ -43,102 +36,26 @@ from huaweicloudsdkbss.v2 import (
     RateOnDemandReq,
     RateOnPeriodReq,
 )
-from huaweicloudsdkbss.v2.region.bss_region import BssRegion
-from huaweicloudsdkcore.auth.provider import (
-    CredentialProviderChain,
-    EnvCredentialProvider,
-    MetadataCredentialProvider,
-    OidcStsCredentialProvider,
-    PodIdentityCredentialProvider,
-    ProfileCredentialProvider,
-)
-from huaweicloudsdkcore.exceptions.exceptions import ApiValueError, SdkException, ServiceResponseException
-from huaweicloudsdkecs.v2 import EcsClient, ListFlavorsRequest
-from huaweicloudsdkecs.v2.region.ecs_region import EcsRegion
-from requests import RequestException
+from huaweicloudsdkcore.exceptions.exceptions import ServiceResponseException
+from huaweicloudsdkecs.v2 import ListFlavorsRequest
 
 from ..catalog.gpus import GpuTable
+from ..clouds.sdk import huawei, with_backoff
+from ..clouds.sdk.huawei import credential as credential  # `catalog refresh` asks it before any progress bar
 from ..errors import GpuAssistError
-from ..host.cloud_host import metadata_allowed
 from . import number_text
+from .account_api import AccountApiSource
 from .china import Documented
 from .offer_row import OfferRow
 
 SOURCE_KEY = "huawei-api"
 DEFAULT_REGIONS = ("cn-north-4", "cn-east-3", "cn-south-1")
-CREDENTIAL_VARIABLES = "HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK"
-_BSS_REGION = "cn-north-1"  # BSS is global: its one Chinese endpoint (bss.myhuaweicloud.com)
-_THROTTLED = ("APIGW.0308", "CBC.0999")  # the gateway's flow control; BSS's "system busy, try again"
 _BATCH = 100  # product_infos a rating request takes at most
 _ECS_PRODUCT = dict(cloud_service_type="hws.service.type.ec2", resource_type="hws.resource.type.vm")
 
 
-class NoCredentials(GpuAssistError):
-    """The SDK's credential chain found nothing: the CLI exits 2 with this one line."""
-
-
 class Refused(GpuAssistError):
     """The API refused the request itself (HTTP 400): for a rating, one of the flavors asked about."""
-
-
-class _Metadata:
-    """The SDK's metadata link, whose network errors (requests', which the SDK's chain does not catch) end the link
-    as its other failures do, so the chain goes on to the next."""
-
-    def __init__(self, kind: str):
-        self.link = MetadataCredentialProvider(kind)
-
-    def get_credentials(self) -> Any:
-        try:
-            return self.link.get_credentials()
-        except RequestException as error:
-            raise SdkException(f"no metadata service answered ({type(error).__name__})") from None
-
-
-def chain(kind: str) -> CredentialProviderChain:
-    """The SDK's default chain (`CredentialProviderChain.get_basic()` or `get_global()`: its links in its order) for
-    credentials of `kind` (`basic`: project-scoped, ECS; `global`: account-wide, BSS), the metadata link only where
-    `cloud_host.metadata_allowed` says so (module docstring)."""
-    links = [OidcStsCredentialProvider(kind), EnvCredentialProvider(kind), ProfileCredentialProvider(kind),
-             *([_Metadata(kind)] if metadata_allowed("huawei") else []), PodIdentityCredentialProvider(kind)]
-    return CredentialProviderChain(links)
-
-
-def _chain(kind: str) -> Any:
-    """`chain(kind)`'s first find; NoCredentials when it finds none."""
-    try:
-        return chain(kind).get_credentials()
-    except (ApiValueError, SdkException):
-        raise NoCredentials(f"no Huawei Cloud keys: set {CREDENTIAL_VARIABLES}") from None
-
-
-def credential() -> Any:
-    """The SDK's default chain, resolved now (project-scoped credentials); NoCredentials when it finds none."""
-    return _chain("basic")
-
-
-def _quiet(client_class: type) -> None:
-    """The SDK logs a throttled call at ERROR to a logger of its own with no handler (so Python prints it on
-    stderr): our retries and our one-line error say it instead."""
-    logger = logging.getLogger(f"HuaweiCloud-SDK-{client_class.__name__}")
-    if not logger.handlers:
-        logger.addHandler(logging.NullHandler())
-
-
-def ecs_client(region: str, endpoint: str | None = None) -> Any:
-    """An ECS client for `region` with fresh credentials (each region has its own project, which the SDK looks up
-    through IAM unless the environment names it); `endpoint` (`http://127.0.0.1:8080`) is tried first (tests)."""
-    _quiet(EcsClient)
-    builder = EcsClient.new_builder().with_credentials(credential()).with_region(EcsRegion.value_of(region))
-    return (builder.with_endpoint(endpoint) if endpoint else builder).build()
-
-
-def bss_client(endpoint: str | None = None) -> Any:
-    """A BSS client (account-wide credentials: the SDK looks the account's domain up through IAM unless the
-    environment names it); `endpoint` as for `ecs_client`."""
-    _quiet(BssClient)
-    builder = BssClient.new_builder().with_credentials(_chain("global")).with_region(BssRegion.value_of(_BSS_REGION))
-    return (builder.with_endpoint(endpoint) if endpoint else builder).build()
 
 
 class Flavor(NamedTuple):
@@ -154,7 +71,7 @@ class Flavor(NamedTuple):
     specs_from: str  # the documentation's source id, or "ListFlavors info:gpus"
 
 
-class HuaweiPriceSource:
+class HuaweiPriceSource(AccountApiSource):
     """A PriceSource over Huawei Cloud's ECS and BSS APIs for some regions: pay-per-use and monthly, in CNY."""
 
     provider = "huawei"
@@ -164,39 +81,20 @@ class HuaweiPriceSource:
                  ecs: Callable[[str], Any] | None = None, bss: Callable[[], Any] | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  progress: Callable[[str, int, int], None] | None = None, retries: int = 4):
-        self.regions = list(regions)
+        super().__init__(regions, today=today, sleep=sleep, progress=progress, retries=retries)
         self.documented = {d.instance_type: d for d in documented}
         self.gpus = gpus
-        self.today = today
-        self.ecs = ecs or (lambda region: ecs_client(region))  # looked up per call: tests point them elsewhere
-        self.bss = bss or (lambda: bss_client())
-        self.sleep = sleep
-        self.progress = progress or (lambda _region, _done, _total: None)
-        self.retries = retries
-        self.skipped: dict[str, int] = {}
-
-    def in_scope(self, row: OfferRow) -> bool:
-        """This refresh replaces its own earlier rows in its regions; the articles' rows (region `cn`) stay."""
-        return row.source == SOURCE_KEY and row.region in self.regions
-
-    def _skip(self, reason: str) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        self.ecs = ecs or huawei.default_client
+        self.bss = bss or huawei.bss_client
 
     def _call(self, what: str, call: Callable[[Any], Any], request: Any) -> Any:
-        """One SDK call, retried with exponential backoff while throttled."""
-        for attempt in range(self.retries):
-            try:
-                return call(request)
-            except ServiceResponseException as error:
-                throttled = error.status_code == 429 or error.error_code in _THROTTLED
-                if throttled and attempt == self.retries - 1:
-                    raise GpuAssistError(f"Huawei Cloud {what}: still throttled (HTTP {error.status_code}) after "
-                                         f"{self.retries} tries; try again later") from None
-                if not throttled:
-                    kind = Refused if error.status_code == 400 else GpuAssistError
-                    raise kind(f"Huawei Cloud {what}: {error.error_code}: {error.error_msg}") from None
-                self.sleep(0.5 * 2 ** attempt)
-        raise AssertionError("unreachable: the last attempt raises")
+        """One SDK call, retried with backoff while throttled; `Refused` when the API refuses the request itself."""
+        try:
+            return with_backoff(lambda: call(request), huawei.retryable, self.sleep, self.retries)
+        except ServiceResponseException as error:
+            if error.status_code == 400:
+                raise Refused(f"Huawei Cloud {what}: {error.error_code}: {error.error_msg}") from None
+            raise huawei.refused(error, what) from None
 
     def flavors(self, client: Any) -> list[Flavor]:
         """The region's GPU flavors on sale, with their GPU columns (ListFlavors)."""

@@ -45,10 +45,12 @@ const SHORT: Record<string, string> = {
   'reserved-3y': 'res. 3y',
   monthly: 'monthly'
 };
-const PROVIDERS = [
-  'aws', 'azure', 'gcp', 'oci', 'lambda', 'nebius', 'primeintellect', 'vast', 'hyperstack', 'cudo', 'verda',
-  'shadeform', 'mithril', 'hyperbolic', 'jarvislabs', 'lium', 'yotta', 'aliyun', 'tencent', 'huawei'
-];
+
+/** A provider as the server's registry lists it (`providers` route, gpu_assist/catalog/providers.py). */
+export interface Provider {
+  name: string;
+  display: string;
+}
 
 /** The words of a quote: the request, then each filter that is set, as the grammar reads them. */
 export function quoteWords(request: string, filters: Record<string, string>): string {
@@ -80,8 +82,7 @@ export class QuoteTab extends Widget {
       ['reserved-1y', 'reserved 1y'], ['reserved-3y', 'reserved 3y']],
     'pricing'
   );
-  private provider = select('Provider', [['', 'any provider'], ...PROVIDERS.map(p => [p, p] as [string, string])],
-    'provider');
+  private provider = select('Provider', [['', 'any provider']], 'provider');
   private region = element('input', {
     type: 'text',
     placeholder: 'region: any',
@@ -122,6 +123,7 @@ export class QuoteTab extends Widget {
       'aria-label': 'Open this quote as a notebook cell',
       title: 'Insert the gpu_assist.quote(...) call that gives these options as a DataFrame'
     });
+    void this.listProviders();
     this.node.append(
       form,
       note('e.g. 8xA100 72h · 4xH100 2d · A100:8 3d region=us-east-1'),
@@ -129,6 +131,21 @@ export class QuoteTab extends Widget {
       this.status.node,
       this.results
     );
+  }
+
+  /**
+   * The Provider filter's choices, from the server's registry: the one list of providers, never a copy here. Until
+   * it answers (or if it cannot), the filter offers "any provider" alone, and a `provider=` typed in still works.
+   */
+  private async listProviders(): Promise<void> {
+    try {
+      const answer = await requestAPI<{ providers: Provider[] }>('providers');
+      for (const { name, display } of answer.providers) {
+        this.provider.append(element('option', { value: name, title: display }, name));
+      }
+    } catch (error) {
+      this.provider.title = 'Provider (the list could not be loaded: ' + String(error) + ')';
+    }
   }
 
   words(): string {

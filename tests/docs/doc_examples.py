@@ -352,6 +352,7 @@ if __name__ == "__main__":  # `make docs`
     from support import NOON
 
     os.environ.pop("GPU_ASSIST_CURRENCY", None)
+    os.environ.pop("COLUMNS", None)  # the pages show answers as a pipe gets them: 100 columns
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpu-assist-docs-")  # never the user's request store
     with time_machine.travel(NOON):
         for name in PAGES:

@@ -21,6 +21,7 @@ def documented_environment(monkeypatch, tmp_path):
     for name in [n for n in os.environ if n.startswith("GPU_ASSIST_") and not n.startswith("GPU_ASSIST_TEST_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path}/state.db")
+    monkeypatch.delenv("COLUMNS", raising=False)  # the pages show answers as a pipe gets them: 100 columns
     monkeypatch.chdir(tmp_path)
 
 

@@ -28,7 +28,8 @@ import pytest
 from jupyter_users import TOKENS
 from support import AWS_SECRET, NOON, free_port
 
-from gpu_assist.clouds.aws import REQUEST_TAG
+from gpu_assist.catalog.providers import PROVIDERS
+from gpu_assist.clouds.sdk.aws import REQUEST_TAG
 from gpu_assist.clouds.fleet import NAMESPACE, UTILIZATION
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run
@@ -221,6 +222,10 @@ def test_the_quote_tabs_rows_are_the_clis_comparison_for_8xa100_72h(lab, chromiu
         shots(panel, "quote-narrow")
         assert quote.locator("td[data-model]").first.is_hidden()  # narrow: the best total only
 
+        providers = quote.get_by_label("Provider").locator("option")  # the server's registry, not a copy
+        page.wait_for_function(f"""() => document.querySelectorAll(
+            '#gpu-assist-quote select[name=provider] option').length === {len(PROVIDERS) + 1}""", timeout=WAIT_MS)
+        offered = providers.evaluate_all("options => options.map(option => option.value)")
         quote.get_by_label("Pricing model").select_option("spot")
         page.wait_for_function("""() => {
             const rows = [...document.querySelectorAll('#gpu-assist-quote tr.gpu-assist-option')];
@@ -240,6 +245,7 @@ def test_the_quote_tabs_rows_are_the_clis_comparison_for_8xa100_72h(lab, chromiu
          c["rank"] or "–") for c in cli]
     assert [r["totals"] for r in shown] == [{m: float(c[m]) if c[m] else None for m in columns} for c in cli]
     assert len(shown) > 10 and {r["best"] for r in spot} == {"spot"}
+    assert offered == ["", *PROVIDERS]
 
 
 def test_the_wide_sidebar_shows_every_pricing_model_side_by_side(lab, chromium, shots):

@@ -12,7 +12,7 @@ import re
 import pytest
 from slack_client import action_body, command_body, signed_post
 
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG
 
 pytestmark = pytest.mark.slow  # the real server process, moto and the mock Slack

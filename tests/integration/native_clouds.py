@@ -45,7 +45,7 @@ class Harness:
 def aws_harness(request: Any) -> Any:
     from botocore.awsrequest import AWSResponse
 
-    from gpu_assist.clouds import aws as aws_clients
+    from gpu_assist.clouds.sdk import aws as aws_clients
     from gpu_assist.clouds.launch.aws import AwsProvisioner
 
     request.getfixturevalue("aws")
@@ -107,7 +107,7 @@ def tencent_harness(request: Any) -> Any:
     from cvm_fake import SECRET_ID, SECRET_KEY, ZONES, FakeCvm
 
     from gpu_assist.clouds.launch.tencent import TencentProvisioner
-    from gpu_assist.sources.tencent import cvm_client
+    from gpu_assist.clouds.sdk.tencent import cvm_client
 
     monkeypatch = request.getfixturevalue("monkeypatch")
     monkeypatch.setenv("TENCENTCLOUD_SECRET_ID", SECRET_ID)
@@ -141,7 +141,7 @@ def aliyun_harness(request: Any) -> Any:
     from ecs_fake import ACCESS_KEY_ID, ACCESS_KEY_SECRET, ZONES, FakeEcs
 
     from gpu_assist.clouds.launch.aliyun import AlibabaProvisioner
-    from gpu_assist.sources.aliyun import ecs_client
+    from gpu_assist.clouds.sdk.aliyun import ecs_client
 
     monkeypatch = request.getfixturevalue("monkeypatch")
     for name, value in (("access_key_id", ACCESS_KEY_ID), ("access_key_secret", ACCESS_KEY_SECRET)):
@@ -175,7 +175,7 @@ def huawei_harness(request: Any) -> Any:
     from huawei_ecs_fake import ACCESS_KEY, PROJECT, SECRET_KEY, ZONES, FakeHuaweiEcs
 
     from gpu_assist.clouds.launch.huawei import HuaweiProvisioner
-    from gpu_assist.sources.huawei import ecs_client
+    from gpu_assist.clouds.sdk.huawei import ecs_client
 
     monkeypatch = request.getfixturevalue("monkeypatch")
     monkeypatch.setenv("HUAWEICLOUD_SDK_AK", ACCESS_KEY)

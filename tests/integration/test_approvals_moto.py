@@ -11,7 +11,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 from support import Clock, submit_launch
 
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.lifecycle import states

@@ -9,7 +9,7 @@ import pytest
 from support import NOON as NOW
 
 from gpu_assist.cli import main
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.fleet import MEMORY_USED, NAMESPACE, REQUEST_TAG, UTILIZATION, fleet_usage
 from gpu_assist.errors import ProvisionError
 

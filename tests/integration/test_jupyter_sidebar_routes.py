@@ -16,7 +16,8 @@ from jupyter_users import TokenUsers, auth
 from support import Clock
 from tornado.httpclient import HTTPClientError
 
-from gpu_assist.clouds.aws import REQUEST_TAG, client
+from gpu_assist.clouds.sdk.aws import REQUEST_TAG, client
+from gpu_assist.catalog.providers import REGISTRY
 from gpu_assist.clouds.fleet import NAMESPACE, UTILIZATION
 from gpu_assist.commands import Context
 from gpu_assist.commands.execute import run
@@ -50,6 +51,13 @@ async def _call(jp_fetch, *path, user="carol", body=None, params=None, headers=N
         return response.code, json.loads(response.body)
     except HTTPClientError as error:
         return error.code, json.loads(error.response.body) if error.response.body.startswith(b"{") else {}
+
+
+async def test_the_providers_route_is_the_registry_which_the_sidebars_filter_lists(jp_fetch, clock):
+    code, answer = await _call(jp_fetch, "providers")
+    assert code == 200
+    assert answer["providers"] == [{"name": p.name, "display": p.display} for p in REGISTRY]
+    assert (await _call(jp_fetch, "providers", headers={"Authorization": ""}))[0] == 403
 
 
 async def test_spend_reports_the_launches_approved_through_the_routes_as_their_requester(jp_fetch, clock):

@@ -102,7 +102,7 @@ class _ImdsHandler(http.server.BaseHTTPRequestHandler):
 
 
 def test_on_an_ec2_instance_the_chain_gets_the_instance_roles_keys(tmp_path, monkeypatch):
-    from gpu_assist.clouds import aws
+    from gpu_assist.clouds.sdk import aws
     from gpu_assist.host import cloud_host
 
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",

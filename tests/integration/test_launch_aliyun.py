@@ -23,7 +23,7 @@ from gpu_assist.store import Store
 
 pytest.importorskip("alibabacloud_ecs20140526")
 
-from gpu_assist.sources.aliyun import ecs_client  # noqa: E402
+from gpu_assist.clouds.sdk.aliyun import ecs_client  # noqa: E402
 
 APPROVERS = [f"slack:U-APPROVER{n}" for n in range(1, 6)]
 ALIYUN = {"account": "acme-hz", "image_id": "ubuntu_22_04_x64_20G_alibase_gpu", "vswitch_id": "vsw-bp1test"}

@@ -20,7 +20,7 @@ from gpu_assist.errors import PolicyError
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy
 from gpu_assist.lifecycle.ports import Clouds, Launched
-from gpu_assist.sources.tencent import cvm_client
+from gpu_assist.clouds.sdk.tencent import cvm_client
 from gpu_assist.store import Store
 
 pytest.importorskip("tencentcloud.cvm.v20170312")

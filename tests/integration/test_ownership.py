@@ -14,7 +14,7 @@ import threading
 import pytest
 from support import Clock, submit_launch
 
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy

@@ -15,8 +15,8 @@ from support import FIXTURES as RECORDED
 
 from gpu_assist.catalog import load_catalog, validate_directory
 from gpu_assist.catalog.gpus import load_gpus
-from gpu_assist.clouds import aws as aws_clients
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.clouds.sdk import aws as aws_clients
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.sources.aws_account import (
     AwsPriceSource,

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs
 import pytest
 from sqlalchemy import select
 
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG
 from gpu_assist.store import clicks_table
 from slack_client import action_body, command_body, signed_post, start_slack_server

@@ -12,10 +12,10 @@ import pytest
 from slack_client import SIGNING_SECRET, action_body, command_body, settle, signed_post
 from support import TODAY
 
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG
 from gpu_assist.pricing.compare import compare, refine
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render.comparison import format_total
 from gpu_assist.render.notes import words

@@ -11,7 +11,7 @@ import pytest
 from slack_client import action_body, command_body, signed_post
 from slack_sdk import WebClient
 
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.fleet import MEMORY_USED, NAMESPACE, UTILIZATION
 from gpu_assist.clouds.launch.aws import AwsProvisioner
 from gpu_assist.commands import Context

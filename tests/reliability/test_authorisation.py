@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from support import submit_launch
 
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.errors import PolicyError
 from gpu_assist.lifecycle.approvals import Approvals

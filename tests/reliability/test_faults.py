@@ -13,7 +13,7 @@ import pytest
 from fault_proxy import FaultProxy
 from support import submit_launch
 
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy

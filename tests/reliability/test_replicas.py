@@ -11,7 +11,7 @@ import pytest
 from slack_client import action_body, signed_post, start_slack_server
 from support import soak, submit_launch
 
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG, AwsProvisioner
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy

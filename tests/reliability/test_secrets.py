@@ -7,7 +7,7 @@ from slack_client import BOT_TOKEN, SIGNING_SECRET, command_body, settle, signed
 from support import AWS_SECRET, DB_PASSWORD
 
 from gpu_assist.cli import main
-from gpu_assist.clouds.aws import explain
+from gpu_assist.clouds.sdk.aws import explain
 
 SECRETS = (BOT_TOKEN, SIGNING_SECRET, AWS_SECRET)
 

@@ -25,7 +25,7 @@ from slack_client import action_body, command_body, signed_post, start_slack_ser
 from sqlalchemy import select
 from support import soak
 
-from gpu_assist.clouds import aws as aws_clients
+from gpu_assist.clouds.sdk import aws as aws_clients
 from gpu_assist.clouds.launch.aws import REQUEST_TAG
 from gpu_assist.store import audit_table, clicks_table
 from slackbot.blocks import BUSY

@@ -18,7 +18,7 @@ from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.facts import Labelled, LocalZone, OneHostListings, PricingModel
 from gpu_assist.pricing.compare import Comparison, Ranking
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import where
 

@@ -25,7 +25,7 @@ from gpu_assist.commands.grammar import parse_command
 from gpu_assist.facts import ContradictedBy, Flag, OtherSize, PricedFrom, PricingModel, Stale
 from gpu_assist.plan.recommendation import recommend
 from gpu_assist.plan.workload import parse_workload
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render import json as render_json
 from gpu_assist.render.frames import comparison_frame

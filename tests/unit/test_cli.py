@@ -16,7 +16,7 @@ from gpu_assist.commands.execute import run
 from gpu_assist.commands.grammar import parse_command
 from gpu_assist.commands.quoting import spot_rates
 from gpu_assist.errors import ParseError
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.compare import compare, in_rank_order, refine
 from gpu_assist.pricing.quote import quote
 
@@ -120,7 +120,7 @@ def test_util_takes_the_grammars_words_as_help_and_slack_say_them(catalog, capsy
 @pytest.mark.parametrize("argv", [
     ["quote", "8xA100", "72h", "--top", "5", "--provider", "aws", "--format", "json"], ["quote", "8xA100", "-5h"],
     ["util", "fleet", "region=us-east-1", "window=30m", "--threshold", "5"],
-    ["recommend", "train", "7B", "--explain"], ["tco", "1xA100", "hardware=100k"],
+    ["recommend", "train", "7B", "--explain"], ["tco", "1xA100", "hardware=15k"],
     ["util", "--fleet", "--interval", "2"], ["launch", "8xA100", "72h", "--as", "alice"],
     ["approve", "r-0123456789ab", "--break-glass", "--reason", "x"],
     ["requests", "show", "r-0123456789ab"], ["spend"], ["db", "upgrade"], ["reap"], ["help"],
@@ -254,7 +254,7 @@ def test_a_quote_loads_neither_the_database_layer_nor_boto3():
                                                                    "--format", "json"]),
     (["quote", "8xA100", "--top", "3", "72h"], ["quote", "8xA100", "72h", "--top", "3"]),
     (["recommend", "train", "7B", "--explain", "tokens=20B"], ["recommend", "train", "7B", "tokens=20B", "--explain"]),
-    (["tco", "1xA100", "--format", "json", "hardware=100k"], ["tco", "1xA100", "hardware=100k", "--format", "json"]),
+    (["tco", "1xA100", "--format", "json", "hardware=15k"], ["tco", "1xA100", "hardware=15k", "--format", "json"]),
     (["spend", "--format", "json", "by=project"], ["spend", "by=project", "--format", "json"]),
     (["util", "--format", "json", "fleet", "region=us-east-1"], ["util", "fleet", "region=us-east-1", "--format",
                                                                  "json"]),

@@ -29,7 +29,7 @@ ANSWERS = [
     ["recommend", "train", "7B", "tokens=20B"], ["recommend", "train", "7B", "tokens=1T", "budget=$5000"],
     ["recommend", "train", "175B", "bf16", "deadline=2w", "region=cn"], ["recommend", "finetune", "70B", "lora"],
     ["recommend", "serve", "70B", "fp8", "users=50"], ["recommend", "train", "7B", "tokens=1T", "--explain"],
-    ["tco", "1xA100", "hardware=100k", "ops=50k", "usage=200h/mo"],
+    ["tco", "1xA100", "hardware=15k", "ops=50k", "usage=200h/mo"],
     ["tco", "1xA100", "hardware=100k", "facility=20k", "power=15k", "ops=50k", "currency=CNY", "usage=200h/mo",
      "cloud=12"], ["catalog", "validate"], ["catalog", "list-gpus"], ["catalog", "status"], ["spend"],
 ]
@@ -60,6 +60,7 @@ def no_cloud(tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.delenv("COLUMNS", raising=False)  # not a terminal: the answers are laid out in 100 columns
 
 
 def _printed(capsys, argv: list[str]) -> tuple[int, str, str]:
@@ -120,3 +121,26 @@ def test_help_lists_operator_verbs_apart(capsys):
     assert "  quote " in users and "  launch " in users and "approve" not in users and "catalog" not in users
     assert all(f"  {verb} " in operators for verb in ("approve", "reject", "reconcile", "db", "slack", "catalog"))
     assert "{quote,recommend" not in out  # argparse's one-line list of every choice
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_the_demos_quote_follows_the_terminals_width_and_folds_names(capsys, monkeypatch, columns):
+    """`make demo`'s `quote 8xA100 72h` under `stty cols 80` was 100 columns wide, 23 of its 51 lines over 80, and
+    cut 9 of its 14 region names (`asia-north…`, `any of 17 r…`): now every line fits and every name is whole."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    status, out, err = _printed(capsys, ["quote", "8xA100", "72h"])
+    assert status == 0 and not err
+    assert max(map(cell_len, out.splitlines())) <= columns and "…" not in out
+    assert "regions" in out and "any of 17" in out  # `where` folded between its words
+    for argv in (["quote", "8xA100", "72h", "region=us-eastt"], ["tco", "8xH100", "hardware=300k"]):
+        status, out, err = _printed(capsys, argv)
+        assert status == 2 and max(map(cell_len, err.splitlines())) <= columns
+
+
+def test_the_width_is_the_terminals_then_columns_then_100(monkeypatch):
+    from gpu_assist.cli import terminal_width
+
+    monkeypatch.setenv("COLUMNS", "93")
+    assert terminal_width() == 93
+    monkeypatch.delenv("COLUMNS")
+    assert terminal_width() == 100  # pytest's stdout is no terminal: what the docs show

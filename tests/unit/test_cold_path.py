@@ -20,7 +20,8 @@ HEAVY = {"pandas", "numpy", "rich", "boto3", "botocore", "slack_bolt", "slack_sd
 # Every gpu_assist module a cold quote may import (text output; JSON swaps render.text for render.json). A new
 # one fails the test below by name: import it with the verb that uses it (render/plans.py, render/operations.py), or
 # add it here when a quote truly needs it, and say what it costs. `facts` (the notes, notices and flags as types,
-# about 1 ms: `Fact` is not `@dataclass` to keep it so) and `render.notes` (their words) came with #30.
+# about 1 ms: `Fact` is not `@dataclass` to keep it so; a module per domain, re-exported by the package) and
+# `render.notes` (their words, a module per domain as the facts) came with #30.
 # `data_prices` (#33: the storage and transfer prices the catalog holds, a few rows; its class unpickles them).
 # `job_data` and `amounts` (a quote's `disk=` and `max-price=` words), `periods` (the spend command's typed
 # period): about 2 ms together, read with the quote's words since #30 moved every import to the top.
@@ -33,10 +34,13 @@ QUOTE_MODULES = {
     "gpu_assist.pricing.amounts", "gpu_assist.team", "gpu_assist.team.periods", "gpu_assist.pricing.job_costs",
     "gpu_assist.catalog", "gpu_assist.catalog.cache", "gpu_assist.catalog.files", "gpu_assist.catalog.offers",
     "gpu_assist.catalog.gpus", "gpu_assist.catalog.fx", "gpu_assist.catalog.providers", "gpu_assist.catalog.regions",
-    "gpu_assist.pricing.query",
+    "gpu_assist.pricing.query", "gpu_assist.pricing.query_parser",
     "gpu_assist.pricing.quote", "gpu_assist.pricing.price_table", "gpu_assist.pricing.compare", "gpu_assist.plural",
-    "gpu_assist.facts", "gpu_assist.catalog.data_prices", "gpu_assist.catalog.fabric", "gpu_assist.pricing.spot_risk",
-    "gpu_assist.render", "gpu_assist.render.money", "gpu_assist.render.notes",
+    "gpu_assist.facts", "gpu_assist.facts.fact", "gpu_assist.facts.catalog", "gpu_assist.facts.option",
+    "gpu_assist.facts.notice", "gpu_assist.facts.empty_quote", "gpu_assist.facts.plan", "gpu_assist.facts.commitment",
+    "gpu_assist.catalog.data_prices", "gpu_assist.catalog.fabric", "gpu_assist.pricing.spot_risk",
+    "gpu_assist.render", "gpu_assist.render.money", "gpu_assist.render.notes", "gpu_assist.render.note_words",
+    "gpu_assist.render.catalog_notes", "gpu_assist.render.quote_notes", "gpu_assist.render.plan_notes",
     "gpu_assist.render.text", "gpu_assist.render.tables", "gpu_assist.render.comparison",
 }
 QUOTE_MODULES_JSON = QUOTE_MODULES - {"gpu_assist.render.text"} | {"gpu_assist.render.json"}

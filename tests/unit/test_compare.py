@@ -16,7 +16,7 @@ from gpu_assist.commands.grammar import parse_command
 from gpu_assist.errors import ParseError
 from gpu_assist.facts import AlsoAs, Derived, Labelled, MemoryFilter, MultiHost, PriceCap, Stale
 from gpu_assist.pricing.compare import Comparison, compare, in_rank_order, job_hourly, refine
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import Quote, QuoteOption, quote
 from gpu_assist.render import csv as render_csv
 from gpu_assist.render import markdown as render_markdown

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from offline import INSTANCES, LAPTOP, dmi_folder
 
-from gpu_assist.clouds import aws
+from gpu_assist.clouds.sdk import aws
 from gpu_assist.host import cloud_host
 
 
@@ -52,7 +52,8 @@ def test_aws_auto_defaults_mode_is_standard_off_ec2_without_asking(machine, monk
 
 
 def test_alibaba_asks_for_the_ram_role_on_ecs_or_when_it_is_named(machine, monkeypatch):
-    aliyun_api = pytest.importorskip("gpu_assist.sources.aliyun")
+    pytest.importorskip("gpu_assist.sources.aliyun")  # the SDK: the `china` extra
+    from gpu_assist.clouds.sdk import aliyun as aliyun_api
     from alibabacloud_credentials import provider
     from alibabacloud_credentials.utils import auth_util
 
@@ -73,7 +74,8 @@ def test_alibaba_asks_for_the_ram_role_on_ecs_or_when_it_is_named(machine, monke
 
 
 def test_tencent_asks_for_the_cvm_role_on_cvm_or_when_it_is_named(machine, monkeypatch):
-    tencent_api = pytest.importorskip("gpu_assist.sources.tencent")
+    pytest.importorskip("gpu_assist.sources.tencent")  # the SDK: the `china` extra
+    from gpu_assist.clouds.sdk import tencent as tencent_api
 
     def links():
         return [(type(link.__self__).__name__, getattr(link.__self__, "role", None)) for link in tencent_api.chain()]
@@ -90,7 +92,8 @@ def test_tencent_asks_for_the_cvm_role_on_cvm_or_when_it_is_named(machine, monke
 
 @pytest.mark.parametrize("kind", ["basic", "global"])
 def test_huawei_asks_for_the_ecs_agency_on_huawei_cloud_or_when_told_it_is_there(kind, machine, monkeypatch):
-    huawei_api = pytest.importorskip("gpu_assist.sources.huawei")
+    pytest.importorskip("gpu_assist.sources.huawei")  # the SDK: the `china` extra
+    from gpu_assist.clouds.sdk import huawei as huawei_api
 
     def links():
         return [type(link).__name__ for link in huawei_api.chain(kind)._providers]

@@ -10,6 +10,7 @@ from gpu_assist.cli import main
 from gpu_assist.errors import ParseError, PolicyError, apart_from
 from gpu_assist.lifecycle.policy import PolicySource, allow_provider, load_policy
 from gpu_assist.lifecycle.ports import Clouds
+from gpu_assist.pricing.query_parser import parse_request
 
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
 
@@ -30,6 +31,27 @@ def test_a_near_region_is_suggested_from_every_cloud(capsys):
     assert "did you mean us-east1 (gcp), us-east-1 (aws, lambda)" in said and "eastus (azure)" in said
     assert "did you mean us-east-1 (aws, lambda)" in _error(capsys, "quote", "8xA100", "72h", "region=us-east-1x")
     assert "eu-west-1 (aws)" in _error(capsys, "recommend", "train", "7B", "region=europe-west")
+
+
+def test_a_bare_region_is_read_as_one_where_the_catalog_has_it(capsys, catalog):
+    """`quote 8xA100 72h us-east-1`, as an ML engineer types it: the region filter, as `region=us-east-1` is."""
+    assert main(["quote", "8xA100", "72h", "us-east-1", "--format", "json"]) == 0
+    bare = capsys.readouterr().out
+    assert main(["quote", "8xA100", "72h", "region=us-east-1", "--format", "json"]) == 0
+    assert bare == capsys.readouterr().out and '"region": "us-east-1"' in bare
+    assert parse_request("8xA100 72h eu", catalog.gpus).regions == ("eu",)
+    assert parse_request("8xA100 72h cn-hangzhou spot", catalog.gpus).regions == ("cn-hangzhou",)
+
+
+def test_a_bare_region_the_catalog_lacks_gets_region_and_names_from_every_cloud(capsys):
+    said = _error(capsys, "quote", "8xA100", "72h", "us-east")
+    assert "unknown region 'us-east'" in said and "us-east1 (gcp), us-east-1 (aws, lambda)" in said
+    assert "eastus (azure)" in said and said.endswith("example: 8xA100 72h region=us-east-1")
+    # a word that only might be a region, or is a misspelt option, is not taken for one, but the hint names region=
+    for word in ("eastus", "include-flaged"):
+        assert _error(capsys, "quote", "8xA100", "72h", word).startswith(
+            f"error: didn't understand '{word}' a request is GPUs, a duration and optional filters: a provider, "
+            "spot, region=")
 
 
 def test_an_example_is_never_the_input_that_failed(capsys, monkeypatch, tmp_path):

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE = ("facts", "errors", "plural", "catalog", "pricing", "plan", "lifecycle", "store", "team")
+CORE = ("facts", "errors", "plural", "doc_blocks", "catalog", "pricing", "plan", "lifecycle", "store", "team")
 ADAPTERS = ("clouds", "sources", "host")
 FACES = ("commands", "render", "cli", "jupyter", "notebook", "metrics", "__main__")
 # Libraries only an adapter or a face may import: the clouds' SDKs, NVML, HTTP, Prometheus, Slack, Jupyter, servers.

@@ -19,7 +19,7 @@ from gpu_assist.jupyter import QuotePanel, RecommendPanel, UtilizationPanel
 from gpu_assist.jupyter.panels import cost_bars
 from gpu_assist.jupyter.utilization_panel import sparkline
 from gpu_assist.pricing.compare import compare, refine
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import words
 

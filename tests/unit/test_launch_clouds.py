@@ -124,7 +124,7 @@ def test_a_record_places_instances_and_an_ids_form_is_only_the_fallback():
 
 
 def test_an_aws_card_names_the_account_only_when_the_policy_gives_it_an_alias():
-    from slackbot.blocks import _cloud_lines
+    from slackbot.request_cards import _cloud_lines
 
     assert _cloud_lines(_spec()) == ""  # as it always read
     assert _cloud_lines(_spec(account="acme-prod")) == \

@@ -147,3 +147,16 @@ def test_falcon_7b_keeps_one_kv_head_by_multi_query_attention(catalog):
     assert workload.model.attention == "mqa"
     assert kv_bytes_per_token(workload) == 2 * 32 * 1 * 64 * 2
     assert parse_workload("serve bloom", catalog.gpus).model.name == "BLOOM-176B"
+
+
+def test_every_sizing_fact_has_words():
+    """Sizing states facts (plan/sizing/facts.py) and render/sizing.py words each one."""
+    import inspect
+
+    from gpu_assist.facts import Fact
+    from gpu_assist.plan.sizing import facts as sizing_facts
+
+    kinds = [kind for _, kind in inspect.getmembers(sizing_facts, inspect.isclass)
+             if issubclass(kind, Fact) and kind.__module__ == sizing_facts.__name__]
+    assert len(kinds) >= 10
+    assert [kind.__name__ for kind in kinds if words.dispatch(kind) is words.dispatch(object)] == []

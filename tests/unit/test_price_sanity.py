@@ -22,7 +22,7 @@ from gpu_assist.catalog import load_catalog
 from gpu_assist.catalog.report import defects_caught
 from gpu_assist.cli import main
 from gpu_assist.facts import Corrected, Flag, Labelled, LocalZone, SpotOutlier, parse_flags, parse_labels
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import said
 from gpu_assist.sources import sanity

@@ -22,7 +22,7 @@ from gpu_assist.facts import (
     Stale,
     Unverified,
 )
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import said
 

@@ -13,7 +13,7 @@ from gpu_assist.catalog.gpus import load_gpus
 from gpu_assist.catalog.regions import location
 from gpu_assist.cli import main
 from gpu_assist.facts import Flag, Flagged, Labelled, Replaced, SourcesDisagree
-from gpu_assist.pricing.query import parse_request
+from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import said
 from gpu_assist.sources import spot_flags

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_assist.errors import ParseError
-from gpu_assist.pricing.query import HOUR_S, Query, parse_request
+from gpu_assist.pricing.query import HOUR_S, Query
+from gpu_assist.pricing.query_parser import parse_request
 
 
 @pytest.mark.parametrize("text, gpu, count, hours", [

@@ -31,8 +31,8 @@ def test_seed_example_first_year_is_185k_cny(catalog):
 
 
 @pytest.mark.parametrize("text, pays_back, says", [
-    # 100k / 3 + 50k a year against $0.72/GPU-h: 9,628 h a month to break even, 13 times the month's 730 h.
-    ("tco 1xA100 hardware=100k ops=50k usage=200h/mo cloud=0.72", False,
+    # 15k / 3 + 50k a year against $0.72/GPU-h: 6,366 h a month to break even, 9 times the month's 730 h.
+    ("tco 1xA100 hardware=15k ops=50k usage=200h/mo cloud=0.72", False,
      "break-even: none: over 3 years owning costs more than renting even at 730 h/month (in use all the time), "
      "so renting wins at any usage"),
     # 2 × 15k / 3 a year against 2 × ¥1.86 an hour: 224 h a month over 3 years, 672 in the first year.
@@ -108,8 +108,48 @@ def test_an_amount_keeps_its_currency(catalog, capsys):
     assert result.cloud_rate_per_gpu_hour == 2 * catalog.fx.per_usd["CNY"] and result.inputs.hardware_per_gpu == 15000
 
 
+def test_a_servers_price_typed_per_gpu_is_asked_about(catalog, capsys):
+    """`tco 8xH100 hardware=300k usage=500h/mo`, a whole 8-GPU server's price, was $2.4M of GPUs and "renting wins
+    at any usage": now it asks whether 300k was the server's, and `per-server` answers with $300,000."""
+    from gpu_assist.cli import main
+
+    assert main(["tco", "8xH100", "hardware=300k", "usage=500h/mo"]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert said.startswith("error: hardware 300,000 USD per H100 is more than twice what one sells for (about "
+                           "$30,000 new: aiinframap.com, 2026-06)")
+    assert "was it the price of a whole server? say per-server" in said
+    assert said.endswith("example: tco 8xH100 hardware=300k per-server")
+    server = total_cost_of_ownership(parse_tco(words_of("tco 8xH100 hardware=300k per-server usage=500h/mo"),
+                                               catalog.gpus), catalog)
+    assert server.inputs.hardware == server.own_first_year == 300_000 and server.inputs.hardware_per_gpu == 37_500
+    assert main(["tco", "8xH100", "hardware=300k", "per-server", "usage=500h/mo"]) == 0
+    assert "hardware                     1 server of 8    $300,000.00" in capsys.readouterr().out
+    # Insisting keeps it per GPU; a believable price per GPU is never asked about; a GPU no source prices neither.
+    kept = parse_tco(words_of("tco 8xH100 hardware=300k per-gpu"), catalog.gpus)
+    assert total_cost_of_ownership(kept, catalog).inputs.hardware == 2_400_000
+    assert total_cost_of_ownership(parse_tco(words_of("tco 8xH100 hardware=25k"), catalog.gpus), catalog)
+    assert total_cost_of_ownership(parse_tco(words_of("tco 1xL4 hardware=300k"), catalog.gpus), catalog)
+
+
+def test_a_server_price_in_another_currency_is_converted_whole(catalog):
+    result = total_cost_of_ownership(parse_tco(words_of("tco 8xH100 hardware=¥2000000 per-server currency=USD"),
+                                               catalog.gpus), catalog)
+    dollars = Decimal(2_000_000) / catalog.fx.per_usd["CNY"]
+    assert result.inputs.hardware_per_server == dollars and result.inputs.hardware_per_gpu == dollars / 8
+    assert result.conversions[0].key == "hardware"
+
+
+def test_every_street_price_cites_its_source():
+    from gpu_assist.plan.street_prices import STREET_PRICES
+
+    for gpu, price in STREET_PRICES.items():
+        assert price.gpu == gpu and price.usd > 0 and price.source.startswith("https://") and price.said
+        assert re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", price.as_of)
+
+
 @pytest.mark.parametrize("text, message", [
     ("tco hardware=100k", "say which GPUs"),
+    ("tco 8xH100 hardware=300k per-server per-gpu", "both per-server and per-gpu"),
     ("tco 1xA100", "hardware price"),
     ("tco 1xA100 hardware=lots", "not an amount"),
     ("tco 1xA100 hardware=1k usage=900h/mo", "not hours per month"),

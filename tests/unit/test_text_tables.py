@@ -26,7 +26,7 @@ from gpu_assist.render import operations as _operations  # noqa: F401 - they reg
 from gpu_assist.render import plans as _plans  # noqa: F401 - they register
 from gpu_assist.render import text as render_text
 from gpu_assist.render.comparison import layout
-from gpu_assist.render.tables import display_width, text_table
+from gpu_assist.render.tables import at_width, display_width, text_table
 
 # A figure as the text shows it: currency sign, thousands grouped by 3, optional places, optional unit.
 MONEY = re.compile(r"[$¥][0-9][0-9,]*(?:\.[0-9]+)?[kM]?")
@@ -54,9 +54,10 @@ def answers(catalog):
     return _Answers(catalog)
 
 
-def _fits(text: str) -> None:
-    wide = [line for line in text.splitlines() if cell_len(line) > 100]
+def _fits(text: str, columns: int = 100) -> None:
+    wide = [line for line in text.splitlines() if cell_len(line) > columns]
     assert wide == [], wide
+    assert "…" not in text  # names fold, never cut
 
 
 def _value(figure: str) -> tuple[Decimal, Decimal]:
@@ -73,13 +74,13 @@ def _assert_same(figure: str, exact: Decimal) -> None:
     assert abs(shown - exact) <= half_step + Decimal("0.005"), (figure, exact)  # CSV/JSON are cents
 
 
-def _rows(lines: list[str], start: int, count: int, notes_at: int) -> tuple[list[list[str]], int]:
-    """`count` table rows from lines[start:] (a row is its line and the lines folded under it, blank before
-    the notes column), and the index after them."""
+def _rows(lines: list[str], start: int, count: int, names_at: int) -> tuple[list[list[str]], int]:
+    """`count` table rows from lines[start:] (a row is its line and the lines folded under it, blank in the
+    rank's column, before `names_at`), and the index after them."""
     rows: list[list[str]] = []
     at = start
     while at < len(lines):
-        folded = rows and not lines[at][:notes_at].strip()
+        folded = rows and not lines[at][:names_at].strip()
         if not folded and len(rows) == count:
             break
         if folded:
@@ -110,13 +111,13 @@ def _markers(row: list[str], notes_at: int) -> str:
     return "".join(pieces)
 
 
-def _check_comparison(result: Comparison, text: str) -> None:
+def _check_comparison(result: Comparison, text: str, columns: int = 100) -> None:
     """Every rank, total and marker of the text is whole and the CSV's, in the CSV's order."""
-    _fits(text)
+    _fits(text, columns)
     lines = text.splitlines()
     figures = list(csv.DictReader(io.StringIO(render_csv.render(result))))
     expected = layout(result)
-    at, number = 1, 0
+    at, number = next(i for i, line in enumerate(lines) if line.startswith("#")), 0  # after the title's lines
     for section, rank_of in ((expected.rows, str), (expected.untrusted, lambda _: "-")):
         if not section:
             continue
@@ -125,7 +126,7 @@ def _check_comparison(result: Comparison, text: str) -> None:
             at += 1
         header = lines[at]
         notes_at = display_width(header[:header.rindex("notes")])
-        rows, at = _rows(lines, at + 1, len(section), notes_at)
+        rows, at = _rows(lines, at + 1, len(section), header.index("provider"))
         for index, (row, cells) in enumerate(zip(rows, section), 1):
             line = ANSI.sub("", row[0])
             assert line.split()[0] == rank_of(index)
@@ -146,9 +147,10 @@ def _check_list(result, text: str) -> None:
     options = json.loads(render_json.render(result))
     if not options:
         return
-    header = lines[1]
+    first = next(i for i, line in enumerate(lines) if line.lstrip().startswith("#"))  # after the title's lines
+    header = lines[first]
     notes_at = display_width(header[:header.rindex("notes")])
-    rows, _ = _rows(lines, 2, len(options), notes_at)
+    rows, _ = _rows(lines, first + 1, len(options), header.index("provider"))
     legend = {line.split()[0] for line in lines if re.match(r"\d+ ", line)}
     for rank, (row, option) in enumerate(zip(rows, options), 1):
         assert row[0].split()[0] == str(rank)
@@ -192,6 +194,8 @@ def test_the_newcomers_large_totals_are_whole(answers, words):
     result = answers(words)
     _check_comparison(result, render_text.render(result))
     _check_comparison(result, ANSI.sub("", render_text.render(result, color=True)))
+    with at_width(80):
+        _check_comparison(result, render_text.render(result), columns=80)
 
 
 def test_a_large_table_says_its_unit_and_a_small_one_stays_exact(answers):
@@ -222,11 +226,25 @@ def test_markers_fold_between_markers_and_headers_never_fold():
     ]
 
 
-def test_names_give_way_with_an_ellipsis_numbers_never():
-    rows = [["1", "primeintellect", "datacrunch__8xA100_40GB__176__960", "$" + "9" * 3 + ",999,999,999", "1,2"]]
-    out = text_table(["#", "provider", "instance", "total", "notes"], rows * 3, right={3}, whole={0, 3},
+def test_names_fold_between_words_and_numbers_never():
+    rows = [["1", "primeintellect", "datacrunch__8xA100_40GB__176__960", "$" + "9" * 3 + ",999,999,999", "1,2"],
+            ["2", "shadeform", "8× paperspace_A100", "$1.00", ""]]
+    out = text_table(["#", "provider", "instance", "total", "notes"], rows, right={3}, whole={0, 3},
                      clip={1: 14, 2: 22}, fold={4}, narrow=[(2, 10), (1, 6)])
-    assert "$999,999,999,999" in out and "datacrunch__8xA100_40…" in out
+    assert out.splitlines() == [
+        "# provider       instance                          total notes",
+        "1 primeintellect datacrunch__8xA100_    $999,999,999,999 1,2",
+        "                 40GB__176__960",
+        "2 shadeform      8× paperspace_A100                $1.00",
+    ]
+    assert "…" not in out
+    with at_width(55):  # narrower: the instance folds at its longest word, the provider's name stays whole
+        narrow = text_table(["#", "provider", "instance", "total", "notes"], rows, right={3}, whole={0, 3},
+                            clip={1: 14, 2: 22}, fold={4}, narrow=[(2, 10), (1, 6)])
+    lines = narrow.splitlines()
+    assert lines[1].split()[1] == "primeintellect" and "…" not in narrow and max(map(cell_len, lines)) <= 55
+    folded = [lines[1].split()[2], *(line.strip() for line in lines[2:] if not line.startswith("2 "))][:3]
+    assert "".join(folded) == "datacrunch__8xA100_40GB__176__960"
     wide = text_table(["#", "total"], [["1", "$" + "1" * 120]], whole={0, 1})
     assert "1" * 120 in wide  # too wide for 100 columns, and printed whole rather than cut
 

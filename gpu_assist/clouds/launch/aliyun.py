@@ -5,7 +5,7 @@ tag), `RunInstances` with its `ClientToken` (ECS returns the same instances for 
 (an extension moves the `gpu-assist:expires-at` tag).
 Capacity: the out-of-stock errors below (spot: `SpotStrategy=SpotWithPriceLimit`, `SpotPriceLimit` the approved
 ceiling in CNY).
-Credentials: the SDK's own chain as `sources.aliyun.chain` builds it (`ALIBABA_CLOUD_ACCESS_KEY_ID`/
+Credentials: the SDK's own chain as `clouds/sdk/aliyun.py` builds it (`ALIBABA_CLOUD_ACCESS_KEY_ID`/
 `ALIBABA_CLOUD_ACCESS_KEY_SECRET`, the profile files, an instance RAM role on an ECS instance or where one is named),
 resolved on the first call; nothing of them is stored or logged.
 """
@@ -13,16 +13,14 @@ resolved on the first call; nothing of them is stored or logged.
 from __future__ import annotations
 
 import json
-import os
 import time
-import urllib.parse
 from typing import Any, Callable
 
-from ...errors import GpuAssistError, ProvisionError
+from ...errors import GpuAssistError
 from ...facts import PricingModel
 from ...lifecycle.policy import Policy
 from ...lifecycle.specs import LaunchSpec
-from ..tags import EXPIRES_TAG, REQUEST_TAG, cny_ceiling, launch_tags, with_backoff
+from ..tags import EXPIRES_TAG, REQUEST_TAG, cny_ceiling, launch_tags
 from .launcher import Found, Launcher, SdkOperations
 
 # RunInstances' errors that mean "not here, try elsewhere".
@@ -30,31 +28,6 @@ CAPACITY_ERRORS = ("OperationDenied.NoStock", "Zone.NotOnSale", "InvalidInstance
                    "InvalidResourceType.NotSupported", "OperationDenied.ZoneNotAllowed")
 _LIVE_STATES = ("Pending", "Starting", "Running", "Stopping", "Stopped")
 _PAGE = 100
-ENDPOINT_VARIABLE = "GPU_ASSIST_ALIYUN_ENDPOINT"
-RETRIED = ("Throttling", "Throttling.User", "Throttling.Api", "ServiceUnavailable")
-
-
-def _default_client(region: str) -> Any:
-    """An ECS client for `region` with the SDK's own credential chain; `GPU_ASSIST_ALIYUN_ENDPOINT` (a URL: a VPC
-    endpoint, or a local fake in tests) replaces the public one, as AWS_ENDPOINT_URL does for boto3."""
-    # the SDK (the optional `china` extra) with its importer, on the first call: every process builds this provisioner
-    from ...sources.aliyun import ecs_client
-
-    url = urllib.parse.urlsplit(os.environ.get(ENDPOINT_VARIABLE, ""))
-    return ecs_client(region, url.netloc or None, scheme=url.scheme or "https")
-
-
-def _ecs_models() -> Any:
-    """The SDK's request models (`alibabacloud_ecs20140526.models`, untyped), loaded on the first call as the
-    client is."""
-    # the optional `china` extra, as in `_default_client`
-    from alibabacloud_ecs20140526 import models
-
-    return models
-
-
-
-
 class Ecs(SdkOperations):
     """ECS's operations; `client(region)` gives an ECS client (tests point it at a local server)."""
 
@@ -63,21 +36,13 @@ class Ecs(SdkOperations):
     def _call(self, region: str, action: str, **fields: Any) -> dict[str, Any]:
         """One ECS API call with the SDK's request model for `action`; its response body as the documented JSON,
         retried with backoff while ECS throttles."""
-        request = getattr(_ecs_models(), f"{action}Request")(region_id=region, **fields)
+        request = getattr(self.adapter().ecs_models, f"{action}Request")(region_id=region, **fields)
         method = "_".join(part.lower() for part in _words(action))
 
         def call() -> dict[str, Any]:
             body: dict[str, Any] = getattr(self.client(region), method)(request).body.to_map()
             return body
-        return with_backoff(call, lambda error: getattr(error, "code", None) in RETRIED, self.sleep)
-
-    def refused(self, error: Exception, doing: str) -> ProvisionError:
-        code = getattr(error, "code", None) or type(error).__name__
-        message = getattr(error, "message", None) or str(error)
-        hint = "check ALIBABA_CLOUD_ACCESS_KEY_ID and ALIBABA_CLOUD_ACCESS_KEY_SECRET (or the RAM role)" \
-            if "Signature" in str(code) or "AccessKey" in str(code) else None
-        return ProvisionError(f"Alibaba Cloud refused {doing}: {code}: {str(message).splitlines()[0][:200]}",
-                              hint=hint)
+        return self.retried(call)
 
     # ---- checks before approval -------------------------------------------------------------------------
     def dry_call(self, spec: LaunchSpec) -> None:
@@ -109,18 +74,13 @@ class Ecs(SdkOperations):
     def _launch_args(self, spec: LaunchSpec, zone: str | None, token: str | None = None, *,
                      ends_at: str = "") -> dict[str, Any]:
         """RunInstances' fields for `spec` in `zone`, tagged (`tags.launch_tags`)."""
-        image = self.policy.cloud(self.provider, "image_id")
-        if not image:
-            raise ProvisionError("no image configured for Alibaba Cloud launches",
-                                 hint="set " + self.policy.source.to_set("image_id", '"…"',
-                                                                          table="policy.clouds.aliyun")
-                                 + " (a GPU image of the region)")
+        image = self.image('"…"')
         tags = launch_tags(spec, self.policy, ends_at)
         args: dict[str, Any] = {
             "zone_id": zone, "instance_type": spec.instance_type, "image_id": image, "amount": spec.instances,
             "min_amount": spec.instances, "instance_name": f"gpu-assist-{spec.request_id}",
             "instance_charge_type": "PostPaid",
-            "tag": [_ecs_models().RunInstancesRequestTag(key=k, value=v) for k, v in tags.items()]}
+            "tag": [self.adapter().ecs_models.RunInstancesRequestTag(key=k, value=v) for k, v in tags.items()]}
         if token:
             args["client_token"] = token
         for setting, field in (("vswitch_id", "v_switch_id"), ("security_group_id", "security_group_id")):
@@ -142,7 +102,7 @@ class Ecs(SdkOperations):
             page += 1
 
     def find_tagged(self, region: str, request_id: str) -> list[Found]:
-        tag = [_ecs_models().DescribeInstancesRequestTag(key=REQUEST_TAG, value=request_id)]
+        tag = [self.adapter().ecs_models.DescribeInstancesRequestTag(key=REQUEST_TAG, value=request_id)]
         return [Found(i["InstanceId"], i.get("ZoneId"), i.get("CreationTime") or "")
                 for i in self._describe(region, tag=tag) if i.get("Status") in _LIVE_STATES]
 
@@ -175,7 +135,7 @@ class Ecs(SdkOperations):
 
     def tag_expiry(self, region: str, instance_ids: list[str], ends_at: str) -> None:
         self._call(region, "TagResources", resource_type="instance", resource_id=instance_ids,
-                   tag=[_ecs_models().TagResourcesRequestTag(key=EXPIRES_TAG, value=ends_at)])
+                   tag=[self.adapter().ecs_models.TagResourcesRequestTag(key=EXPIRES_TAG, value=ends_at)])
 
 
 class AlibabaProvisioner(Launcher):
@@ -183,7 +143,7 @@ class AlibabaProvisioner(Launcher):
 
     def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
                  sleep: Callable[[float], None] = time.sleep):
-        super().__init__(Ecs(policy, client or _default_client, sleep))
+        super().__init__(Ecs(policy, client, sleep))
 
 
 def _words(action: str) -> list[str]:

@@ -3,7 +3,7 @@ by tag, RunInstances with its `ClientToken` (real AWS returns the same instances
 24 hours; moto keeps the token but does not deduplicate by it, so there the lookup by tag is what holds), stops,
 terminations and the expiry tag.
 Capacity: `InsufficientInstanceCapacity` and friends are capacity errors (spot: `MaxPrice` is the approved
-ceiling). Throttling and transient errors are botocore's standard retry mode (`gpu_assist.clouds.aws.client`).
+ceiling). Throttling and transient errors are botocore's standard retry mode (`gpu_assist.clouds.sdk.aws.client`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ...errors import ProvisionError
 from ...lifecycle.policy import Policy
 from ...lifecycle.specs import LaunchSpec
-from .. import aws
-from ..aws import BotoClient
+from ..sdk import aws
+from ..sdk.aws import BotoClient
 from ..tags import EXPIRES_TAG, REQUEST_TAG, launch_tags
 from .launcher import Found, Launcher
 

@@ -1,5 +1,5 @@
 """Huawei Cloud ECS's operations for the one launcher (`launcher.Launcher`), through the official SDK
-(huaweicloudsdkecs, ECS API v1 and v1.1, as `sources.huawei` reads prices):
+(huaweicloudsdkecs, ECS API v1 and v1.1, through `clouds/sdk/huawei.py`, as the price source):
 - the lookup by tag: `ListServersDetails` (GET /v1/{project_id}/cloudservers/detail) with `tags=key=value`;
 - the launch: `CreateServers` (POST /v1.1/{project_id}/cloudservers), pay-per-use (spot: `marketType` spot,
   `spotPrice` the approved ceiling in CNY), tagged by `server_tags`, with the API's idempotency header
@@ -10,13 +10,12 @@
 - zones: `ListServerAzInfo` (GET /v1/{project_id}/availability-zones); stop: `BatchStopServers`; terminate:
   `DeleteServers`; the expiry tag: `BatchCreateServerTags`, server by server.
 Capacity: `CAPACITY_ERRORS` below. Throttling (HTTP 429, `APIGW.0308`) is retried with backoff.
-Credentials: `sources.huawei.chain`, which asks the metadata service only on a Huawei Cloud ECS; the SDK looks the
+Credentials: `clouds/sdk/huawei.chain`, which asks the metadata service only on a Huawei Cloud ECS; the SDK looks the
 region's project up through IAM unless `HUAWEICLOUD_SDK_PROJECT_ID` names it. Nothing of them is stored or logged.
 """
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from typing import Any, Callable
@@ -25,15 +24,13 @@ from ...errors import GpuAssistError, ProvisionError
 from ...facts import PricingModel
 from ...lifecycle.policy import Policy
 from ...lifecycle.specs import LaunchSpec
-from ..tags import EXPIRES_TAG, REQUEST_TAG, cny_ceiling, launch_tags, with_backoff
+from ..tags import EXPIRES_TAG, REQUEST_TAG, cny_ceiling, launch_tags
 from .launcher import Found, Launcher, SdkOperations
 
 # CreateServers' answers that mean "not here, try elsewhere" (the flavor sold out in the zone, or not sold there).
 CAPACITY_ERRORS = ("Ecs.0047", "Ecs.0048", "Ecs.0213")
-THROTTLED = ("APIGW.0308",)
 _GONE = ("DELETED", "SOFT_DELETED")
 _PAGE = 100
-ENDPOINT_VARIABLE = "GPU_ASSIST_HUAWEI_ENDPOINT"
 TOKEN_SPACE = uuid.UUID("6f0d1c9e-2b1a-4c39-9d1e-8f3a2f5b7c10")  # X-Client-Token = uuid5(this, client_token)
 
 
@@ -45,20 +42,6 @@ def _sdk() -> Any:
     return v2
 
 
-def _default_client(region: str) -> Any:
-    """An EcsClient for `region` with the SDK's chain as `sources.huawei` builds it; `GPU_ASSIST_HUAWEI_ENDPOINT`
-    (a URL: a VPC endpoint, or a local fake in tests) replaces the public one."""
-    from ...sources.huawei import ecs_client
-
-    return ecs_client(region, os.environ.get(ENDPOINT_VARIABLE) or None)
-
-
-
-
-def _code(error: Exception) -> str:
-    return str(getattr(error, "error_code", "") or "")
-
-
 class HuaweiEcs(SdkOperations):
     """Huawei Cloud ECS's operations; `client(region)` gives an EcsClient (tests point it at a local server)."""
 
@@ -66,16 +49,7 @@ class HuaweiEcs(SdkOperations):
 
     def _call(self, region: str, method: str, request: Any) -> Any:
         """One SDK call, retried with backoff while the gateway throttles."""
-        def throttled(error: Exception) -> bool:
-            return getattr(error, "status_code", None) == 429 or _code(error) in THROTTLED
-        return with_backoff(lambda: getattr(self.client(region), method)(request), throttled, self.sleep)
-
-    def refused(self, error: Exception, doing: str) -> ProvisionError:
-        code = _code(error) or type(error).__name__
-        message = str(getattr(error, "error_msg", None) or error).splitlines()[0][:200]
-        hint = "check HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK (or the ECS agency)" \
-            if getattr(error, "status_code", None) in (401, 403) and code.startswith("APIGW") else None
-        return ProvisionError(f"Huawei Cloud refused {doing}: {code}: {message}", hint=hint)
+        return self.retried(lambda: getattr(self.client(region), method)(request))
 
     # ---- checks before approval -------------------------------------------------------------------------
     def dry_call(self, spec: LaunchSpec) -> None:
@@ -162,7 +136,8 @@ class HuaweiEcs(SdkOperations):
         return list(self._call(region, "create_servers", request).server_ids or []), zone
 
     def is_capacity(self, error: Exception) -> str | None:
-        return _code(error) if _code(error) in CAPACITY_ERRORS else None
+        code: str = self.adapter().code(error)
+        return code if code in CAPACITY_ERRORS else None
 
     # ---- ownership, stop, extend ------------------------------------------------------------------------
     def owners(self, region: str, instance_ids: list[str]) -> dict[str, str | None]:
@@ -196,4 +171,4 @@ class HuaweiProvisioner(Launcher):
 
     def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
                  sleep: Callable[[float], None] = time.sleep):
-        super().__init__(HuaweiEcs(policy, client or _default_client, sleep))
+        super().__init__(HuaweiEcs(policy, client, sleep))

@@ -16,13 +16,19 @@ hourly ceiling. Ownership: a stop, an extension or a reap acts only on instances
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Protocol
+import importlib
+from typing import Any, Callable, NamedTuple, Protocol, TypeVar
 
+from ...catalog.providers import display_name
 from ...errors import GpuAssistError, PolicyError, ProvisionError
 from ...lifecycle.policy import Policy
 from ...lifecycle.ports import LaunchOutcome, Launched, OwnershipLost, client_token
 from ...lifecycle.specs import LaunchSpec
+from .. import sdk
+from ..sdk import with_backoff
 from ..tags import REQUEST_TAG
+
+T = TypeVar("T")
 
 
 class Found(NamedTuple):
@@ -65,16 +71,38 @@ class CloudOperations(Protocol):
 
 
 class SdkOperations:
-    """What the operations over a cloud's Python SDK share: the policy, a client per region, the backoff's sleep,
-    and the shape of a dry run and of an explained error. A cloud says how its dry run is sent (`dry_call`), which
-    error means it would have passed (`dry_run_passed`), and how its refusals read (`refused`)."""
+    """What the operations over a cloud's Python SDK share: the policy, a client per region, the SDK's adapter
+    (`clouds/sdk/`: which errors are retried, how a refusal reads), the backoff's sleep, and the shape of a dry run
+    and of an explained error. A cloud says how its dry run is sent (`dry_call`) and which error means it would have
+    passed (`dry_run_passed`)."""
 
-    provider: str
+    provider: str  # also the name of the cloud's module of `clouds/sdk/`
 
-    def __init__(self, policy: Policy, client: Callable[[str], Any], sleep: Callable[[float], None]):
+    def __init__(self, policy: Policy, client: Callable[[str], Any] | None, sleep: Callable[[float], None]):
         self.policy = policy
-        self.client = client
+        # a client per region: the adapter's (its endpoint variable or the public one), or the tests' local server
+        self.client = client or (lambda region: self.adapter().default_client(region))
         self.sleep = sleep
+
+    def adapter(self) -> Any:
+        """The cloud's SDK adapter (`clouds/sdk/<provider>.py`), imported on the first call: every process builds
+        the provisioners, and the China clouds' SDKs are the optional `china` extra."""
+        return importlib.import_module(f"{sdk.__name__}.{self.provider}")
+
+    def image(self, example: str) -> str:
+        """The policy's image for this cloud's launches; ProvisionError naming the setting (`example` its form)
+        when there is none."""
+        image = self.policy.cloud(self.provider, "image_id")
+        if not image:
+            raise ProvisionError(f"no image configured for {display_name(self.provider)} launches",
+                                 hint="set " + self.policy.source.to_set("image_id", example,
+                                                                          table=f"policy.clouds.{self.provider}")
+                                 + " (a GPU image of the region)")
+        return image
+
+    def retried(self, call: Callable[[], T]) -> T:
+        """`call()`, retried with backoff while the cloud throttles (as its adapter tells)."""
+        return with_backoff(call, self.adapter().retryable, self.sleep)
 
     def dry_call(self, spec: LaunchSpec) -> None:
         raise NotImplementedError
@@ -83,7 +111,8 @@ class SdkOperations:
         return getattr(error, "code", None) == "DryRunOperation"
 
     def refused(self, error: Exception, doing: str) -> ProvisionError:
-        raise NotImplementedError
+        explained: ProvisionError = self.adapter().refused(error, doing)
+        return explained
 
     def explain(self, error: Exception, doing: str) -> ProvisionError:
         """A cloud error as one line a user can act on (never the credentials, which the SDKs do not print)."""

@@ -3,7 +3,7 @@
 lookup by tag), `RunInstances` with its `ClientToken` (CVM returns the same instances for a token it has seen) and
 `DryRun`, `DescribeZones`, `DescribeAccountQuota`, Stop- and TerminateInstances.
 Capacity: the sold-out errors below (spot: `InstanceMarketOptions.SpotOptions.MaxPrice` is the approved ceiling).
-Credentials: the SDK's own chain as `sources.tencent.chain` builds it (`TENCENTCLOUD_SECRET_ID`/
+Credentials: the SDK's own chain as `clouds/sdk/tencent.py` builds it (`TENCENTCLOUD_SECRET_ID`/
 `TENCENTCLOUD_SECRET_KEY`, the profile file, a CVM role on a CVM instance or where one is named), resolved on the
 first call; nothing of them is stored or logged.
 What CVM cannot do here: move a tag (tags are written by the Tag API, another SDK package), so an extension
@@ -13,16 +13,14 @@ launched.
 
 from __future__ import annotations
 
-import os
 import time
-import urllib.parse
 from typing import Any, Callable
 
-from ...errors import GpuAssistError, ProvisionError
+from ...errors import GpuAssistError
 from ...facts import PricingModel
 from ...lifecycle.policy import Policy
 from ...lifecycle.specs import LaunchSpec
-from ..tags import REQUEST_TAG, cny_ceiling, launch_tags, with_backoff
+from ..tags import REQUEST_TAG, cny_ceiling, launch_tags
 from .launcher import Found, Launcher, SdkOperations
 
 # RunInstances' errors that mean "not here, try elsewhere": sold out in the zone, or the type not sold there.
@@ -32,25 +30,6 @@ CAPACITY_ERRORS = ("ResourceInsufficient.SpecifiedInstanceType", "ResourcesSoldO
 _LIVE_STATES = ("PENDING", "LAUNCH_FAILED", "RUNNING", "STOPPING", "STOPPED", "STARTING", "REBOOTING")
 _CHARGE = {"on-demand": "POSTPAID_BY_HOUR", "spot": "SPOTPAID"}
 _PAGE = 100  # DescribeInstances' largest page
-ENDPOINT_VARIABLE = "GPU_ASSIST_TENCENT_ENDPOINT"
-# Retried with backoff, here rather than by the SDK's StandardRetryer, which (3.0.x) keeps the first error after a
-# later attempt succeeds and raises it. Every call is safe to repeat: RunInstances by its ClientToken.
-RETRIED = ("RequestLimitExceeded", "RequestLimitExceeded.UinLimitExceeded", "ClientNetworkError",
-           "ServerNetworkError", "InternalError")
-
-
-
-
-def _default_client(region: str) -> Any:
-    """A CvmClient for `region` with the SDK's own credential chain; `GPU_ASSIST_TENCENT_ENDPOINT` (a URL: a VPC's
-    internal endpoint, or a local fake in tests) replaces the public one, as AWS_ENDPOINT_URL does for boto3."""
-    # the SDK (the optional `china` extra) with its importer, on the first call: every process builds this provisioner
-    from ...sources.tencent import cvm_client
-
-    url = urllib.parse.urlsplit(os.environ.get(ENDPOINT_VARIABLE, ""))
-    return cvm_client(region, url.netloc or None, scheme=url.scheme or "https")
-
-
 class Cvm(SdkOperations):
     """CVM's operations; `client(region)` gives a CvmClient (tests point it at a local server)."""
 
@@ -61,14 +40,7 @@ class Cvm(SdkOperations):
         def call() -> dict[str, Any]:
             response: dict[str, Any] = self.client(region).call_json(action, params)["Response"]
             return response
-        return with_backoff(call, lambda error: getattr(error, "code", None) in RETRIED, self.sleep)
-
-    def refused(self, error: Exception, doing: str) -> ProvisionError:
-        code = getattr(error, "code", None) or type(error).__name__
-        message = getattr(error, "message", None) or str(error)
-        hint = "check TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY (or the CVM role)" \
-            if str(code).startswith("AuthFailure") else None
-        return ProvisionError(f"Tencent Cloud refused {doing}: {code}: {message}", hint=hint)
+        return self.retried(call)
 
     # ---- checks before approval -------------------------------------------------------------------------
     def dry_call(self, spec: LaunchSpec) -> None:
@@ -99,12 +71,7 @@ class Cvm(SdkOperations):
     def _launch_args(self, spec: LaunchSpec, region: str, zone: str | None, token: str | None = None, *,
                      ends_at: str = "") -> dict[str, Any]:
         """RunInstances' parameters for `spec` in `zone`, tagged (`tags.launch_tags`)."""
-        image = self.policy.cloud(self.provider, "image_id")
-        if not image:
-            raise ProvisionError("no image configured for Tencent Cloud launches",
-                                 hint="set " + self.policy.source.to_set("image_id", '"img-…"',
-                                                                          table="policy.clouds.tencent")
-                                 + " (a GPU image of the region)")
+        image = self.image('"img-…"')
         tags = launch_tags(spec, self.policy, ends_at)
         args: dict[str, Any] = {
             "InstanceChargeType": _CHARGE.get(spec.pricing_model, "POSTPAID_BY_HOUR"),
@@ -178,4 +145,4 @@ class TencentProvisioner(Launcher):
 
     def __init__(self, policy: Policy, client: Callable[[str], Any] | None = None,
                  sleep: Callable[[float], None] = time.sleep):
-        super().__init__(Cvm(policy, client or _default_client, sleep))
+        super().__init__(Cvm(policy, client, sleep))

@@ -1,7 +1,7 @@
 """How long a job takes on a GPU: its FLOPs, the rate it runs at, how it scales over hosts and what spot
 interruptions add. Pure.
 
-A mixture of experts computes with the parameters a token runs through (`Workload.active_params`) while its
+A mixture of experts computes with the parameters a token runs through (`active_params`) while its
 gradients are all its parameters'.
 """
 
@@ -21,6 +21,11 @@ from .memory import adapter_params
 GRADIENT_BYTES = 2  # gradients are all-reduced in 16 bits (bf16/fp16 mixed precision; fp8 recipes too)
 
 
+def active_params(workload: Workload) -> float:
+    """The parameters one token runs through: a named mixture of experts' active ones, else all of them."""
+    return workload.model.active_params if workload.model is not None else workload.params
+
+
 def flops_factor(workload: Workload) -> int:
     """FLOPs per parameter and token: 6 (forward and backward), 4 under LoRA/QLoRA (no weight gradients)."""
     return 4 if workload.kind == "finetune" and workload.method in ("lora", "qlora") else 6
@@ -29,7 +34,7 @@ def flops_factor(workload: Workload) -> int:
 def training_flops(workload: Workload, gpus: GpuTable) -> float | None:
     """Total FLOPs of the job, None when neither tokens nor reference GPU-hours are given."""
     if workload.tokens:
-        return flops_factor(workload) * workload.active_params * workload.tokens
+        return flops_factor(workload) * active_params(workload) * workload.tokens
     if workload.reference_gpu_hours and workload.reference_gpu:
         reference = gpus.specs[workload.reference_gpu]
         tflops = reference.dense_tflops(workload.precision)
@@ -92,7 +97,7 @@ def scaling(workload: Workload, spec: GpuSpec, gpus_per_host: int, hosts: int, l
         return Scaling(hosts, gbps, 0.0, 0.0, a.comm_overlap, 1.0, "one host")
     tflops = spec.dense_tflops(workload.precision) or 0.0
     gpus = hosts * gpus_per_host
-    compute_s = flops_factor(workload) * workload.active_params * (a.global_batch_tokens / gpus) / \
+    compute_s = flops_factor(workload) * active_params(workload) * (a.global_batch_tokens / gpus) / \
         (tflops * 1e12 * a.mfu) if tflops else 0.0
     comm_s = 2 * (hosts - 1) / hosts * GRADIENT_BYTES * trainable_params(workload) / \
         (gbps * 1e9 / 8 * a.link_efficiency) if gbps else 0.0

@@ -1,24 +1,25 @@
-"""boto3 clients, configured once: botocore's standard retry mode, botocore's default credential chain less its
-last link off EC2, and `AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC endpoints.
+"""AWS's SDK for the price source, the provisioner, fleet and Cost Explorer: boto3 clients, configured once:
+botocore's standard retry mode, botocore's default credential chain less its last link off EC2, and
+`AWS_ENDPOINT_URL` (honoured by boto3 itself) for moto in tests and for VPC endpoints.
 
 The chain's last link asks EC2's instance metadata service (169.254.169.254) for an instance role's keys. It stays
 on an EC2 instance and where the user configured it (`cloud_host.metadata_allowed`, or an endpoint in the profile);
 elsewhere it is removed, so a machine without keys gets "no AWS credentials" at once instead of a call nobody asked
 for. A profile's `credential_source = Ec2InstanceMetadata` is configuration: botocore still honours it.
 
-The one place boto3 and botocore are imported lazily: fleet and Cost Explorer read AWS through here, and the commands
-import them for every verb, so boto3 loads only when a verb calls AWS (provision.aws, off every light path, imports
-botocore at its top)."""
+The one place boto3 and botocore are imported lazily: fleet, Cost Explorer, the AWS price source and the AWS
+provisioner read AWS through here, and the commands import them for every verb, so boto3 loads only when a verb
+calls AWS (`launch/aws.py`, off every light path, imports botocore at its top)."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from ..catalog.regions import default_region
-from ..errors import ProvisionError
-from ..host.cloud_host import metadata_allowed
-from .tags import REQUEST_TAG as REQUEST_TAG  # gpu-assist's own tag, read by fleet and Cost Explorer
+from ...catalog.regions import default_region
+from ...errors import ProvisionError
+from ...host.cloud_host import metadata_allowed
+from ..tags import REQUEST_TAG as REQUEST_TAG  # gpu-assist's own tag, read by fleet and Cost Explorer
 
 # A boto3 client: built from service models at run time, so without boto3-stubs it has no static type.
 BotoClient = Any

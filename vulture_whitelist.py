@@ -44,6 +44,7 @@ _.vendor  # gpus.GpuSpec: a column of catalogs/gpus.csv, part of the record libr
 _.averages  # nvml.Poller.averages(): per-GPU averages over a window (tests/unit/test_nvml.py)
 _.cancel  # workers.Place.cancel(): give a reserved place back (tests/unit/test_slack_workers.py)
 _.TERMINAL  # states.TERMINAL: the states no transition leaves (tests/reliability/test_faults.py)
+_.NATIVE_PROVIDERS  # providers.NATIVE_PROVIDERS: the clouds with fakes of their own (launch conformance, smoke/)
 
 # Set and never read: pricing.py is being rewritten on another branch, which decides whether to keep it (#21)
 _.offers_considered

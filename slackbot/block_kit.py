@@ -11,6 +11,7 @@ from gpu_assist.lifecycle.specs import OptionId
 from gpu_assist.pricing.query import is_duration_s
 
 Block = dict[str, Any]  # one Block Kit block, as Slack's Web API takes it
+Launches = tuple[str, ...]  # the clouds whose quote rows get a Request launch button (the policy's allowed ones)
 
 APPROVE = "approve_request"
 REJECT = "reject_request"

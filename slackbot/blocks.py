@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import singledispatch
 from typing import Any
 
+from gpu_assist.catalog.providers import LAUNCH_PROVIDERS
 from gpu_assist.clouds.fleet import FleetReport
 from gpu_assist.commands.objects import QuoteCommand
 from gpu_assist.plan.recommendation import Recommendation
@@ -28,6 +29,7 @@ from slackbot.block_kit import (
     REJECT,
     REQUEST_LAUNCH,
     REQUEST_STOP,
+    Launches,
     launch_button_choice,
     launch_button_value,
 )
@@ -75,7 +77,8 @@ __all__ = [
 
 
 @singledispatch
-def message(result: object, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+def message(result: object, *, command: object = None, launches: Launches = LAUNCH_PROVIDERS
+            ) -> tuple[str, list[dict[str, Any]]]:
     """A command's answer as Slack shows it: (notification text, blocks). `command` is the command that asked, so
     that a comparison's "More" button can ask it again. Results without a card of their own are their text."""
     rendered = text_blocks(result)
@@ -83,22 +86,26 @@ def message(result: object, *, command: object = None) -> tuple[str, list[dict[s
 
 
 @message.register(Comparison)
-def _comparison_message(result: Comparison, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+def _comparison_message(result: Comparison, *, command: object = None, launches: Launches = LAUNCH_PROVIDERS
+                        ) -> tuple[str, list[dict[str, Any]]]:
     asked = command if isinstance(command, QuoteCommand) else None
     return (f"{len(result.rows) + result.more} offers for {result.request.describe()}",
-            comparison_blocks(result, command=asked))
+            comparison_blocks(result, command=asked, launches=launches))
 
 
 @message.register(Quote)
-def _quote_message(result: Quote, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
-    return f"{plural(len(result.options), 'option')} for {result.request.describe()}", quote_blocks(result)
+def _quote_message(result: Quote, *, command: object = None, launches: Launches = LAUNCH_PROVIDERS
+                   ) -> tuple[str, list[dict[str, Any]]]:
+    return (f"{plural(len(result.options), 'option')} for {result.request.describe()}",
+            quote_blocks(result, launches=launches))
 
 
 @message.register(Recommendation)
-def _recommendation_message(result: Recommendation, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+def _recommendation_message(result: Recommendation, *, command: object = None, **_: object
+                            ) -> tuple[str, list[dict[str, Any]]]:
     return f"{plural(len(result.plans), 'plan')} for {result.workload.describe()}", recommendation_blocks(result)
 
 
 @message.register(FleetReport)
-def _fleet_message(result: FleetReport, *, command: object = None) -> tuple[str, list[dict[str, Any]]]:
+def _fleet_message(result: FleetReport, *, command: object = None, **_: object) -> tuple[str, list[dict[str, Any]]]:
     return f"{plural(len(result.instances), 'GPU instance')}, {len(result.idle)} idle", fleet_blocks(result)

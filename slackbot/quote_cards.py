@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from gpu_assist import facts
+from gpu_assist.catalog.providers import LAUNCH_PROVIDERS
 from gpu_assist.clouds.fleet import FleetReport
 from gpu_assist.commands.objects import QuoteCommand
 from gpu_assist.lifecycle.specs import OptionId
@@ -29,6 +30,7 @@ from slackbot.block_kit import (
     SECTION_LIMIT,
     VALUE_LIMIT,
     Block,
+    Launches,
     context_block,
     launch_button_value,
     monospaced,
@@ -49,7 +51,7 @@ def _reason(quote: Quote) -> str:
     return words(quote.empty_reason) if quote.empty_reason else "try fewer filters"
 
 
-def quote_blocks(result: Quote, *, top: int = 5) -> list[Block]:
+def quote_blocks(result: Quote, *, top: int = 5, launches: Launches = LAUNCH_PROVIDERS) -> list[Block]:
     request = result.request
     options = result.options[:top]
     title = f"{request.count}×{request.gpu} for {job_length(request.duration_s)}"
@@ -76,27 +78,29 @@ def quote_blocks(result: Quote, *, top: int = 5) -> list[Block]:
     blocks.append(context_block(caveats + said(result.notices) or ["prices from catalogs/SOURCES.md"]))
     buttons = [{"type": "button", "action_id": f"{REQUEST_LAUNCH}_{i}",
                 "text": {"type": "plain_text", "text": f"Request launch #{i}"},
-                "value": launch_button_value(OptionId(o.instance_type, o.region, o.pricing_model), request.duration_s)}
+                "value": launch_button_value(OptionId(o.instance_type, o.region, o.pricing_model, o.provider),
+                                             request.duration_s)}
                for i, o in enumerate(options, 1)
-               if o.provider == "aws" and o.pricing_model in ("on-demand", "spot") and o.verified]
+               if o.provider in launches and o.pricing_model in ("on-demand", "spot") and o.verified]
     if buttons:
         blocks.append({"type": "actions", "elements": buttons[:5]})
     return blocks
 
 
-def _launch_button(row: ComparisonRow, index: int, request: Query) -> Block | None:
-    """A "Request launch" accessory for a verified AWS row, for its cheapest on-demand or spot option."""
+def _launch_button(row: ComparisonRow, index: int, request: Query, launches: Launches) -> Block | None:
+    """A "Request launch" accessory for a verified row of a launch cloud (native or SkyPilot's), its cheapest option."""
     options = [o for m, o in row.cells if m in ("on-demand", "spot") and o.verified]
-    if row.provider != "aws" or not options:
+    if row.provider not in launches or not options:
         return None
     option = min(options, key=lambda o: o.total)
     return {"type": "button", "action_id": f"{REQUEST_LAUNCH}_{index}",
             "text": {"type": "plain_text", "text": f"Request launch ({option.pricing_model})"},
-            "value": launch_button_value(OptionId(option.instance_type, option.region, option.pricing_model),
-                                         request.duration_s)}
+            "value": launch_button_value(OptionId(option.instance_type, option.region, option.pricing_model,
+                                                  row.provider), request.duration_s)}
 
 
-def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None, start: int = 0) -> list[Block]:
+def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None, start: int = 0,
+                      launches: Launches = LAUNCH_PROVIDERS) -> list[Block]:
     """The comparison as Block Kit: a section per offer (at most 8), the legend in a context block and, when
     `command` (the quote that asked) is given, a "More" button for the next rows. It speaks Slack's grammar
     (`include-flagged`, `top=20`), never CLI flags."""
@@ -117,7 +121,7 @@ def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None
             prices += f" · disk+data {line[4 + len(columns)]}"
         marks = f"  _notes {line[-1]}_" if line[-1] else ""
         section = section_block(f"*{index}. {row.provider}* `{line[2]}` · {line[3]}{marks}\n{prices}")
-        button = _launch_button(row, index, result.request)
+        button = _launch_button(row, index, result.request, launches)
         if button:
             section["accessory"] = button
         blocks.append(section)
@@ -194,7 +198,8 @@ def fleet_blocks(report: FleetReport) -> list[Block]:
     return blocks
 
 
-def more_message(result: Comparison, command: QuoteCommand, start: int) -> tuple[str, list[Block]]:
+def more_message(result: Comparison, command: QuoteCommand, start: int, launches: Launches = LAUNCH_PROVIDERS
+                 ) -> tuple[str, list[Block]]:
     """The "More" button's answer: the comparison's rows from `start` on, with the next "More"."""
     return (f"More offers for {result.request.describe()}",
-            comparison_blocks(result, command=command, start=start))
+            comparison_blocks(result, command=command, start=start, launches=launches))

@@ -19,7 +19,7 @@ import os
 
 import pytest
 
-from gpu_assist.catalog.providers import LAUNCH_PROVIDERS
+from gpu_assist.catalog.providers import NATIVE_PROVIDERS
 from gpu_assist.commands.lifecycle import PROVISIONERS
 from gpu_assist.lifecycle.policy import Policy
 from gpu_assist.lifecycle.specs import spec_from_json
@@ -39,10 +39,10 @@ CLOUDS = {
 
 
 def test_every_native_cloud_has_a_smoke_check():
-    assert set(CLOUDS) == set(LAUNCH_PROVIDERS)
+    assert set(CLOUDS) == set(NATIVE_PROVIDERS)  # the engine's clouds: test_real_skypilot_api_server.py
 
 
-@pytest.mark.parametrize("provider", LAUNCH_PROVIDERS)
+@pytest.mark.parametrize("provider", NATIVE_PROVIDERS)
 def test_the_real_cloud_accepts_a_dry_run(provider):
     if os.environ.get("GPU_ASSIST_SMOKE") != "1":
         pytest.skip("opt in with GPU_ASSIST_SMOKE=1 (dry runs against the real clouds)")

@@ -12,9 +12,8 @@ from typing import Any, Callable
 from ..catalog.gpus import GpuTable
 from ..errors import ParseError
 from ..facts import PricingModel
-from ..catalog.providers import LAUNCH_PROVIDERS
-from ..catalog.providers import cloud_of
-from ..lifecycle.records import REQUEST_ID
+from ..catalog.providers import LAUNCH_PROVIDERS, cloud_of, not_launchable
+from ..lifecycle.records import ENGINE_CLUSTER, REQUEST_ID
 from ..lifecycle.specs import OptionId
 from ..plan.plans import PLAN_SORTS
 from ..plan.tco import parse_tco
@@ -170,7 +169,11 @@ def _parse_launch(words: list[str], gpus: GpuTable) -> LaunchCommand:
             raise ParseError("say for how long, and nothing else", example=f"launch {option} 72h")
         return LaunchCommand(option, parse_duration(rest[1], example=f"launch {option} 72h"), project)
     request = parse_request_words(rest, gpus)
-    if len(request.providers) > 1 or set(request.providers) - set(LAUNCH_PROVIDERS):
+    if len(request.providers) == 1 and not_launchable(request.providers[0]):
+        raise ParseError(f"cannot launch on {request.providers[0]}: {not_launchable(request.providers[0])}",
+                         hint="clouds gpu-assist launches on: " + ", ".join(LAUNCH_PROVIDERS),
+                         example="launch 8xH100 24h provider=gcp")
+    if len(request.providers) > 1:
         raise ParseError(f"a launch names one cloud of {', '.join(LAUNCH_PROVIDERS)}",
                          example="launch 8xV100 72h provider=tencent")
     if not set(request.pricing_models) <= {PricingModel.ON_DEMAND, PricingModel.SPOT}:
@@ -205,9 +208,10 @@ def _request_id(word: str, example: str) -> str:
 def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
     ids = tuple(w.lower() for w in rest if not w.lower().startswith("region="))
     region = next((w.split("=", 1)[1] for w in rest if w.lower().startswith("region=")), None)
-    bad = [i for i in ids if cloud_of(i) is None]
+    bad = [i for i in ids if cloud_of(i) is None and not ENGINE_CLUSTER.match(i)]
     if not ids or bad:
-        raise ParseError(f"'{bad[0]}' is not an instance id" if bad else "name the instances to stop",
+        raise ParseError(f"'{bad[0]}' is not an instance id or a cluster gpu-assist launched" if bad
+                         else "name the instances to stop",
                          example="stop i-0123456789abcdef0")
     return StopCommand(ids, region)
 

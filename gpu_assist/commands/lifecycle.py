@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Callable
 
 from ..catalog import Catalog
-from ..catalog.providers import LAUNCH_PROVIDERS
+from ..catalog.providers import ENGINE_PROVIDERS, LAUNCH_PROVIDERS
 from ..clouds.launch.aliyun import AlibabaProvisioner
 from ..clouds.launch.aws import AwsProvisioner
 from ..clouds.launch.huawei import HuaweiProvisioner
+from ..clouds.launch.skypilot import engine
 from ..clouds.launch.tencent import TencentProvisioner
 from ..errors import PolicyError
 from ..lifecycle.approvals import Approvals
@@ -20,9 +21,10 @@ from ..lifecycle.policy import Policy, load_policy
 from ..lifecycle.ports import Clouds, Provisioner
 from ..store import Store
 
-# The provisioner of each cloud the registry says gpu-assist launches on natively.
+# The provisioner of each cloud the registry says gpu-assist launches on: natively, or through SkyPilot (the engine).
 PROVISIONERS: dict[str, Callable[[Policy], Provisioner]] = {
-    "aws": AwsProvisioner, "tencent": TencentProvisioner, "aliyun": AlibabaProvisioner, "huawei": HuaweiProvisioner}
+    "aws": AwsProvisioner, "tencent": TencentProvisioner, "aliyun": AlibabaProvisioner, "huawei": HuaweiProvisioner,
+    **{name: engine(name) for name in ENGINE_PROVIDERS}}
 
 
 def clouds(policy: Policy) -> Clouds:

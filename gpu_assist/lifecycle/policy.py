@@ -19,7 +19,7 @@ import tomllib
 
 from ..catalog import default_catalog_dir
 from ..catalog.fx import load_fx
-from ..catalog.providers import DEFAULT_LAUNCH_REGIONS, LAUNCH_PROVIDERS
+from ..catalog.providers import DEFAULT_LAUNCH_REGIONS, GPU_INSTANCE_TYPES, LAUNCH_PROVIDERS
 from ..catalog.regions import DEFAULT_REGION, default_region
 from ..errors import GpuAssistError, PolicyError
 from ..pricing.query import format_duration
@@ -29,9 +29,8 @@ from . import states
 from .identity import AUTO_APPROVE, BREAK_GLASS, approver_entry, authenticated, realm_of, same_person
 from .specs import ExtendSpec, LaunchSpec
 
-# GPU instance families, as shell patterns, per cloud: AWS p/g; Tencent's GN, GT, GI and PNV families (upper case);
-# Alibaba's ecs.gn* and bare-metal ecs.ebmgn*. The allowed providers decide which clouds launch at all.
-GPU_INSTANCE_TYPES = ("p*", "g*", "GN*", "GT*", "GI*", "PNV*", "ecs.gn*", "ecs.ebmgn*")
+# The default allow-list of instance types is every launch cloud's GPU families, as the provider registry declares
+# them (`Provider.gpu_types`); the allowed providers decide which clouds launch at all.
 CLOUD_SETTINGS = ("account", "region", "image_id", "vpc_id", "subnet_id", "vswitch_id", "security_group_id")
 MAX_EXTENSION_S = 30 * 24 * 3600  # without a max_ttl in the policy: the longest one extension may add
 CONFIG_VARIABLE = "GPU_ASSIST_CONFIG"  # names the TOML file whose [policy] table is read

@@ -11,6 +11,7 @@ import datetime as dt
 from decimal import Decimal
 
 from ..catalog import Catalog
+from ..catalog.providers import display_name
 from ..catalog.regions import GROUPS, location
 from ..errors import ParseError, PolicyError
 from ..facts import PricingModel, Stale
@@ -39,9 +40,10 @@ def _request(command: LaunchIntent, catalog: Catalog) -> Query:
     if isinstance(command.what, Query):
         return command.what
     option = command.what
-    shape = instance_shape(catalog, option.instance_type)
+    shape = instance_shape(catalog, option.instance_type, option.provider)
     if shape is None:
-        raise ParseError(f"unknown AWS instance type '{option.instance_type}'", example=LAUNCH_EXAMPLE)
+        raise ParseError(f"unknown {display_name(option.provider)} instance type '{option.instance_type}'",
+                         example=LAUNCH_EXAMPLE)
     return Query(gpu=shape[0], count=shape[1], duration_s=command.duration_s, regions=(option.region,),
                    providers=(option.provider,), pricing_models=(option.pricing_model,))
 
@@ -74,7 +76,8 @@ def plan_launch(command: LaunchIntent, catalog: Catalog, policy: Policy, *, requ
     chosen = command.what if isinstance(command.what, OptionId) else None
     specs = [_spec(option, command, request_id, requester, policy, _native_hourly(catalog, option), named)
              for option in result.options
-             if chosen is None or OptionId(option.instance_type, option.region, option.pricing_model) == chosen]
+             if chosen is None or OptionId(option.instance_type, option.region, option.pricing_model,
+                                           option.provider) == chosen]
     specs.sort(key=lambda spec: spec.price_stale)  # a fresh price before a stale one, each cheapest first
     allowed = [spec for spec in specs if not policy.violations(spec)]
     if not allowed:

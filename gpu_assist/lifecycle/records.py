@@ -15,6 +15,19 @@ from .specs import Spec
 # the grammar's words and Slack's buttons (`REQUEST_ID`) and routed (`REQUEST_ID_FORM`, in the Jupyter routes) here.
 REQUEST_ID_FORM = r"r-[0-9a-f]{12}"
 REQUEST_ID = re.compile(rf"^{REQUEST_ID_FORM}$")
+# A launch through the engine is one SkyPilot cluster named after its request: the name is the launch's idempotency
+# key on the API server, and what its record holds (and `stop` takes) in place of instance ids.
+ENGINE_CLUSTER = re.compile(rf"^gpu-assist-{REQUEST_ID_FORM}$")
+
+
+def engine_cluster(request_id: str) -> str:
+    """The SkyPilot cluster a launch request makes: one per request, whoever launches it."""
+    return f"gpu-assist-{request_id}"
+
+
+def engine_request(cluster: str) -> str | None:
+    """The request a cluster of gpu-assist's name was launched for; None for any other name."""
+    return cluster.removeprefix("gpu-assist-") if ENGINE_CLUSTER.match(cluster) else None
 
 
 def new_request_id() -> str:

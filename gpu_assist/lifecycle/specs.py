@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar, Protocol
 
+from ..catalog.providers import LAUNCH_PROVIDERS
 from ..facts import Fact, PricingModel, StaleLaunchPrice
 from ..pricing.query import Query, format_duration
 
@@ -27,22 +28,29 @@ def tag_time(moment: dt.datetime) -> str:
 
 @dataclass(frozen=True)
 class OptionId:
-    """`aws:p4d.24xlarge:us-east-1:spot`: one quote row, as `launch` takes it."""
+    """`aws:p4d.24xlarge:us-east-1:spot`, `gcp:a3-highgpu-8g:us-central1:on-demand`: one quote row of a cloud
+    gpu-assist launches on, as `launch` and the quote card's button take it."""
 
     instance_type: str
     region: str
     pricing_model: PricingModel
     provider: str = "aws"
-    PATTERN: ClassVar[re.Pattern[str]] = re.compile(r"^aws:([a-z0-9.\-]+):([a-z0-9\-]+):(on-demand|spot)$")
+    PATTERN: ClassVar[re.Pattern[str]] = re.compile(r"^([a-z0-9]+):([^:\s]+):([^:]+):(on-demand|spot)$", re.I)
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.instance_type}:{self.region}:{self.pricing_model}"
 
     @classmethod
     def parse(cls, word: str) -> OptionId | None:
-        """The option a word names, or None when it is not an option id."""
-        match = cls.PATTERN.match(word.lower())
-        return cls(match[1], match[2], PricingModel(match[3])) if match else None
+        """The option a word names, or None when it is not an option id of a cloud gpu-assist launches on. The
+        provider and pricing model are read in any case, an AWS type and region too; other clouds' names as
+        written (Azure's and Verda's types have capitals)."""
+        match = cls.PATTERN.match(word.strip())
+        provider = match[1].lower() if match else ""
+        if match is None or provider not in LAUNCH_PROVIDERS:
+            return None
+        instance_type, region = (match[2].lower(), match[3].lower()) if provider == "aws" else (match[2], match[3])
+        return cls(instance_type, region, PricingModel(match[4].lower()), provider)
 
 
 class LaunchIntent(Protocol):

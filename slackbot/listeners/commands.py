@@ -109,6 +109,7 @@ class SlashCommand:
         result's message (a pure one encoded once and posted over a kept-alive connection)."""
         deps = self.deps
         pure = isinstance(parsed, _PURE) and bool(command.get("response_url"))
+        launches = deps.context.approvals.policy.allowed_providers  # the rows whose Request launch can work
         try:
             if isinstance(parsed, UtilCommand) and not parsed.fleet:
                 parsed = UtilCommand(fleet=True)  # Slack's /gpu util is about the team's fleet, not the bot's host
@@ -116,7 +117,8 @@ class SlashCommand:
                 result = run(parsed, deps.context, actor=actor(SLACK, command["user_id"]))
                 # A question asked again gets the same answer object, and its message as already rendered.
                 body = self.encoded.message(result, text, replace,
-                                            lambda: blocks.message(result, command=parsed)) if pure else None
+                                            lambda: blocks.message(result, command=parsed, launches=launches)
+                                            ) if pure else None
         except GpuAssistError as error:
             apart_from(error, text)
             respond(response_type="ephemeral", replace_original=replace, text=str(error),
@@ -135,7 +137,7 @@ class SlashCommand:
         if body is not None:
             deps.poster.post(command["response_url"], body)
             return
-        fallback, rendered = blocks.message(result, command=parsed)
+        fallback, rendered = blocks.message(result, command=parsed, launches=launches)
         respond(response_type="ephemeral", replace_original=replace, text=fallback, blocks=rendered)
 
 

@@ -65,7 +65,8 @@ class CardButtons:
         if not isinstance(result, Comparison):
             respond(response_type="ephemeral", replace_original=False, text=blocks.OUT_OF_DATE)
             return
-        text, more = blocks.more_message(result, command, start)
+        text, more = blocks.more_message(result, command, start,
+                                         self.deps.context.approvals.policy.allowed_providers)
         respond(response_type="ephemeral", replace_original=False, text=text, blocks=more)
 
 

@@ -1,7 +1,9 @@
-"""Each native cloud's fake, behind one face for the conformance suite (`test_launch_conformance.py`): moto for EC2
-(it keeps ClientTokens but does not deduplicate by them), `cvm_fake` for CVM, `ecs_fake` for Alibaba's ECS and
-`huawei_ecs_fake` for Huawei's. A harness says what the cloud holds (`live`), and makes what the scenarios need: a
-sold-out zone, throttling, a foreign instance, a duplicate tagged with a request. Not a test module."""
+"""Each native cloud's fake, and the engine's, behind one face for the conformance suite
+(`test_launch_conformance.py`): moto for EC2 (it keeps ClientTokens but does not deduplicate by them), `cvm_fake`
+for CVM, `ecs_fake` for Alibaba's ECS, `huawei_ecs_fake` for Huawei's, and `skypilot_api_fake` (SkyPilot's API
+server, for Google Cloud through the engine: every engine cloud runs the same code). A harness says what the cloud
+holds (`live`), and makes what the scenarios need: a sold-out zone, throttling, a foreign instance, a duplicate
+tagged with a request. Not a test module."""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ class Harness:
     runs: Callable[[], int]
     tokens: bool = True                  # the fake returns the same instances for a token it has seen
     pauses: list[float] = field(default_factory=list)
+    not_applicable: dict[str, str] = field(default_factory=dict)  # scenario → why it does not apply to this cloud
 
     def policy(self, **rules: Any) -> Policy:
         return Policy(**{"approvers": frozenset(APPROVERS), "allowed_providers": ("aws", self.provider),
@@ -204,4 +207,44 @@ def huawei_harness(request: Any) -> Any:
             lambda request_id: make([f"{REQUEST_TAG}={request_id}"]), lambda: len(ecs.runs()))
 
 
-HARNESSES = {"aws": aws_harness, "tencent": tencent_harness, "aliyun": aliyun_harness, "huawei": huawei_harness}
+# The scenarios the engine cannot run, and why (the suite skips them with the reason).
+ENGINE_NOT_APPLICABLE = {
+    "test_a_sold_out_zone_fails_over_to_the_next_one":
+        "the engine pins the region and SkyPilot fails over between its zones on the API server, out of sight; "
+        "gpu-assist's own failover, across candidate regions, is test_launch_skypilot's",
+    "test_surplus_instances_of_a_request_are_terminated_and_the_recorded_ones_kept":
+        "a request is one cluster whose name the API server holds once: there is no duplicate of it to terminate, "
+        "and another cluster carrying a copied label is not gpu-assist's launch",
+    "test_throttling_is_ridden_out_and_ends_with_exactly_the_requests_instances":
+        "SkyPilot's SDK rides out a busy server (503) itself, waiting 5 s and more on the wall clock, not on "
+        "gpu-assist's backoff",
+}
+
+
+@contextlib.contextmanager
+def skypilot_harness(request: Any) -> Any:
+    from skypilot_api_fake import SERVICE_TOKEN, SKY_HOME, shared_server
+
+    from gpu_assist.clouds.launch.skypilot import REQUEST_LABEL, SkyPilotProvisioner
+
+    monkeypatch = request.getfixturevalue("monkeypatch")
+    server = shared_server()
+    monkeypatch.setenv("HOME", str(SKY_HOME))
+    monkeypatch.setenv("SKYPILOT_API_SERVER_ENDPOINT", server.endpoint)
+    monkeypatch.setenv("SKYPILOT_SERVICE_ACCOUNT_TOKEN", SERVICE_TOKEN)
+    yield Harness(
+        "gcp", "us-central1", "8xH100 24h provider=gcp region=us-central1",
+        offer(provider="gcp", region="us-central1", instance_type="a3-highgpu-8g", gpu="H100", gpu_count="8",
+              gpu_memory_gib="80", vcpus="208", memory_gib="1872", on_demand_hourly="88.25", source="skypilot-gcp",
+              as_of="2026-12-02"),
+        {"account": "acme-gcp"}, ["us-central1-a"],
+        lambda policy, sleep: SkyPilotProvisioner("gcp", policy),
+        lambda: {name: c["labels"].get(REQUEST_LABEL) for name, c in server.clusters.items()},
+        lambda name: name not in server.clusters, server.sold_out.add, lambda n: setattr(server, "throttle", n),
+        lambda: server.add_cluster("team-notebook", "us-central1", {"team": "vision"}),
+        lambda request_id: server.add_cluster(f"copy-of-{request_id}", "us-central1", {REQUEST_LABEL: request_id}),
+        lambda: len(server.launches()), not_applicable=ENGINE_NOT_APPLICABLE)
+
+
+HARNESSES = {"aws": aws_harness, "tencent": tencent_harness, "aliyun": aliyun_harness, "huawei": huawei_harness,
+             "skypilot": skypilot_harness}

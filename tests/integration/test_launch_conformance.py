@@ -1,6 +1,8 @@
-"""Every launch scenario against every native cloud's fake (`native_clouds.py`), stated as what a buyer gets: a
-cloud passes by its idempotency token or by the lookup by tag, and one that cannot run a scenario fails it. The
-clouds are the provider registry's native ones, so a fifth one is in this suite the day it is registered."""
+"""Every launch scenario against every native cloud's fake and the engine's (`native_clouds.py`), stated as what a
+buyer gets: a cloud passes by its idempotency token or by the lookup by tag, and one that cannot run a scenario
+fails it. The clouds are the provider registry's native ones, so a fifth one is in this suite the day it is
+registered, and SkyPilot, the engine every other launch cloud goes through (its cluster name is the token); the
+scenarios that do not apply to the engine say why (`native_clouds.ENGINE_NOT_APPLICABLE`) and are skipped."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 from native_clouds import APPROVERS, HARNESSES
 from support import Clock, submit_launch
 
-from gpu_assist.catalog.providers import LAUNCH_PROVIDERS
+from gpu_assist.catalog.providers import NATIVE_PROVIDERS
 from gpu_assist.errors import PolicyError
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.ports import Clouds, Launched
@@ -23,13 +25,15 @@ class Crash(Exception):
     """The approver's process dying right after the cloud made the instances (before the store heard of them)."""
 
 
-def test_every_native_cloud_of_the_registry_has_a_fake():
-    assert set(HARNESSES) == set(LAUNCH_PROVIDERS)
+def test_every_native_cloud_of_the_registry_and_the_engine_have_a_fake():
+    assert set(HARNESSES) == {*NATIVE_PROVIDERS, "skypilot"}
 
 
-@pytest.fixture(params=LAUNCH_PROVIDERS)
+@pytest.fixture(params=list(HARNESSES))
 def cloud(request):
     with HARNESSES[request.param](request) as harness:
+        if request.node.originalname in harness.not_applicable:
+            pytest.skip(f"not for {request.param}: {harness.not_applicable[request.node.originalname]}")
         yield harness
 
 

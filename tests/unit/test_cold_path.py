@@ -15,7 +15,7 @@ pytestmark = pytest.mark.clock  # the CLI processes quote on today's date
 
 # Packages a quote must not import: each costs from tens to hundreds of milliseconds to import.
 HEAVY = {"pandas", "numpy", "rich", "boto3", "botocore", "slack_bolt", "slack_sdk", "sqlalchemy", "jupyter_server",
-         "ipywidgets", "IPython", "pynvml"}
+         "ipywidgets", "IPython", "pynvml", "sky"}
 
 # Every gpu_assist module a cold quote may import (text output; JSON swaps render.text for render.json). A new
 # one fails the test below by name: import it with the verb that uses it (render/plans.py, render/operations.py), or
@@ -92,3 +92,14 @@ def test_a_cold_quote_imports_only_the_modules_it_uses(tmp_path, args, allowed):
     for attempt in ("without a cache", "from the compiled cache"):
         ours = {name for name in _imported(args, tmp_path, cache) if name.split(".")[0] == "gpu_assist"}
         assert not ours - allowed, f"{' '.join(args)} {attempt} now also imports {sorted(ours - allowed)}"
+
+
+def test_the_lifecycle_with_every_provisioner_imports_no_skypilot():
+    """SkyPilot (the optional extra `gpu-assist[skypilot]`) is imported by the engine's first call alone: a process
+    that builds every cloud's provisioner, or Slack's cards, does not load it (seconds, and its dependencies)."""
+    probe = ("import sys\nfrom gpu_assist.commands.lifecycle import clouds\nfrom gpu_assist.lifecycle.policy import "
+             "Policy\nimport slackbot.blocks\nclouds(Policy(allowed_providers=('aws', 'gcp')))\n"
+             "print(sorted(m for m in sys.modules if m == 'sky' or m.startswith('sky.')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                          env={**os.environ, "GPU_ASSIST_CATALOG_DIR": str(CATALOGS)})
+    assert done.stdout.strip() == "[]"

@@ -9,6 +9,7 @@ import json
 import pytest
 from support import TODAY, offer
 
+from gpu_assist.catalog.providers import LAUNCH_PROVIDERS
 from gpu_assist.cli import main
 from gpu_assist.commands import Context, QuoteCommand
 from gpu_assist.commands.execute import run
@@ -179,8 +180,13 @@ def test_slack_card_has_at_most_8_rows_a_more_button_and_no_cli_flags(context):
     rows = [b for b in blocks if b["type"] == "section" and b["text"]["text"].startswith("*")
             and ". " in b["text"]["text"][:6]]
     assert 0 < len(rows) <= CARD_ROWS
-    launch = [b["accessory"] for b in rows if "accessory" in b]
-    assert launch and json.loads(launch[0]["value"])["option"].startswith("aws:p4d.24xlarge:")
+    launch = [json.loads(b["accessory"]["value"])["option"] for b in rows if "accessory" in b]
+    assert any(option.startswith("aws:p4d.24xlarge:") for option in launch)
+    assert {option.split(":")[0] for option in launch} <= set(LAUNCH_PROVIDERS)  # SkyPilot's clouds' rows too
+    aws_only = comparison_blocks(result, command=parse_command("quote 8xA100 72h include-flagged",
+                                                               context.catalog.gpus), launches=("aws",))
+    assert {json.loads(b["accessory"]["value"])["option"].split(":")[0] for b in aws_only if "accessory" in b} \
+        == {"aws"}  # a team's policy allows AWS alone: only its rows' launches could be asked for
     small = _run(context, "quote 1xA100 72h")
     card = comparison_blocks(small, command=parse_command("quote 1xA100 72h", context.catalog.gpus))
     assert "--" not in json.dumps(card, ensure_ascii=False)

@@ -72,8 +72,8 @@ def test_a_policy_error_names_the_file_or_the_variable(tmp_path):
     path.write_text("[policy]\nmax_gpus = \"many\"\n", encoding="utf-8")
     with pytest.raises(PolicyError, match=rf"bad policy setting: .*\(policy from {path} \(GPU_ASSIST_CONFIG\)\)"):
         load_policy({"GPU_ASSIST_CONFIG": str(path)})
-    with pytest.raises(PolicyError, match=r"not 'gcp' \(policy from GPU_ASSIST_ALLOWED_PROVIDERS\)"):
-        load_policy({"GPU_ASSIST_ALLOWED_PROVIDERS": "aws,gcp"})
+    with pytest.raises(PolicyError, match=r"not 'lium' \(policy from GPU_ASSIST_ALLOWED_PROVIDERS\)"):
+        load_policy({"GPU_ASSIST_ALLOWED_PROVIDERS": "aws,lium"})  # priced, never launched
     path.write_text('[policy]\nallowed_providers = ["aws"]\n', encoding="utf-8")
     from_file = load_policy({"GPU_ASSIST_CONFIG": str(path)})
     assert allow_provider(from_file.source, "tencent") == \

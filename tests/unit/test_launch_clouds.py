@@ -24,8 +24,10 @@ def test_a_launch_names_one_cloud_and_its_words_keep_it(gpus):
     assert command.words() == "launch 8xV100-32GB 72h on-demand region=ap-guangzhou provider=tencent"
     assert parse_command("launch 8xA100 72h", gpus).what.providers == ("aws",)
     assert parse_command("launch 8xA100 72h", gpus).words() == "launch 8xA100 72h on-demand"  # as before
-    with pytest.raises(ParseError, match="a launch names one cloud of aws, aliyun, tencent, huawei"):
-        parse_command("launch 8xA100 72h provider=gcp", gpus)
+    assert parse_command("launch 8xH100 24h provider=gcp", gpus).what.providers == ("gcp",)  # through SkyPilot
+    with pytest.raises(ParseError, match="cannot launch on hyperstack: Hyperstack has no provisioner of gpu-assist's "
+                                         "own and SkyPilot 0.14, the launch engine, does not launch on it"):
+        parse_command("launch 8xA100 72h provider=hyperstack", gpus)
     with pytest.raises(ParseError, match="a launch names one cloud"):
         parse_command("launch 8xA100 72h provider=aws,tencent", gpus)
 
@@ -52,8 +54,9 @@ def test_the_policy_reads_clouds_from_its_file_and_refuses_unknown_ones(tmp_path
     assert (policy.cloud("tencent", "account"), policy.cloud("tencent", "region")) == ("acme-gz", "ap-guangzhou")
     assert policy.cloud("aliyun", "region") == "cn-hangzhou" and policy.cloud("aliyun", "image_id") is None
     assert load_policy({"GPU_ASSIST_ALLOWED_PROVIDERS": "aws,aliyun"}).allowed_providers == ("aws", "aliyun")
-    with pytest.raises(PolicyError, match="gpu-assist launches on aws, aliyun, tencent, huawei, not 'gcp'"):
-        load_policy({"GPU_ASSIST_ALLOWED_PROVIDERS": "aws,gcp"})
+    assert load_policy({"GPU_ASSIST_ALLOWED_PROVIDERS": "aws,gcp"}).allowed_providers == ("aws", "gcp")  # SkyPilot
+    with pytest.raises(PolicyError, match=r"gpu-assist launches on aws, gcp, azure, .*huawei, not 'hyperstack'"):
+        load_policy({"GPU_ASSIST_ALLOWED_PROVIDERS": "aws,hyperstack"})
     path.write_text('[policy.clouds.tencent]\nsecret_key = "x"\n', encoding="utf-8")
     with pytest.raises(PolicyError, match=r"settings are account, region, image_id"):
         load_policy({"GPU_ASSIST_CONFIG": str(path)})

@@ -12,13 +12,16 @@ import pytest
 from gpu_assist.catalog.providers import (
     BY_NAME,
     CHINA_PROVIDERS,
+    ENGINE_PROVIDERS,
+    GPU_INSTANCE_TYPES,
     INSTANCE_IDS,
     LAUNCH_PROVIDERS,
+    NATIVE_PROVIDERS,
     PROVIDERS,
     REFRESH_VERBS,
     REGISTRY,
-    LaunchRoute,
     cloud_of,
+    not_launchable,
     provider,
 )
 from gpu_assist.errors import PolicyError
@@ -51,9 +54,9 @@ def test_the_per_provider_tables_cover_exactly_the_registrys_providers():
     from gpu_assist.sources.skypilot import EXTRACTS
 
     assert set(EXTRACTS) == {p.name for p in REGISTRY if p.skypilot}
-    assert set(PROVISIONERS) == set(LAUNCH_PROVIDERS) == {p.name for p in REGISTRY if p.launch is LaunchRoute.NATIVE}
+    assert set(PROVISIONERS) == set(LAUNCH_PROVIDERS) == {*NATIVE_PROVIDERS, *ENGINE_PROVIDERS}
     assert set(_CHINA_REFRESH) == {p.refresh for p in REGISTRY if p.china and p.refresh}
-    assert set(INSTANCE_IDS) == set(LAUNCH_PROVIDERS)  # a native cloud's instances can be stopped by id
+    assert set(INSTANCE_IDS) == set(NATIVE_PROVIDERS)  # a native cloud's instances can be stopped by id
     for entry in REGISTRY:
         assert entry.price_sources, f"{entry.name} has no price source"
         assert entry.name in PROVIDERS and (entry.name in CHINA_PROVIDERS) == entry.china
@@ -97,7 +100,9 @@ def test_an_unknown_provider_is_an_error_never_aws():
     built = lifecycle.clouds(Policy())
     assert set(built.by_provider) == set(LAUNCH_PROVIDERS)
     with pytest.raises(PolicyError, match="launches on gcp are off"):
-        built.of("gcp")
+        built.of("gcp", launching=True)
+    with pytest.raises(PolicyError, match="launches on lium are off"):
+        built.of("lium")
 
 
 def test_a_launch_cloud_without_a_provisioner_is_an_error(monkeypatch):
@@ -107,3 +112,34 @@ def test_a_launch_cloud_without_a_provisioner_is_an_error(monkeypatch):
     monkeypatch.setattr(lifecycle, "LAUNCH_PROVIDERS", (*LAUNCH_PROVIDERS, "newcloud"))
     with pytest.raises(PolicyError, match="no provisioner for newcloud"):
         lifecycle.clouds(Policy())
+
+
+def test_the_engine_launches_exactly_the_catalog_clouds_skypilot_does_that_have_no_native_provisioner():
+    from sky.utils import registry  # SkyPilot 0.14's own list of the clouds it launches on
+
+    from gpu_assist.clouds.launch.skypilot import SkyPilotProvisioner
+    from gpu_assist.commands.lifecycle import PROVISIONERS
+    from gpu_assist.lifecycle.policy import Policy
+
+    skypilot_clouds = set(registry.CLOUD_REGISTRY)
+    assert set(ENGINE_PROVIDERS) == {p.name for p in REGISTRY if p.name in skypilot_clouds} - set(NATIVE_PROVIDERS)
+    for name in ENGINE_PROVIDERS:
+        engine = PROVISIONERS[name](Policy())
+        assert isinstance(engine, SkyPilotProvisioner) and engine.cloud.provider == name
+    for entry in REGISTRY:  # a cloud neither route reaches says so, and why
+        assert (not_launchable(entry.name) is None) == (entry.name in LAUNCH_PROVIDERS)
+    assert "SkyPilot 0.14, the launch engine, does not launch on it" in str(not_launchable("lium"))
+
+
+def test_every_bundled_offer_of_a_launch_cloud_is_in_the_policys_default_gpu_families(catalog):
+    """The default `allowed_instance_types` (each launch cloud's `gpu_types`) lets every GPU offer of the catalog be
+    asked for, and no general-purpose type of the same clouds."""
+    import fnmatch
+
+    offers = catalog.offers[["provider", "instance_type"]].drop_duplicates().itertuples(index=False)
+    outside = {(p, t) for p, t in offers if p in ENGINE_PROVIDERS
+               and not any(fnmatch.fnmatchcase(t, pattern) for pattern in GPU_INSTANCE_TYPES)}
+    assert outside == set()
+    for general in ("n2-standard-8", "e2-medium", "Standard_D4s_v3", "Standard_B2s", "VM.Standard.E4.Flex",
+                    "m5.large", "t3.micro", "c5.xlarge"):
+        assert not any(fnmatch.fnmatchcase(general, pattern) for pattern in GPU_INSTANCE_TYPES), general

@@ -161,9 +161,12 @@ def test_a_quote_is_acked_empty_then_answered_with_its_card(slack, mock_slack):
     status, ack, response_url = _command(slack, mock_slack, "quote 8xA100 72h")
     assert (status, ack) == (200, None)  # a quote takes milliseconds: no "Working on…" before it
     command = parse_command("quote 8xA100 72h", slack.context.catalog.gpus)
-    text, card = blocks.message(run(command, slack.context, actor="slack:U-CAROL"), command=command)
+    text, card = blocks.message(run(command, slack.context, actor="slack:U-CAROL"), command=command,
+                                launches=slack.approvals.policy.allowed_providers)
     assert _answer(mock_slack, response_url) == {"text": text, "blocks": card, "response_type": "ephemeral",
                                                  "replace_original": False}
+    offered = {json.loads(b["accessory"]["value"])["option"].split(":")[0] for b in card if "accessory" in b}
+    assert offered == {"aws"}  # Request launch only where the policy lets a launch go (AWS alone here)
 
 
 def test_a_slow_command_acks_working_on_and_its_answer_replaces_that(slack, mock_slack):
@@ -309,7 +312,8 @@ def test_more_shows_the_next_rows_of_the_quote_it_carries(slack, mock_slack):
     more = _more_button(_answer(mock_slack, response_url))
     page = _answer(mock_slack, _click(slack, mock_slack, blocks.QUOTE_MORE, more["value"], "U-CAROL"))
     command, start = blocks.read_more(more["value"])
-    text, expected = blocks.more_message(run(command, slack.context, actor="slack:U-CAROL"), command, start)
+    text, expected = blocks.more_message(run(command, slack.context, actor="slack:U-CAROL"), command, start,
+                                         slack.approvals.policy.allowed_providers)
     assert page == {"text": text, "blocks": expected, "response_type": "ephemeral", "replace_original": False}
     assert expected[0]["text"]["text"].endswith("(from #4)")
 

@@ -55,7 +55,10 @@ def test_every_kind_round_trips_through_its_json_form():
 def test_the_launch_button_carries_an_option_id_and_seconds():
     option = OptionId.parse("aws:p4d.24xlarge:us-east-1:spot")
     assert option == OptionId("p4d.24xlarge", "us-east-1", "spot") and str(option) == "aws:p4d.24xlarge:us-east-1:spot"
-    assert OptionId.parse("gcp:a2-highgpu-8g:us-central1:spot") is None and OptionId.parse("8xA100") is None
+    assert OptionId.parse("AWS:P4D.24XLARGE:US-EAST-1:SPOT") == option and OptionId.parse("8xA100") is None
+    azure = OptionId.parse("azure:Standard_NC24ads_A100_v4:eastus:on-demand")  # through SkyPilot, names as written
+    assert azure == OptionId("Standard_NC24ads_A100_v4", "eastus", "on-demand", "azure")
+    assert OptionId.parse("lium:1xH100:us:on-demand") is None  # prices only: no route launches there
     value = launch_button_value(option, 72 * 3600)
     assert json.loads(value) == {"option": "aws:p4d.24xlarge:us-east-1:spot", "duration_s": 259200}
     assert launch_button_choice(value) == (option, 259200)

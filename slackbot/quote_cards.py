@@ -178,8 +178,8 @@ def recommendation_blocks(result: Recommendation, *, top: int = 5) -> list[Block
     else:
         blocks.append(section_block("No plan meets every constraint."))
     why = [f"not chosen: {p.gpu_count:,}×{p.gpu} — {words(p.reasons[0])}" for p in result.rejected[:3] if p.reasons]
-    why += [f"not chosen: {line}" for line in result.not_planned[:2]]
-    blocks.append(context_block(list(result.assumptions[:4]) + why))
+    why += [f"not chosen: {words(fact)}" for fact in result.not_planned[:2]]
+    blocks.append(context_block([words(basis) for basis in result.assumptions[:4]] + why))
     return blocks
 
 

@@ -10,7 +10,7 @@ from .. import facts
 from ..catalog import Catalog
 from ..pricing.job_costs import checkpoint_storage
 from .plans import Plan
-from .sizing import GB, MemoryEstimate
+from .sizing import GB, MemoryEstimate, Part
 from .workload import Workload
 
 _CHECKPOINTED = ("spot + checkpoints", "spot+on-demand")
@@ -25,8 +25,7 @@ def with_checkpoint_storage(plan: Plan, workload: Workload, memory: MemoryEstima
     if workload.kind == "serve" or plan.billed_hours is None or plan.total is None or \
             (plan.strategy != _CHECKPOINTED[0] and plan.pricing_model != _CHECKPOINTED[1]):
         return plan
-    adapters = [size for name, size in memory.parts.items() if name.startswith("adapters")]
-    size_bytes = adapters[0] if adapters else 14 * workload.params
+    size_bytes = memory.part(Part.ADAPTERS) or 14 * workload.params
     cost = checkpoint_storage(Decimal(str(round(size_bytes / GB, 3))), catalog.data_prices, provider=plan.provider,
                               region=plan.region, hours=plan.billed_hours, fx=catalog.fx, currency=currency)
     if cost.amount is None:

@@ -27,7 +27,7 @@ def own_plans(workload: Workload, gpus: GpuTable, memory: MemoryEstimate, flops:
         missing = missing_throughput(spec, workload.precision) if workload.kind != "serve" else None
         if missing:  # the same rule as the cloud's GPUs: no plan at a precision the GPU has no rate for
             fits = False
-            reasons.insert(0, facts.Refused(missing))
+            reasons.insert(0, missing)
         plans.append(Plan(gpu=name, gpu_count=count, instances=1, provider="own", region="", zone="",
                           instance_type=f"{count}x{name}", pricing_model="own", strategy="own GPUs",
                           hours=hours if fits else None, hourly=Decimal(0),

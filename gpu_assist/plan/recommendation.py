@@ -72,7 +72,6 @@ from dataclasses import dataclass, replace
 
 from ..catalog import Catalog, default_catalog_dir
 from ..catalog.fabric import PlanData, plan_data_for
-from ..catalog.gpus import GpuSpec
 from ..catalog.regions import check_selectors
 from ..facts import Fact
 from ..pricing.price_table import select_offers
@@ -83,12 +82,14 @@ from .plans import DatasetAssumed, NoRate, Plan
 from .ranking import judge, left_out, mark_pareto, one_per_gpu, ordered, ranked_providers, shown_and_beside
 from .sizing import (
     CALIBRATION,
+    GpuSizing,
     MemoryEstimate,
+    MissingRate,
+    NotPlanned,
     calibrated,
-    describe_assumptions,
     memory_needed,
-    missing_throughput,
     size_offers,
+    sizing_basis,
     training_flops,
 )
 from .workload import Workload
@@ -110,10 +111,10 @@ class Recommendation:
     memory: MemoryEstimate
     plans: tuple[Plan, ...]           # the feasible plans shown, `top` of them, in the order `sort` asks
     rejected: tuple[Plan, ...]        # infeasible, each with its reasons, the closest per GPU
-    reasoning: tuple[str, ...]        # per GPU type: fits? how many? how fast?
-    assumptions: tuple[str, ...]
+    reasoning: tuple[GpuSizing, ...]  # per GPU type: fits? how many? how fast?
+    assumptions: tuple[Fact, ...]     # what the answer rests on (`sizing_basis`)
     currency: str
-    not_planned: tuple[str, ...] = ()  # GPU types of the search no plan was made for, and why (`V100: …`)
+    not_planned: tuple[NotPlanned, ...] = ()  # GPU types of the search no plan was made for, and why
     # The scaling model against published figures: (what, source, published, model, note), for `--explain`.
     calibration: tuple[tuple[str, str, float, float, str], ...] = ()
     feasible: int = 0                  # feasible plans in all, after folding: what `top=all` shows
@@ -146,10 +147,10 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
         workload = replace(workload, tokens=dataset.tokens)
     memory = memory_needed(workload)
     flops = training_flops(workload, catalog.gpus) if workload.kind != "serve" else None
-    reasoning: list[str] = []
+    reasoning: list[GpuSizing] = []
     plans: list[Plan] = []
     unplanned: dict[str, NoRate] = {}
-    not_planned: dict[str, list[str]] = {}  # why → the GPUs of the search left out for it
+    not_planned: dict[MissingRate, list[str]] = {}  # why → the GPUs of the search left out for it
     specs = [catalog.gpus.specs[name] for name in workload.gpus] if workload.gpus else list(catalog.gpus)
     searched: list[str] = []
     for spec in specs:
@@ -158,17 +159,17 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
             continue
         searched.append(spec.name)
         hosts = [host_facts(o, workload, data) for o in offers]
-        line, sizes = size_offers(workload, spec, [int(o.gpu_count) for o in offers],
-                                  [memory_gib(o, spec) for o in offers], memory, flops, hosts)
-        reasoning.append(line)
+        sized, sizes = size_offers(workload, spec, [int(o.gpu_count) for o in offers],
+                                   [memory_gib(o, spec) for o in offers], memory, flops, hosts)
+        reasoning.append(sized)
         if sizes is not None:
             plans += offer_plans(workload, spec, offers, sizes, hosts, catalog.fx, currency, today, data,
                                  include_flagged=include_flagged)
             if flops and workload.kind != "serve":
                 plans += block_plans(workload, spec, offers, data, flops, catalog.fx, currency)
-        else:
-            not_planned.setdefault(str(missing_throughput(spec, workload.precision)), []).append(spec.name)
-            unplanned[spec.name] = _no_rate(spec, workload.precision)
+        elif sized.missing is not None:
+            not_planned.setdefault(sized.missing, []).append(spec.name)
+            unplanned[spec.name] = NoRate(sized.missing.precision, sized.missing.others)
     plans += own_plans(workload, catalog.gpus, memory, flops, currency)
     plans = [with_checkpoint_storage(plan, workload, memory, catalog, currency) for plan in plans]
     budget = None if workload.budget is None else catalog.fx.convert(workload.budget, workload.currency or currency,
@@ -182,15 +183,9 @@ def recommend(workload: Workload, catalog: Catalog, *, today: dt.date, currency:
     rejected = one_per_gpu(sorted((p for p in judged if not p.feasible), key=lambda p: (not p.fits, p.rank_key)))
     return Recommendation(workload=workload, memory=memory, plans=tuple(shown), rejected=tuple(rejected),
                           reasoning=tuple(reasoning),
-                          assumptions=tuple(describe_assumptions(workload, memory, flops)), currency=currency,
-                          not_planned=tuple(f"{', '.join(names)}: {why}" for why, names in not_planned.items()),
+                          assumptions=sizing_basis(workload, memory, flops), currency=currency,
+                          not_planned=tuple(NotPlanned(tuple(names), why) for why, names in not_planned.items()),
                           calibration=tuple((p.name, p.source, p.published, calibrated(p, catalog.gpus), p.note)
                                             for p in CALIBRATION) if workload.kind != "serve" else (),
                           feasible=len(rows), beside=tuple(beside),
                           left_out=left_out(searched, unplanned, feasible, rejected), sort=sort, dataset=dataset)
-
-
-def _no_rate(spec: GpuSpec, precision: str) -> NoRate:
-    """The rate `missing_throughput` found missing, as a fact: the precisions the GPU does have a rate for."""
-    return NoRate(precision, tuple(p for p in ("bf16", "fp16", "fp8") if spec.dense_tflops(p) is not None))
-

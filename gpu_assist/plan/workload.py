@@ -3,10 +3,12 @@
     recommend train 7B tokens=20B deadline=72h budget=5000
     recommend finetune 70B lora
     recommend serve 70B fp8 users=50 context=8k
+    recommend serve llama-3.1-70b users=500
     recommend train 175B bf16 deadline=2w region=cn
     recommend train 7B gpu_hours=576@A100 own=2xRTX3090 interruptible=no gpus=A100,H100 mfu=0.35
 
-Kinds: `train` (full), `finetune` (`full`, `lora`, `qlora`), `serve`. Sizes: `350M`, `7B`, `1.5T`.
+Kinds: `train` (full), `finetune` (`full`, `lora`, `qlora`), `serve`. Sizes: `350M`, `7B`, `1.5T`, or a model's
+name from `models.csv` (`llama-3.1-70b`, `Meta-Llama-3.1-70B-Instruct`), which brings its real shape.
 Precisions: fp32, bf16, fp16, fp8, int8, int4. Amounts, above 0: `5000`, `5k`, `5000usd`, `¥30000`, `30k元`,
 `30000cny`, and `$5000` where no shell reads it first (Slack, the notebook): a shell takes `$5` for a variable
 and passes `budget=000`, which is refused with that explanation.
@@ -32,6 +34,7 @@ from ..pricing.query_parser import (
     parse_providers,
     parse_regions,
 )
+from .models import ModelSpec, looks_like_model, model_context, model_named
 
 METHODS = ("full", "lora", "qlora")
 PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
@@ -95,6 +98,7 @@ class Workload:
     deadline_assumed: bool = False  # no deadline given: the default one (deadline=none lifts it)
     assumptions: Assumptions = Assumptions()
     overridden: tuple[str, ...] = ()  # the assumptions the user set (they win over sourced data)
+    model: ModelSpec | None = None  # named by the user: its shape replaces the estimate from `params`
 
     @property
     def may_interrupt(self) -> bool:
@@ -102,26 +106,9 @@ class Workload:
         return self.interruptible if self.interruptible is not None else self.kind != "serve"
 
     def describe(self) -> str:
-        size = format_count(self.params)
+        size = self.model.name if self.model is not None else format_count(self.params)
         what = {"train": "train", "finetune": f"fine-tune ({self.method})", "serve": "serve"}[self.kind]
         return f"{what} {size} {self.precision}"
-
-
-def _bool(value: str, key: str) -> bool:
-    if value in ("yes", "y", "true", "1", "是"):
-        return True
-    if value in ("no", "n", "false", "0", "否"):
-        return False
-    raise ParseError(f"{key} must be yes or no, not '{value}'", example="recommend train 7B interruptible=no")
-
-
-def _own(value: str, gpus: GpuTable) -> tuple[tuple[str, int], ...]:
-    owned = []
-    for part in filter(None, value.split(",")):
-        match = re.match(r"^(\d+)x(.+)$", part, flags=re.IGNORECASE)
-        count, name = (int(match.group(1)), match.group(2)) if match else (1, part)
-        owned.append((_gpu(gpus, name, "recommend finetune 7B qlora own=2xRTX3090"), count))
-    return tuple(owned)
 
 
 _ASSUMPTION_KEYS = {f.name: f.type for f in fields(Assumptions)}
@@ -183,11 +170,16 @@ def _read_words(words: list[str], values: dict[str, Any], overrides: dict[str, A
             values["precision"] = word
         elif _SIZE_RE.match(word):
             values["params"] = parse_count(word, "model size", EXAMPLE)
+            values.pop("model", None)
         elif word in PROVIDER_WORDS:
             values.setdefault("providers", []).append(PROVIDER_WORDS[word])
+        elif looks_like_model(word):
+            values["model"] = model_named(original)
+            values["params"] = values["model"].params
         else:
             raise ParseError(f"didn't understand '{original}'",
-                             hint="a workload is a kind (train, finetune, serve), a size (7B) and key=value options",
+                             hint="a workload is a kind (train, finetune, serve), a size (7B) or a model's name "
+                                  "(llama-3.1-70b) and key=value options",
                              example=EXAMPLE)
 
 
@@ -215,10 +207,11 @@ def _workload(values: dict[str, Any], overrides: dict[str, Any], gpus: GpuTable)
                          "turned into compute",
                          hint=f"name the precision it ran at ({', '.join(known)})" if known else
                          "give tokens=… instead", example="recommend train 7B gpu_hours=576@A100")
-    for key in ("providers",):
-        if key in values:
-            values[key] = tuple(dict.fromkeys(values[key]))
+    if "providers" in values:
+        values["providers"] = tuple(dict.fromkeys(values["providers"]))
     assumptions = replace(Assumptions(), **overrides)
+    if values.get("model") is not None:  # no more context than the model reads
+        assumptions = replace(assumptions, context_tokens=model_context(values["model"], assumptions, overrides))
     return Workload(assumptions=assumptions, overridden=tuple(overrides), **values)
 
 
@@ -356,7 +349,10 @@ def _users(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None
 
 
 def _interruptible(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
-    values["interruptible"] = _bool(value, "interruptible")
+    if value not in ("yes", "y", "true", "1", "是", "no", "n", "false", "0", "否"):
+        raise ParseError(f"interruptible must be yes or no, not '{value}'",
+                         example="recommend train 7B interruptible=no")
+    values["interruptible"] = value in ("yes", "y", "true", "1", "是")
 
 
 def _regions(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
@@ -373,7 +369,12 @@ def _gpus(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
 
 
 def _owned(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:
-    values["own"] = _own(raw, gpus)
+    owned = []
+    for part in filter(None, raw.split(",")):
+        match = re.match(r"^(\d+)x(.+)$", part, flags=re.IGNORECASE)
+        count, name = (int(match.group(1)), match.group(2)) if match else (1, part)
+        owned.append((_gpu(gpus, name, "recommend finetune 7B qlora own=2xRTX3090"), count))
+    values["own"] = tuple(owned)
 
 
 def _method(values: dict[str, Any], value: str, raw: str, gpus: GpuTable) -> None:

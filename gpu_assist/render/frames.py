@@ -23,6 +23,7 @@ from ..plan.recommendation import Recommendation
 from ..pricing.compare import COLUMNS, Comparison, ComparisonRow
 from ..pricing.quote import Quote, QuoteOption
 from . import plan_choice_notes  # noqa: F401 - the words of the facts only plans state
+from . import sizing as _sizing  # noqa: F401 - the words of a recommendation's sizing facts
 from .notes import said, where, words
 
 _NUMBER_TYPES = frozenset({"int", "float", "Decimal"})
@@ -123,8 +124,8 @@ def recommendation_frame(result: Recommendation) -> pd.DataFrame:
     frame = plans_frame(result.plans)
     frame.attrs.update(workload=result.workload.describe(), currency=result.currency,
                        rejected=plans_frame(result.rejected).to_dict("records"),
-                       not_planned=list(result.not_planned), reasoning=list(result.reasoning),
-                       assumptions=list(result.assumptions), feasible=result.feasible, sort=result.sort,
+                       not_planned=said(result.not_planned), reasoning=said(result.reasoning),
+                       assumptions=said(result.assumptions), feasible=result.feasible, sort=result.sort,
                        beside=plans_frame(result.beside).to_dict("records"),
                        left_out={gpu: words(why) for gpu, why in result.left_out},
                        dataset=None if result.dataset is None else words(result.dataset))

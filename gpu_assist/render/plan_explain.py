@@ -27,11 +27,11 @@ def explained(result: Recommendation) -> list[str]:
     if result.rejected or result.not_planned:
         lines.append("not chosen:")
         lines += [folded for plan in result.rejected for folded in wrap(rejected_line(plan), "    ")]
-        lines += [folded for line in result.not_planned for folded in wrap(f"  {line}", "    ")]
+        lines += [folded for fact in result.not_planned for folded in wrap(f"  {words(fact)}", "    ")]
     lines.append("reasoning:")
-    lines += [folded for line in result.reasoning for folded in wrap(f"  {line}", "    ")]
+    lines += [folded for sized in result.reasoning for folded in wrap(f"  {words(sized)}", "    ")]
     lines.append("assumptions (override with name=value):")
-    lines += [folded for line in result.assumptions for folded in wrap(f"  {line}", "    ")]
+    lines += [folded for basis in result.assumptions for folded in wrap(f"  {words(basis)}", "    ")]
     lines += _billing(result)
     lines += _arithmetic(result)
     lines.append("")

@@ -18,6 +18,7 @@ from .comparison import format_total, wrap
 from .json import plain
 from .money import format_hours, format_money, format_plan_cost, round_money
 from .notes import words
+from .sizing import memory_needed_line, memory_parts
 from .plan_explain import explained, rejected_line
 from .plan_lines import beside_line, left_out_line, ranking_rule, reasons_line, shared
 from .tables import table, text_table, width
@@ -122,7 +123,7 @@ def render_recommendation(result: Recommendation, *, explain: bool = False, colo
     if explain:
         lines += explained(result)
     else:
-        lines += wrap(f"{result.memory.total_bytes / 1e9:,.1f} GB of GPU memory needed; `explain` adds every note, "
+        lines += wrap(f"{memory_needed_line(result.workload, result.memory)}; `explain` adds every note, "
                       "each GPU's reasoning, the assumptions (name=value overrides each) and the formulas")
     return "\n".join(lines)
 
@@ -161,9 +162,18 @@ def render_tco(result: TcoResult, **_options: Any) -> str:
     return "\n".join(lines + [line for note in notes for line in wrap(note)])
 
 
+def _workload_payload(result: Recommendation) -> dict[str, Any]:
+    """The workload's fields; a named model by its name (its row is in `models.csv`), no key without one."""
+    workload: dict[str, Any] = plain(asdict(result.workload))
+    model = workload.pop("model")
+    if model is not None:
+        workload["model"] = model["name"]
+    return workload
+
+
 @json.payload.register(Recommendation)
 def recommendation_payload(result: Recommendation) -> dict[str, Any]:
-    assumptions = list(result.assumptions)
+    assumptions = [words(basis) for basis in result.assumptions]
     plans = []
     for plan in result.plans:
         item = plain(plan.to_dict())
@@ -171,13 +181,13 @@ def recommendation_payload(result: Recommendation) -> dict[str, Any]:
         item["assumptions"] = assumptions
         plans.append(item)
     return {
-        "workload": plain(asdict(result.workload)),
+        "workload": _workload_payload(result),
         "currency": result.currency,
-        "memory_bytes": plain(result.memory.parts),
+        "memory_bytes": plain(memory_parts(result.workload, result.memory)),
         "plans": plans,
         "rejected": [plain(p.to_dict()) for p in result.rejected],
-        "not_planned": list(result.not_planned),
-        "reasoning": list(result.reasoning),
+        "not_planned": [words(fact) for fact in result.not_planned],
+        "reasoning": [words(sized) for sized in result.reasoning],
         "assumptions": assumptions,
         "feasible": result.feasible,
         "sort": result.sort,
@@ -199,7 +209,7 @@ def tco_payload(result: TcoResult) -> dict[str, Any]:
 @markdown.render.register(Recommendation)
 def recommendation_markdown(result: Recommendation, **_options: Any) -> str:
     headers, rows = plan_table(result)
-    return "\n".join([*markdown.markdown_table(headers, rows), "", *(f"- {n}" for n in result.assumptions)])
+    return "\n".join([*markdown.markdown_table(headers, rows), "", *(f"- {words(n)}" for n in result.assumptions)])
 
 
 @csv.render.register(Recommendation)

@@ -207,7 +207,7 @@ def test_aws_plans_say_the_quota_they_need(catalog):
     quota = next(r for r in p5.reasons if isinstance(r, QuotaNeeded))
     assert quota.code == "L-7212CCBC" and quota.vcpus == 192 * p5.instances and quota.granted is None
     assert "quota unknown" in words(quota)
-    assert any("new account starts at 0 vCPUs of P" in line for line in result.assumptions)
+    assert any("new account starts at 0 vCPUs of P" in words(line) for line in result.assumptions)
 
 
 def test_a_capacity_block_plan_for_70b_in_21_days(catalog):

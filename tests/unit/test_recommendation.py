@@ -31,9 +31,10 @@ from gpu_assist.facts import (
 )
 from gpu_assist.catalog.offers import MARKETPLACES
 from gpu_assist.plan.recommendation import DEFAULT_DATASET, recommend
-from gpu_assist.plan.sizing import GIB, memory_needed, min_gpus, spot_overhead, training_hours
+from gpu_assist.plan.sizing import GIB, Part, memory_needed, min_gpus, spot_overhead, training_hours
 from gpu_assist.plan.workload import parse_workload
 from gpu_assist.render.notes import words
+from gpu_assist.render.sizing import memory_parts
 
 # The CLI reads today's date itself, as a user's run does: its answers here are on support.TODAY's.
 pytestmark = pytest.mark.usefixtures("pinned_wall_clock")
@@ -46,7 +47,7 @@ def _recommend(catalog, text, **options):
 def test_7b_full_training_needs_112_gb_of_states_and_never_fits_one_80_gb_gpu(catalog):
     workload = parse_workload("train 7B bf16", catalog.gpus)
     memory = memory_needed(workload)
-    assert memory.parts["weights + gradients + optimizer state"] == 16 * 7e9 == 112e9
+    assert memory.part(Part.MODEL_STATES) == 16 * 7e9 == 112e9
     assert memory.total_bytes > 80 * GIB
     assert min_gpus(memory, catalog.gpus.specs["H100"].memory_gib, 0.9) >= 2
     result = _recommend(catalog, "train 7B tokens=20B", top=500)
@@ -56,7 +57,7 @@ def test_7b_full_training_needs_112_gb_of_states_and_never_fits_one_80_gb_gpu(ca
 
 def test_70b_bf16_serving_needs_at_least_two_80_gb_gpus(catalog):
     memory = memory_needed(parse_workload("serve 70B bf16", catalog.gpus))
-    assert memory.parts["weights"] == 140e9
+    assert memory.part(Part.WEIGHTS) == 140e9
     assert min_gpus(memory, catalog.gpus.specs["H100"].memory_gib, 0.9) >= 2
     result = _recommend(catalog, "serve 70B bf16", top=500)
     assert all(p.gpu_count >= 2 for p in result.plans if p.gpu in ("H100", "A100-80GB"))
@@ -109,7 +110,7 @@ def test_a_plan_that_cannot_hold_the_job_under_the_instance_cap_is_not_listed(ca
     and list it as feasible; it is refused now, saying why, and listed again when the cap allows 145."""
     result = _recommend(catalog, "train 175B bf16 deadline=2w region=cn scaling=0.9", top=1000)
     assert result.plans and not any(p.gpu == "A10" for p in result.plans)
-    assert any(line.startswith("A10 (24 GiB): 3,360 GB needs ≥ 145 GPUs") for line in result.reasoning)
+    assert any(words(line).startswith("A10 (24 GiB): 3,360 GB needs ≥ 145 GPUs") for line in result.reasoning)
     a10 = next(p for p in result.rejected if p.gpu == "A10")
     assert not a10.fits and a10.gpu_count == 145
     assert a10.reasons[0] == TooManyToHold(145, 1, "A10", 145, a10.reasons[0].needed_gb, 128)
@@ -130,7 +131,8 @@ def test_an_offer_listing_less_memory_than_the_datasheet_is_sized_by_its_own(mak
     result = _recommend(catalog, "train 7B tokens=1B interruptible=no multi_host_efficiency=0.9", top=50)
     assert {(p.provider, p.gpu_count, p.gpu_memory_gib) for p in result.plans} == {("aws", 4, 44.7),
                                                                                    ("lambda", 3, 48.0)}
-    assert result.reasoning[0].startswith("L40S (44.7 GiB): 134 GB needs ≥ 4 GPUs (≥ 3 of the offers with 48 GiB)")
+    assert words(result.reasoning[0]).startswith(
+        "L40S (44.7 GiB): 134 GB needs ≥ 4 GPUs (≥ 3 of the offers with 48 GiB)")
 
 
 def test_money_has_one_unit_per_figure_without_a_job_length(make_catalog, capsys):
@@ -309,7 +311,8 @@ def test_provider_words_and_provider_options_add_up(catalog):
 def test_no_deadline_means_30_days_stated_in_the_assumptions(catalog):
     result = _recommend(catalog, "train 7B tokens=1T")
     assert result.plans[0].hours <= 30 * 24 and result.plans[0].meets_deadline
-    assert any(line.startswith("deadline: 30 days (none given; deadline=none lifts it)") for line in result.assumptions)
+    assert any(words(line).startswith("deadline: 30 days (none given; deadline=none lifts it)")
+               for line in result.assumptions)
     lifted = _recommend(catalog, "train 7B tokens=1T deadline=none")
     assert lifted.workload.deadline_s is None and lifted.plans[0].total <= result.plans[0].total
     assert lifted.plans[0].hours > 30 * 24  # without the deadline the cheapest plan takes longer
@@ -420,12 +423,13 @@ def test_qlora_13b_lies_between_the_published_7b_and_33b_figures(catalog):
 
 
 def test_lora_breakdown_parts_and_explain(catalog, capsys):
-    memory = memory_needed(parse_workload("finetune 7B qlora", catalog.gpus))
-    names = list(memory.parts)
+    workload = parse_workload("finetune 7B qlora", catalog.gpus)
+    memory = memory_needed(workload)
+    names = list(memory_parts(workload, memory))
     assert names[0].startswith("base weights (NF4 + double quant") and "paged AdamW" in names[1]
     assert names[2].startswith("activations (gradient checkpointing")
-    lora = memory_needed(parse_workload("finetune 7B lora", catalog.gpus))
-    assert lora.parts["base weights (bf16, frozen)"] == 14e9
+    lora_workload = parse_workload("finetune 7B lora", catalog.gpus)
+    assert memory_parts(lora_workload, memory_needed(lora_workload))["base weights (bf16, frozen)"] == 14e9
     assert main(["recommend", "finetune", "7B", "qlora", "--explain", "--top", "1"]) == 0
     out = capsys.readouterr().out
     assert "NF4 with double quantisation" in out and "base weights (NF4 + double quant" in out
@@ -473,7 +477,7 @@ def test_fp8_is_planned_only_on_gpus_with_an_fp8_rate_and_own_gpus_follow_the_sa
     assert own["reasons"][0].startswith("not planned at fp8")
     # fp32 trains in 16-bit mixed precision, which the reasoning says.
     result = _recommend(catalog, "train 7B fp32 tokens=20B gpus=V100,A100", top=5)
-    assert any(line.endswith("(fp32 computes in fp16 on V100)") for line in result.reasoning)
+    assert any(words(line).endswith("(fp32 computes in fp16 on V100)") for line in result.reasoning)
 
 
 def test_reference_gpu_hours_need_the_reference_gpus_rate_at_the_precision(capsys):

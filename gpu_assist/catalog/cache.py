@@ -37,7 +37,7 @@ class Cached(Protocol):
 
 C = TypeVar("C", bound=Cached)
 
-FORMAT = b"gpu-assist-catalog/4\n"  # a new number whenever a pickled class changes its fields or its module
+FORMAT = b"gpu-assist-catalog/5\n"  # a new number whenever a pickled class changes its fields or its module
 # Modules whose code decides what a loaded catalog holds: a change to any of them invalidates every cache.
 LOADER_MODULES = ("catalog/__init__.py", "catalog/cache.py", "catalog/files.py", "catalog/offers.py", "facts.py",
                   "catalog/fx.py", "catalog/gpus.py", "catalog/providers.py", "catalog/regions.py", "pricing/query.py")

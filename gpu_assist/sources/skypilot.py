@@ -125,16 +125,20 @@ GcpPart = tuple[str, str, str]
 
 
 class SkyPilotSource:
-    """One provider's rows from a directory of SkyPilot catalog extracts."""
+    """One provider's rows from a directory of SkyPilot catalog extracts, imported on `imported`. `observed` is
+    the date of the catalog commit they were read at, the day SkyPilot's fetchers saw the prices; blank where it
+    is not known (the bundled extracts record their commits but not the commits' dates: the rows say "date
+    unknown" and their age counts from `imported`)."""
 
-    def __init__(self, provider: str, directory: Path, gpus: GpuTable, as_of: str, detail: str = ""):
+    def __init__(self, provider: str, directory: Path, gpus: GpuTable, imported: str, observed: str = "",
+                 detail: str = ""):
         self.provider = provider
         self.detail = detail
         self.extract = EXTRACTS[provider]
         self.source = f"skypilot-{provider}"
         self.path = Path(directory) / self.extract.file
         self.gpus = gpus
-        self.as_of = as_of
+        self.imported, self.observed = imported, observed
         self.skipped: Counter[str] = Counter()
 
     def _read(self) -> list[dict[str, str]]:
@@ -154,7 +158,8 @@ class SkyPilotSource:
             interconnect=interconnect_of(instance_type) if interconnect is None else interconnect, currency="USD",
             on_demand_hourly=_number(on_demand_hourly), spot_hourly=_number(spot_hourly),
             billing_granularity_s=self.extract.billing_granularity_s, source=self.source,
-            as_of=dt.date.fromisoformat(self.as_of) if self.as_of else None, verified=True,
+            as_of=dt.date.fromisoformat(self.observed) if self.observed else None,
+            imported=dt.date.fromisoformat(self.imported) if self.imported else None, verified=True,
             flags=parse_flags(flags), source_detail="; ".join(filter(None, [source_detail, self.detail])),
             country=country, continent=continent, notes=parse_labels(notes))
 

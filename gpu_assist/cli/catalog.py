@@ -131,8 +131,8 @@ def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
     _check_imported(args.imported)
     example = "gpu-assist catalog import-skypilot catalogs/sources --imported 2026-12-02"
     _require_directory(args.path, "SkyPilot extract folder", example)
-    for extract in skypilot.EXTRACTS.values():
-        _require_file(args.path / extract.file, f"the extract {extract.file}", example)
+    for name in (*(extract.file for extract in skypilot.EXTRACTS.values()), skypilot.AZURE_SPECS_FILE):
+        _require_file(args.path / name, f"the extract {name}", example)
     gpus = load_gpus(directory / "gpus.csv")
     sources = [WithCommittedPrices(skypilot.SkyPilotSource(provider, args.path, gpus, args.imported), args.path)
                for provider in skypilot.EXTRACTS]

@@ -190,7 +190,8 @@ class AzureRetailSource:
             memory_gib=spec.memory_gib, interconnect=spec.interconnect, currency="USD", on_demand_hourly=on_demand,
             spot_hourly=spot, reserved_1y_hourly=hourly.get("reserved_1y_hourly"),
             reserved_3y_hourly=hourly.get("reserved_3y_hourly"), billing_granularity_s=60, source=self.source,
-            as_of=self.today, verified=True, flags=(*(f for f in spec.flags if f.scope == "all"), *spot_defects),
+            as_of=self.today, imported=self.today, verified=True,
+            flags=(*(f for f in spec.flags if f.scope == "all"), *spot_defects),
             source_detail=f"Azure Retail Prices API {self.today.isoformat()}", country=country, continent=continent)
 
     def _column(self, item: JsonObject) -> str | None:
@@ -257,7 +258,8 @@ def refresh_skypilot(commit: str, providers: list[str], catalog_dir: Path, today
         observed = commit_date(commit, http, api_url)
         gpus = load_gpus(catalog_dir / "gpus.csv")
         sources = [SkyPilotSource(p, Path(temp), gpus, today.isoformat(), observed,
-                                  detail=f"skypilot-catalog {commit} {SKYPILOT_PATHS[p]}") for p in providers]
+                                  detail=f"skypilot-catalog {commit} {SKYPILOT_PATHS[p]}",
+                                  specs_dir=catalog_dir / "sources") for p in providers]
         rows = {s.provider: list(s.rows()) for s in sources}  # every file converts before any is written
         lines = []
         for source in sources:

@@ -51,7 +51,7 @@ def _sky(name: str, display: str, *, marketplace: bool = False) -> Provider:
 REGISTRY: tuple[Provider, ...] = (
     Provider("aws", "AWS", ("skypilot-aws", "aws-api", "aws-price-list"), refresh="aws", launch=LaunchRoute.NATIVE,
              instance_id=r"i-[0-9a-f]{8,17}", skypilot=True),
-    _sky("gcp", "Google Cloud"),
+    Provider("gcp", "Google Cloud", ("skypilot-gcp", "gcp-billing"), refresh="gcp", skypilot=True),
     Provider("azure", "Microsoft Azure", ("skypilot-azure", "azure-retail"), refresh="azure", skypilot=True),
     _sky("lambda", "Lambda"),
     _sky("nebius", "Nebius"),

@@ -60,6 +60,8 @@ def answer(args: argparse.Namespace) -> int:
         except ModuleNotFoundError as missing:
             raise GpuAssistError(f"catalog refresh {args.provider} needs its cloud's SDK ({missing.name} is not "
                                  "installed)", hint="pip install 'gpu-assist[china]'") from None
+    if args.catalog_command == "refresh" and args.provider == "gcp":
+        return _refresh_gcp(directory)
     if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
         return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
@@ -312,6 +314,22 @@ def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
                              hint="known: " + ", ".join(public.SKYPILOT_PATHS))
     for line in public.refresh_skypilot(args.commit, providers, directory, today):
         print(line)
+    return 0
+
+
+def _refresh_gcp(directory: Path) -> int:
+    """`catalog refresh gcp`: Google's Cloud Billing Catalog (an API key or application-default credentials)."""
+    try:  # the `gcp` extra's client, imported by its refresher
+        from ..sources import gcp_billing
+    except ModuleNotFoundError as missing:
+        raise GpuAssistError(f"catalog refresh gcp needs Google's client ({missing.name} is not installed)",
+                             hint="pip install 'gpu-assist[gcp]'") from None
+    client = gcp_billing.default_client()  # no credentials: one line, before anything else
+    today = dt.date.today()
+    print(refresh(gcp_billing.GcpBillingSource(directory, today, client), directory).summary())
+    public.append_refresh_log(directory / "SOURCES.md", [
+        f"| {today.isoformat()} | `{gcp_billing.SOURCE_KEY}` | cloudbilling.googleapis.com/v1/"
+        f"{gcp_billing.COMPUTE_SERVICE}/skus | API | gcp rows |"])
     return 0
 
 

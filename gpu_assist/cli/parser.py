@@ -320,7 +320,8 @@ def _add_catalog(commands: Subcommands, verb: str) -> None:
     ic.add_argument("--catalog-dir", type=Path)
     rf = cat.add_parser("refresh",
                         help="fetch fresh prices: aws, tencent, aliyun or huawei (account APIs, the team's own "
-                             "keys); aws-public, azure or skypilot (public price lists, no account)")
+                             "keys); gcp (Google's Cloud Billing Catalog: an API key or application-default "
+                             "credentials); aws-public, azure or skypilot (public price lists, no account)")
     rf.add_argument("provider", choices=(*REFRESH_VERBS, "aws-public", "skypilot"))  # the registry's, and two lists
     rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
     rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")

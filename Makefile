@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SKYPILOT_EXTRACT ?= catalogs/sources
-SKYPILOT_AS_OF ?= 2026-12-02
+SKYPILOT_IMPORTED ?= 2026-12-02
 
 .PHONY: demo test test-moved test-time test-fast test-alone lint typecheck golden docs site screenshots soak bench install install-test build-deps test-deps labextension catalogs sources validate clean
 
@@ -147,7 +147,7 @@ bench: install
 
 # Rerunnable: regenerate the committed catalogs from the shared extracts and the ECB rates.
 catalogs: install $(STAMP)-catalog
-	$(BIN)/gpu-assist catalog import-skypilot $(SKYPILOT_EXTRACT) --as-of $(SKYPILOT_AS_OF)
+	$(BIN)/gpu-assist catalog import-skypilot $(SKYPILOT_EXTRACT) --imported $(SKYPILOT_IMPORTED)
 	$(BIN)/gpu-assist catalog import-china catalogs/sources
 	$(BIN)/gpu-assist catalog import-fx
 	$(BIN)/gpu-assist catalog validate

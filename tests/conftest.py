@@ -228,6 +228,10 @@ def pytest_configure(config):
     # starts: a fresh folder, never the user's ~/.local/share, which another checkout's run may have migrated past
     # this code's schema.
     config.gpu_assist_data_home = os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpu-assist-test-data-")
+    # Text is laid out at the terminal's width (`COLUMNS` first): pytest-xdist's workers run with COLUMNS=80, so a
+    # test would see another width in parallel than alone. Every test starts at the default width; one about width
+    # sets COLUMNS itself.
+    os.environ.pop("COLUMNS", None)
     if not hasattr(config, "workerinput"):  # pytest-xdist's workers start after this, in this environment
         config.gpu_assist_workers_problems = os.environ[_WORKERS_PROBLEMS_ENV] = tempfile.mkdtemp(
             prefix="gpu-assist-test-problems-")

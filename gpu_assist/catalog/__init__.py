@@ -5,7 +5,7 @@ Schema (one row per provider, region, zone, instance type and GPU configuration;
     provider, region, zone, instance_type, gpu, gpu_count, gpu_memory_gib, vcpus, memory_gib,
     interconnect, currency, on_demand_hourly, spot_hourly, reserved_1y_hourly, reserved_3y_hourly,
     monthly, billing_granularity_s, source, as_of, verified, flags, source_detail,
-    country, continent, notes, reserved_source, reserved_as_of
+    country, continent, notes, reserved_source, reserved_as_of, imported
 
 Prices are per instance and hour (reserved: effective hourly, upfront spread over the term;
 monthly: per instance and month); blank means "not offered" or "not known". `flags` lists
@@ -16,8 +16,11 @@ or as a label the importer states as values (`spot:@derived share=0.35`); quotes
 record carries both as facts (`facts.ScopedFlag`, `facts.CatalogLabel`), parsed once per distinct text.
 `country`/`continent` locate the region (`regions.location`). Reserved prices may come from another
 source than the row's: `reserved_source`/`reserved_as_of` then name it and its date.
+`as_of` is the day the source observed the price (a catalog commit's date, a page's or an API's); blank when
+the source does not say, and then `imported`, the day the row entered the catalog, is what its age counts from
+(`ages`: each kind of figure has its own age limit).
 
-The last five columns are optional in a file (older catalogs, hand-written test files): a file
+The last six columns are optional in a file (older catalogs, hand-written test files): a file
 without them reads as blank, with the location derived from the region name.
 
 The loader and `catalog validate` share one set of checks (`catalog_files`), so a file that validates loads.
@@ -25,7 +28,6 @@ The loader and `catalog validate` share one set of checks (`catalog_files`), so 
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["KEY_COLUMNS", "NUMBER_COLUMNS", "OFFER_COLUMNS", "OPTIONAL_COLUMNS", "PRICE_COLUMNS", "Catalog",
-           "Defect", "FxRates", "Offer", "days_old", "default_catalog_dir", "file_problem", "load_catalog", "load_fx",
+           "Defect", "FxRates", "Offer", "default_catalog_dir", "file_problem", "load_catalog", "load_fx",
            "read_catalog", "require_file", "source_disagreements", "validate_directory"]
 
 _GPU, _GPU_COUNT, _REGION, _COUNTRY, _PROVIDER, _INSTANCE_TYPE = (OFFER_COLUMNS.index(c) for c in (
@@ -218,9 +220,3 @@ def read_catalog(directory: Path) -> Catalog:
     return Catalog(rows, gpus, fx, directory,
                    read_data_prices(require_file(data_prices)) if data_prices.exists() else None)
 
-
-def days_old(as_of: str, today: dt.date) -> int | None:
-    """Age of a price in days, None when its date is unknown."""
-    if not as_of:
-        return None
-    return (today - dt.date.fromisoformat(as_of)).days

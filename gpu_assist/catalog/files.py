@@ -173,13 +173,6 @@ def _unknown_flags(text: str) -> list[str]:
     return [reason for part in text.split(";") if part for reason in [part.partition(":")[2]] if reason not in known]
 
 
-def _as_of_message(row: Row) -> str | None:
-    if row["as_of"] == "" and row["verified"] == "no":
-        return None
-    problem = _date_problem(row["as_of"])
-    return problem and f"as_of '{row['as_of']}' {problem} (blank only for verified=no)"
-
-
 def _reserved_as_of_message(row: Row) -> str | None:
     if not row["reserved_source"] and not row["reserved_as_of"]:
         return None
@@ -223,7 +216,12 @@ def _rules(gpus: GpuTable, currencies: set[str]) -> list[Callable[[Row], str | N
         when(lambda r: r["verified"] not in ("yes", "no"),
              lambda r: f"verified must be yes or no, not '{r['verified']}'"),
         when(lambda r: r["source"].strip() == "", lambda r: "empty source"),
-        _as_of_message,
+        when(lambda r: bool(_date_problem(r["as_of"])) and not (r["as_of"] == "" and (r["verified"] == "no"
+                                                                                       or r["imported"])),
+             lambda r: f"as_of '{r['as_of']}' {_date_problem(r['as_of'])} (blank only with an imported date, or for "
+                       "verified=no)"),
+        when(lambda r: bool(r["imported"] and _date_problem(r["imported"])),
+             lambda r: f"imported '{r['imported']}' {_date_problem(r['imported'])} (blank: not recorded)"),
         when(lambda r: _bad_scopes(r["flags"]),
              lambda r: f"flags '{r['flags']}': each flag is scope:reason, scope one of {', '.join(FLAG_SCOPES)}"),
         when(lambda r: bool(_unknown_flags(r["flags"])),

@@ -62,6 +62,7 @@ class Offer(NamedTuple):
     notes: tuple[CatalogLabel, ...]  # what a reader must see (the `notes` column, parsed)
     reserved_source: str
     reserved_as_of: str
+    imported: str  # the day the row entered the catalog; blank: not recorded (see `catalog.ages`)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Offer:
@@ -97,7 +98,7 @@ class Offer(NamedTuple):
 
 OFFER_COLUMNS: tuple[str, ...] = Offer._fields
 # Columns a file may leave out (older catalogs, hand-written test files): read as blank, the location derived.
-OPTIONAL_COLUMNS = ("country", "continent", "notes", "reserved_source", "reserved_as_of")
+OPTIONAL_COLUMNS = ("country", "continent", "notes", "reserved_source", "reserved_as_of", "imported")
 PRICE_COLUMNS = tuple(PRICE_COLUMN.values())
 NUMBER_COLUMNS = ("gpu_count", "gpu_memory_gib", "vcpus", "memory_gib", "billing_granularity_s") + PRICE_COLUMNS
 KEY_COLUMNS = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count")

@@ -56,7 +56,8 @@ def _sky(name: str, display: str, gpu_types: tuple[str, ...] = (), *, marketplac
 REGISTRY: tuple[Provider, ...] = (
     Provider("aws", "AWS", ("skypilot-aws", "aws-api", "aws-price-list"), refresh="aws", launch=LaunchRoute.NATIVE,
              instance_id=r"i-[0-9a-f]{8,17}", skypilot=True, gpu_types=("p*", "g*")),
-    _sky("gcp", "Google Cloud", ("a2-*", "a3-*", "a4-*", "g2-*", "g4-*")),
+    Provider("gcp", "Google Cloud", ("skypilot-gcp", "gcp-billing"), refresh="gcp", skypilot=True,
+             launch=LaunchRoute.ENGINE, gpu_types=("a2-*", "a3-*", "a4-*", "g2-*", "g4-*")),
     Provider("azure", "Microsoft Azure", ("skypilot-azure", "azure-retail"), refresh="azure", skypilot=True,
              launch=LaunchRoute.ENGINE, gpu_types=("Standard_N*",)),
     _sky("lambda", "Lambda", ("gpu_*",)),

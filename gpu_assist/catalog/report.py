@@ -7,9 +7,10 @@ from collections.abc import Collection, Iterable
 
 import pandas as pd
 
-from ..facts import SANITY_RULE, Corrected, Replaced, parse_flags, parse_labels
-from ..pricing.quote import STALE_AFTER_DAYS
-from . import Catalog, days_old
+from ..facts import SANITY_RULE, Corrected, PricingModel, Replaced, parse_flags, parse_labels
+from . import Catalog
+from .ages import figure_date
+from .offers import Offer
 
 
 def gpu_summary(catalog: Catalog) -> pd.DataFrame:
@@ -34,20 +35,21 @@ def gpu_summary(catalog: Catalog) -> pd.DataFrame:
 
 
 def provider_status(catalog: Catalog, today: dt.date, billing_documented: Collection[str] = ()) -> pd.DataFrame:
-    """One row per provider: offers, GPU models, sources, age in days of its oldest price, verified share,
-    flagged offers, and how many offers are stale (a price older than `pricing.STALE_AFTER_DAYS`, reserved included).
+    """One row per provider: offers, GPU models, sources, age in days of its oldest price (from its import where
+    its source gives no date), verified share, flagged offers, and how many offers have a price older than its
+    kind's limit (`ages.AGE_LIMIT_DAYS`, reserved included).
     `billing_documented`: the providers whose price lists state their billing granularity (for the others the
     importer assumed it)."""
     rows = []
+    offers = [Offer.from_row(row) for row in catalog.rows]
     for provider, group in catalog.offers.groupby("provider"):
-        dates = sorted({d for d in group.as_of if d} | {d for d in group.reserved_as_of if d})
-        ages = [days_old(d, today) if d else None for d in group.as_of]
-        reserved_ages = [days_old(d, today) if d else None for d in group.reserved_as_of]
-        stale = sum(1 for a, r in zip(ages, reserved_ages)
-                    if (a is not None and a > STALE_AFTER_DAYS) or (r is not None and r > STALE_AFTER_DAYS))
+        dated = [[figure_date(offer, model) for model in PricingModel if offer.price(model) is not None]
+                 for offer in offers if offer.provider == provider]
+        days = [date.day for dates in dated for date in dates if date.day is not None]
+        stale = sum(1 for dates in dated if any(date.stale(today) for date in dates))
         rows.append({
             "provider": provider, "offers": len(group), "gpu_models": group.gpu.nunique(),
-            "sources": _dated_sources(group), "age_days": days_old(dates[0], today) if dates else "unknown",
+            "sources": _dated_sources(group), "age_days": (today - min(days)).days if days else "unknown",
             "verified": f"{group.verified.mean():.0%}", "flagged": int((group["flags"] != "").sum()), "stale": stale,
             "billing": billing_of(group.billing_granularity_s, assumed=provider not in billing_documented),
             **defects_caught(zip(group["flags"], group["notes"])),
@@ -56,13 +58,20 @@ def provider_status(catalog: Catalog, today: dt.date, billing_documented: Collec
 
 
 def _dated_sources(group: pd.DataFrame) -> str:
-    """Each source of a provider's prices with its newest date (`TC-PRICE-20210927 2021-09-27,seed-000`: an
-    undated source stands alone), so a reader sees which figures are how old without opening SOURCES.md."""
+    """Each source of a provider's prices with its newest date (`TC-PRICE-20210927 2021-09-27,seed-000`: a source
+    that is no price list stands alone; `skypilot-aws undated`: the source gives no date, and the age counts from
+    the import), so a reader sees which figures are how old without opening SOURCES.md."""
     newest: dict[str, str] = {}
-    for source, as_of in [*zip(group.source, group.as_of), *zip(group.reserved_source, group.reserved_as_of)]:
+    for source, as_of, imported in [*zip(group.source, group.as_of, group.imported),
+                                    *zip(group.reserved_source, group.reserved_as_of, group.reserved_as_of)]:
         if source:
-            newest[source] = max(newest.get(source, ""), as_of or "")
-    return ",".join(f"{source} {as_of}".rstrip() for source, as_of in sorted(newest.items()))
+            newest[source] = max(newest.get(source, ""), as_of or (UNDATED if imported else ""))
+    return ",".join(f"{source} {said}".rstrip() for source, said in sorted(newest.items()))
+
+
+UNDATED = "undated"
+UNDATED_FOOTNOTE = (f"{UNDATED}: the source gives no date for its prices; their age counts from their import "
+                    "(catalogs/SOURCES.md)")
 
 
 # `catalog status`: the defects the import's price sanity rules caught (`sources/sanity.py`), one column per rule.

@@ -17,7 +17,15 @@ from ..catalog.data_prices import FILE_NAME, replace_rows
 from ..catalog.files import RowFacts, corrected_rows, dropped_rows, offer_files, read_offer_file
 from ..catalog.gpus import load_gpus
 from ..catalog.regions import default_region
-from ..catalog.report import CAUGHT_COLUMNS, billing_footnote, caught_table, gpu_summary, provider_status
+from ..catalog.report import (
+    CAUGHT_COLUMNS,
+    UNDATED,
+    UNDATED_FOOTNOTE,
+    billing_footnote,
+    caught_table,
+    gpu_summary,
+    provider_status,
+)
 from ..clouds.sdk.aws import explain, require_credentials
 from ..errors import CatalogError, GpuAssistError, ParseError
 from ..plural import plural
@@ -52,6 +60,8 @@ def answer(args: argparse.Namespace) -> int:
         except ModuleNotFoundError as missing:
             raise GpuAssistError(f"catalog refresh {args.provider} needs its cloud's SDK ({missing.name} is not "
                                  "installed)", hint="pip install 'gpu-assist[china]'") from None
+    if args.catalog_command == "refresh" and args.provider == "gcp":
+        return _refresh_gcp(directory)
     if args.catalog_command == "refresh" and args.provider in ("aws-public", "azure", "skypilot"):
         return _refresh_public(args, directory)
     if args.catalog_command == "refresh":
@@ -120,13 +130,13 @@ def _print_corrected_and_dropped(directory: Path) -> None:
 
 
 def _import_skypilot(args: argparse.Namespace, directory: Path) -> int:
-    _check_as_of(args.as_of)
-    example = "gpu-assist catalog import-skypilot catalogs/sources --as-of 2026-12-02"
+    _check_imported(args.imported)
+    example = "gpu-assist catalog import-skypilot catalogs/sources --imported 2026-12-02"
     _require_directory(args.path, "SkyPilot extract folder", example)
-    for extract in skypilot.EXTRACTS.values():
-        _require_file(args.path / extract.file, f"the extract {extract.file}", example)
+    for name in (*(extract.file for extract in skypilot.EXTRACTS.values()), skypilot.AZURE_SPECS_FILE):
+        _require_file(args.path / name, f"the extract {name}", example)
     gpus = load_gpus(directory / "gpus.csv")
-    sources = [WithCommittedPrices(skypilot.SkyPilotSource(provider, args.path, gpus, args.as_of), args.path)
+    sources = [WithCommittedPrices(skypilot.SkyPilotSource(provider, args.path, gpus, args.imported), args.path)
                for provider in skypilot.EXTRACTS]
     rows = {source.provider: list(source.rows()) for source in sources}
     sanity.check(rows)  # the rules that compare providers and zones see every row before any is written
@@ -242,6 +252,8 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
         sources = list(shown.columns).index("sources")  # a provider with several sources folds them after commas
         print(text_table(list(shown.columns), [[str(v) for v in row] for row in shown.itertuples(index=False)],
                          fold={sources}, narrow=[(sources, 30)]))
+        if any(f" {UNDATED}" in said for said in frame["sources"]):
+            print("\n".join(wrap(UNDATED_FOOTNOTE)))
         if "billing" in frame:
             print("\n".join(wrap(billing_footnote(frame))))
         if "resale" in frame:
@@ -305,6 +317,22 @@ def _refresh_public(args: argparse.Namespace, directory: Path) -> int:
     return 0
 
 
+def _refresh_gcp(directory: Path) -> int:
+    """`catalog refresh gcp`: Google's Cloud Billing Catalog (an API key or application-default credentials)."""
+    try:  # the `gcp` extra's client, imported by its refresher
+        from ..sources import gcp_billing
+    except ModuleNotFoundError as missing:
+        raise GpuAssistError(f"catalog refresh gcp needs Google's client ({missing.name} is not installed)",
+                             hint="pip install 'gpu-assist[gcp]'") from None
+    client = gcp_billing.default_client()  # no credentials: one line, before anything else
+    today = dt.date.today()
+    print(refresh(gcp_billing.GcpBillingSource(directory, today, client), directory).summary())
+    public.append_refresh_log(directory / "SOURCES.md", [
+        f"| {today.isoformat()} | `{gcp_billing.SOURCE_KEY}` | cloudbilling.googleapis.com/v1/"
+        f"{gcp_billing.COMPUTE_SERVICE}/skus | API | gcp rows |"])
+    return 0
+
+
 def _refresh_aws_public(args: argparse.Namespace, directory: Path, today: dt.date) -> int:
     """`catalog refresh aws-public`: the public EC2 and Savings Plans price list files of some regions."""
     stray = next((flag for flag, value in (("--commit", args.commit), ("--providers", args.providers),
@@ -344,8 +372,8 @@ def _require_file(path: Path, what: str, example: str) -> None:
                            f"{path} is not a regular file", example=example)
 
 
-def _check_as_of(text: str) -> None:
+def _check_imported(text: str) -> None:
     try:
         dt.date.fromisoformat(text)
     except ValueError:
-        raise ParseError(f"--as-of '{text}' is not a date", example="--as-of 2026-12-02") from None
+        raise ParseError(f"--imported '{text}' is not a date", example="--imported 2026-12-02") from None

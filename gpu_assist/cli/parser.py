@@ -136,7 +136,7 @@ EXAMPLES = {
     "spot": "gpu-assist spot watch --on-warning 'touch /tmp/save-now' -- python train.py",
     "catalog": "gpu-assist catalog validate",
     "catalog refresh": "gpu-assist catalog refresh aws-public",
-    "catalog import-skypilot": "gpu-assist catalog import-skypilot catalogs/sources --as-of 2026-12-02",
+    "catalog import-skypilot": "gpu-assist catalog import-skypilot catalogs/sources --imported 2026-12-02",
     "catalog import-china": "gpu-assist catalog import-china catalogs/sources",
 }
 
@@ -325,7 +325,9 @@ def _add_catalog(commands: Subcommands, verb: str) -> None:
     i = cat.add_parser("import-skypilot", help="convert SkyPilot catalog extracts into catalogs/")
     i.add_argument("path", type=Path, help="directory of the extracts (catalogs/sources: <provider>_gpu.csv, "
                                           "aws_reserved_3y_allupfront.csv, gcp_cud.csv)")
-    i.add_argument("--as-of", required=True, help="date of the extract, YYYY-MM-DD")
+    i.add_argument("--imported", required=True,
+                   help="the day of the import, YYYY-MM-DD (the extracts' commits carry no date: a price's age counts "
+                        "from this day)")
     i.add_argument("--catalog-dir", type=Path)
     ic = cat.add_parser("import-china", help="write aliyun.csv, tencent.csv, huawei.csv from the providers' "
                                              "documented specs, Tencent's published list prices and the articles")
@@ -333,7 +335,8 @@ def _add_catalog(commands: Subcommands, verb: str) -> None:
     ic.add_argument("--catalog-dir", type=Path)
     rf = cat.add_parser("refresh",
                         help="fetch fresh prices: aws, tencent, aliyun or huawei (account APIs, the team's own "
-                             "keys); aws-public, azure or skypilot (public price lists, no account)")
+                             "keys); gcp (Google's Cloud Billing Catalog: an API key or application-default "
+                             "credentials); aws-public, azure or skypilot (public price lists, no account)")
     rf.add_argument("provider", choices=(*REFRESH_VERBS, "aws-public", "skypilot"))  # the registry's, and two lists
     rf.add_argument("--commit", help="skypilot: the skypilot-catalog commit to download (40 hex digits)")
     rf.add_argument("--providers", help="skypilot: which clouds (default: all 17)")

@@ -131,7 +131,7 @@ def _spec(option: QuoteOption, command: LaunchIntent, request_id: str, requester
         gpus=option.instances * option.gpu_count, instance_type=option.instance_type, instances=option.instances,
         vcpus=None, region=region, zone=option.zone, pricing_model=option.pricing_model,
         duration_s=command.duration_s, hourly=option.hourly, ceiling_hourly=option.hourly, estimated_total=option.total,
-        currency=option.currency, candidates=(), price_source=f"{option.source} {option.as_of}",
+        currency=option.currency, candidates=(), price_source=f"{option.source} {option.as_of or 'date unknown'}",
         project=command.project, provider=provider, account=policy.cloud(provider, "account"),
         # A stale list price is refused only off AWS: EC2 bills its own current rate (spot never above the approved
         # ceiling) and the card dates the price, while a Chinese cloud's old list may be years from what it charges.

@@ -149,7 +149,7 @@ def cheapest_cloud_rate(catalog: Catalog, gpu: str, currency: str, gpus: int = 1
     idle = instances * per_instance - gpus
     rented = (f"{instances}× " if instances > 1 else "") + f"{row.instance_type} (" \
         + plural(per_instance, "GPU") + (" each" if instances > 1 else "") + (f", {idle} idle" if idle else "") + ")"
-    return rate, f"{row.provider} {rented} {row.region} on-demand ({row.source}, {row.as_of})"
+    return rate, f"{row.provider} {rented} {row.region} on-demand ({row.source}, {row.as_of or 'date unknown'})"
 
 
 def in_one_currency(inputs: TcoInput, fx: FxRates) -> tuple[TcoInput, tuple[InputConverted, ...]]:

@@ -28,7 +28,8 @@ from functools import cached_property
 from typing import Any
 
 from .. import facts
-from ..catalog import Catalog, days_old
+from ..catalog import Catalog
+from ..catalog.ages import age_notes
 from ..catalog.fx import FxRates
 from ..catalog.offers import MARKETPLACES, Offer
 from ..catalog.providers import CHINA_PROVIDERS
@@ -52,7 +53,6 @@ from .price_table import (
 from .query import HOUR_S, HOURS_PER_MONTH, PRICING_MODELS, Query
 from .spot_risk import overhead
 
-STALE_AFTER_DAYS = 30
 # Ranking only: an option with a part no source gives ranks after every option whose parts are known, in
 # the order of what is known of it. Totals are far below this.
 UNKNOWN_PARTS_RANK = Decimal(10) ** 15
@@ -317,12 +317,7 @@ def _notes(row: Offer, gpus_requested: int, duration_s: int | None, model: Prici
         notes.append(facts.PricedFrom(row.source, as_of, row.price(model) or Decimal(0), row.currency, model))
     if not row.verified:
         notes.append(facts.Unverified(row.source))
-    age = days_old(as_of, today)
-    if age is None:
-        notes.append(facts.DateUnknown())
-    elif age > STALE_AFTER_DAYS:
-        # Reserved terms may come from a source of their own (reserved_as_of): say it is their date.
-        notes.append(facts.Stale(as_of, age, reserved=model in TERM_YEARS and bool(row.reserved_source)))
+    notes += age_notes(row, model, today)  # undated, or older than its kind of figure may be (`catalog.ages`)
     if row.currency != currency:
         notes.append(facts.Converted(row.currency, fx.rate(row.currency if row.currency != "USD" else currency)))
     return notes

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .. import facts as f
+from ..catalog.ages import StaleFigure, UndatedFigure
 from ..catalog.providers import BY_NAME, display_name
 from ..catalog.regions import PLACEHOLDER_REGIONS
 from ..pricing.price_table import HOURS_PER_YEAR
@@ -93,6 +94,18 @@ def _fx_rate(fact: f.FxRate) -> str:
 def _stale(fact: f.Stale) -> str:
     which = "reserved price" if fact.reserved else "price"
     return f"stale: {which} as of {fact.as_of} ({fact.days} days old)"
+
+
+@words.register(StaleFigure)
+def _stale_figure(fact: StaleFigure) -> str:
+    which = "reserved price" if fact.reserved else "price"
+    dated = f"as of {fact.as_of}" if fact.observed else f"undated, imported {fact.as_of}"
+    return f"stale: {which} {dated} ({fact.days} days old; limit {fact.limit_days})"
+
+
+@words.register(UndatedFigure)
+def _undated_figure(fact: UndatedFigure) -> str:
+    return f"price date unknown (imported {fact.imported})"
 
 
 # The whole bill: the parts of a job's disks and data.

@@ -43,7 +43,7 @@ def _group_lines(group: UsageGroup, currency: str) -> list[str]:
                  f"{money(group.paid_per_month)} a month paid as you go")
     rows = [[f"{c.model}{' *' if c.recommended else ''}", f"{money(c.rate)}/h", format_percent(c.break_even),
              str(c.instances), money(c.per_month), money(c.saving_per_month), f"{c.unused_hours:,.0f} h",
-             f"{c.source} {c.as_of}"] for c in group.candidates]
+             f"{c.source} {c.as_of or 'date unknown'}"] for c in group.candidates]
     if rows:
         table = text_table(["term", "rate", "break-even", "buy", "per month", "saves/month", "unused", "price from"],
                            rows, right={1, 2, 3, 4, 5, 6}, clip={7: 30})

@@ -18,7 +18,7 @@ from .plan_choice_notes import cost
 
 # Said once under the plans (`shared`), or only in full (`explain`, JSON): not on a plan's line.
 _SHARED = (f.QuotaNeeded, f.PartCost, f.PartsUnknown, f.SpotInterruption, f.Hybrid, f.PricedFrom, f.Converted,
-           f.BilledLonger)
+           f.BilledLonger, f.DateUnknown)
 
 
 @singledispatch
@@ -135,7 +135,8 @@ def left_out_line(result: Recommendation) -> str | None:
 
 
 def shared(result: Recommendation) -> list[str]:
-    """What the shown plans share, said once: the quotas AWS plans need and the checkpoints' storage."""
+    """What the shown plans share, said once: the quotas AWS plans need, the checkpoints' storage, and how many
+    plans' prices are undated."""
     reasons = [r for plan in result.plans for r in plan.reasons]
     lines = []
     codes = sorted({r.code for r in reasons if isinstance(r, f.QuotaNeeded) and r.granted is None})
@@ -145,6 +146,10 @@ def shared(result: Recommendation) -> list[str]:
     if unpriced or any(isinstance(r, f.PartCost) for r in reasons):
         lines.append("spot totals include checkpoint storage" +
                      (" where a source prices it (`explain` says where none does)" if unpriced else ""))
+    undated = sum(any(isinstance(r, f.DateUnknown) for r in plan.reasons) for plan in result.plans)
+    if undated:
+        lines.append(f"{plural(undated, 'plan')}' price dates unknown (their sources give none; `explain` says when "
+                     "each was imported)")
     if any(isinstance(r, f.Hybrid) for r in reasons):
         lines.append("with your own GPUs: develop on them, burst to the cloud's plans for deadlines")
     return ["; ".join(lines)] if lines else []

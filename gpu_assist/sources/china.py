@@ -66,7 +66,8 @@ def read_specs(path: Path) -> dict[str, list[Documented]]:
     return specs
 
 
-def _interconnect(documented: Documented) -> str:
+def interconnect(documented: Documented) -> str:
+    """nvlink, pcie or unknown, from the documentation's own words."""
     text = documented.interconnect.lower()
     if "nvlink" in text or "nvswitch" in text:
         return "nvlink"
@@ -157,7 +158,7 @@ class ChinaSource:
         return OfferRow(
             provider=self.provider, region=REGION, instance_type=doc.instance_type, gpu=gpu,
             gpu_count=Decimal(doc.gpu_count), gpu_memory_gib=Decimal(doc.memory_per_gpu),
-            vcpus=_decimal(first["vcpus"]), memory_gib=_decimal(first["memory_gib"]), interconnect=_interconnect(doc),
+            vcpus=_decimal(first["vcpus"]), memory_gib=_decimal(first["memory_gib"]), interconnect=interconnect(doc),
             currency="CNY", on_demand_hourly=price.get("on-demand"), monthly=price.get("monthly"),
             billing_granularity_s=3600, source=first["source_id"].removesuffix("-HIGH"),
             as_of=dt.date.fromisoformat(newest), verified=True,

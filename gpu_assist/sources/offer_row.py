@@ -51,6 +51,7 @@ class OfferRow:
     notes: tuple[CatalogLabel, ...] = ()
     reserved_source: str = ""
     reserved_as_of: dt.date | None = None
+    imported: dt.date | None = None
 
     @classmethod
     def from_csv_fields(cls, row: dict[str, str]) -> OfferRow:
@@ -105,7 +106,8 @@ _READ = {"decimal": _decimal, "date": _date, "int": _int, "bool": lambda text: t
 _KINDS = {"gpu_count": "decimal", "gpu_memory_gib": "decimal", "vcpus": "decimal", "memory_gib": "decimal",
           "on_demand_hourly": "decimal", "spot_hourly": "decimal", "reserved_1y_hourly": "decimal",
           "reserved_3y_hourly": "decimal", "monthly": "decimal", "billing_granularity_s": "int", "as_of": "date",
-          "verified": "bool", "flags": "flags", "notes": "notes", "reserved_as_of": "date"}
+          "verified": "bool", "flags": "flags", "notes": "notes", "reserved_as_of": "date",
+          "imported": "date"}
 _COLUMNS = tuple(f.name for f in fields(OfferRow))
 
 

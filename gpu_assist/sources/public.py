@@ -49,6 +49,10 @@ AZURE_FILTER = "serviceName eq 'Virtual Machines' and contains(armSkuName, 'Stan
 AZURE_API_VERSION = "2023-01-01-preview"
 SKYPILOT_RAW_URL = os.environ.get("GPU_ASSIST_SKYPILOT_URL",
                                   "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog")
+# GitHub's REST API ("Get a commit", API version 2022-11-28): the catalog commit's date is the day its prices were
+# observed (the catalog's fetchers commit what they read).
+GITHUB_API_URL = os.environ.get("GPU_ASSIST_GITHUB_API_URL", "https://api.github.com")
+SKYPILOT_REPOSITORY = "skypilot-org/skypilot-catalog"
 # Where each cloud's vms.csv lives in skypilot-catalog (Azure's GPU rows are in v6; see SOURCES.txt).
 SKYPILOT_PATHS = {p.name: f"catalogs/v{6 if p.name == 'azure' else 8}/{p.name}/vms.csv"
                   for p in REGISTRY if p.skypilot}
@@ -186,7 +190,8 @@ class AzureRetailSource:
             memory_gib=spec.memory_gib, interconnect=spec.interconnect, currency="USD", on_demand_hourly=on_demand,
             spot_hourly=spot, reserved_1y_hourly=hourly.get("reserved_1y_hourly"),
             reserved_3y_hourly=hourly.get("reserved_3y_hourly"), billing_granularity_s=60, source=self.source,
-            as_of=self.today, verified=True, flags=(*(f for f in spec.flags if f.scope == "all"), *spot_defects),
+            as_of=self.today, imported=self.today, verified=True,
+            flags=(*(f for f in spec.flags if f.scope == "all"), *spot_defects),
             source_detail=f"Azure Retail Prices API {self.today.isoformat()}", country=country, continent=continent)
 
     def _column(self, item: JsonObject) -> str | None:
@@ -226,25 +231,44 @@ def download_skypilot(commit: str, providers: Sequence[str], directory: Path, ht
     return fetched
 
 
+def commit_date(commit: str, http: requests.Session, api_url: str = GITHUB_API_URL) -> str:
+    """The day (UTC, YYYY-MM-DD) `commit` of skypilot-catalog was committed, or "" when GitHub does not say
+    (rate limit, no network): the rows are then dated unknown, which is true, rather than not refreshed."""
+    url = f"{api_url}/repos/{SKYPILOT_REPOSITORY}/commits/{commit}"
+    try:
+        response = http.get(url, timeout=TIMEOUT_S, headers={"Accept": "application/vnd.github+json",
+                                                              "X-GitHub-Api-Version": "2022-11-28"})
+        response.raise_for_status()
+        stamp = response.json()["commit"]["committer"]["date"]
+        return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(dt.timezone.utc).date().isoformat()
+    except (requests.RequestException, ValueError, KeyError, TypeError, AttributeError):
+        return ""
+
+
 def refresh_skypilot(commit: str, providers: list[str], catalog_dir: Path, today: dt.date,
-                     http: requests.Session | None = None,
-                     base_url: str = SKYPILOT_RAW_URL) -> list[str]:
-    """Download every file first, then convert and write each provider; returns one summary line per provider
-    and appends each file's URL, sha256 and row count to SOURCES.md's refresh log."""
+                     http: requests.Session | None = None, base_url: str = SKYPILOT_RAW_URL,
+                     api_url: str = GITHUB_API_URL) -> list[str]:
+    """Download every file first, then convert and write each provider, dated by the commit's day and imported
+    `today`; returns one summary line per provider and appends each file's URL, sha256, row count and the
+    commit's date to SOURCES.md's refresh log."""
     catalog_dir = Path(catalog_dir)
+    http = http or session()
     with tempfile.TemporaryDirectory(prefix="skypilot-") as temp:
         fetched = download_skypilot(commit, providers, Path(temp), http, base_url)
+        observed = commit_date(commit, http, api_url)
         gpus = load_gpus(catalog_dir / "gpus.csv")
-        sources = [SkyPilotSource(p, Path(temp), gpus, today.isoformat(),
-                                  detail=f"skypilot-catalog {commit} {SKYPILOT_PATHS[p]}") for p in providers]
+        sources = [SkyPilotSource(p, Path(temp), gpus, today.isoformat(), observed,
+                                  detail=f"skypilot-catalog {commit} {SKYPILOT_PATHS[p]}",
+                                  specs_dir=catalog_dir / "sources") for p in providers]
         rows = {s.provider: list(s.rows()) for s in sources}  # every file converts before any is written
         lines = []
         for source in sources:
             lines.append(refresh(FixedRows(source, rows[source.provider]), catalog_dir).summary())
-    log = [f"| {today.isoformat()} | `skypilot-{p}` | {url} | sha256 {digest} | {count} rows |"
+    dated = f"committed {observed}" if observed else "commit date unknown"
+    log = [f"| {today.isoformat()} | `skypilot-{p}` | {url} ({dated}) | sha256 {digest} | {count} rows |"
            for p, (url, digest, count) in fetched.items()]
     append_refresh_log(catalog_dir / "SOURCES.md", log)
-    return lines + [f"{p}: {url} sha256 {digest}" for p, (url, digest, _) in fetched.items()]
+    return lines + [f"{p}: {url} ({dated}) sha256 {digest}" for p, (url, digest, _) in fetched.items()]
 
 
 class FixedRows:

@@ -36,9 +36,12 @@ from pathlib import Path
 
 from ..catalog.gpus import GpuSpec, GpuTable
 from ..catalog.regions import location
+from ..errors import CatalogError
 from ..facts import Corrected, Flag, parse_flags, parse_labels
 from . import interconnect as interconnect_of
 from . import number_text, spot_flags
+from .china import Documented, read_specs
+from .china import interconnect as _interconnect
 from .offer_row import OfferRow
 from .sanity import below_parts, flex_start_rate
 from .skypilot_rules import RULES, Listed, gpu_info_mib
@@ -93,11 +96,10 @@ _GCP_FAMILIES = [
     (re.compile(r"^a3-ultragpu-8g(-nolssd)?$"), "H200", 8),
     (re.compile(r"^a4-highgpu-8g$"), "B200", 8),
 ]
-# Azure sizes whose GPU count the extract gets wrong → (the count, the source that states it: the size's page in
-# MicrosoftDocs/azure-docs, "8 x H100"; SOURCES-plans.txt S-AZ-NDH100V5). No spaces: a label field.
-AZURE_GPU_COUNTS = {
-    "Standard_ND96isr_H100_v5": ("8", "MicrosoftDocs/azure-docs:ndh100v5-series.md"),
-}
+# GPU model, count, memory and interconnect of each Azure size, from Microsoft's size pages (SOURCES-azure.txt).
+AZURE_SPECS_FILE = "azure_gpu_specs.csv"
+# Azure's rows come from SkyPilot's older catalog v6, of unknown date: each says so, and where Microsoft's price is.
+AZURE_AGE = "all:from SkyPilot's older catalog (v6), date unknown, and `catalog refresh azure` gets Microsoft's current price"
 _G2_L4_COUNT = {"4": 1, "8": 1, "12": 1, "16": 1, "32": 1, "24": 2, "48": 4, "96": 8}
 
 
@@ -109,6 +111,23 @@ def _gpu_memory_gib(gpu_info: str, fallback: float) -> float:
 
 def _number(text: str) -> Decimal | None:
     return Decimal(text) if text else None
+
+
+def _azure_documented(doc: Documented) -> dict[str, str]:
+    """A documented Azure size as catalog values: memory per GPU (a partial GPU's: all it has), the interconnect
+    where the page states one ("" otherwise)."""
+    count = Decimal(doc.gpu_count)
+    memory = Decimal(doc.total_memory_gib) / max(count, Decimal(1))
+    stated = _interconnect(doc)
+    return {"gpu": doc.gpu, "gpu_count": doc.gpu_count, "gpu_memory_gib": str(float(memory)),
+            "interconnect": "" if stated == "unknown" else stated}
+
+
+def _same(value: str, documented: str) -> bool:
+    try:
+        return Decimal(value) == Decimal(documented)
+    except ArithmeticError:  # not numbers: names
+        return value == documented
 
 
 def price_text(value: str) -> str:
@@ -125,16 +144,21 @@ GcpPart = tuple[str, str, str]
 
 
 class SkyPilotSource:
-    """One provider's rows from a directory of SkyPilot catalog extracts."""
+    """One provider's rows from a directory of SkyPilot catalog extracts, imported on `imported`. `observed` is
+    the date of the catalog commit they were read at, the day SkyPilot's fetchers saw the prices; blank where it
+    is not known (the bundled extracts record their commits but not the commits' dates: the rows say "date
+    unknown" and their age counts from `imported`)."""
 
-    def __init__(self, provider: str, directory: Path, gpus: GpuTable, as_of: str, detail: str = ""):
+    def __init__(self, provider: str, directory: Path, gpus: GpuTable, imported: str, observed: str = "",
+                 detail: str = "", specs_dir: Path | None = None):
         self.provider = provider
         self.detail = detail
         self.extract = EXTRACTS[provider]
         self.source = f"skypilot-{provider}"
         self.path = Path(directory) / self.extract.file
         self.gpus = gpus
-        self.as_of = as_of
+        self.imported, self.observed = imported, observed
+        self.specs_dir = Path(specs_dir or directory)  # where the documented specs are (`AZURE_SPECS_FILE`)
         self.skipped: Counter[str] = Counter()
 
     def _read(self) -> list[dict[str, str]]:
@@ -154,7 +178,8 @@ class SkyPilotSource:
             interconnect=interconnect_of(instance_type) if interconnect is None else interconnect, currency="USD",
             on_demand_hourly=_number(on_demand_hourly), spot_hourly=_number(spot_hourly),
             billing_granularity_s=self.extract.billing_granularity_s, source=self.source,
-            as_of=dt.date.fromisoformat(self.as_of) if self.as_of else None, verified=True,
+            as_of=dt.date.fromisoformat(self.observed) if self.observed else None,
+            imported=dt.date.fromisoformat(self.imported) if self.imported else None, verified=True,
             flags=parse_flags(flags), source_detail="; ".join(filter(None, [source_detail, self.detail])),
             country=country, continent=continent, notes=parse_labels(notes))
 
@@ -256,17 +281,28 @@ class SkyPilotSource:
         return None
 
     def _rows_azure(self) -> Iterator[OfferRow]:
-        """Sizes whose GPU count the extract gets wrong are corrected (`AZURE_GPU_COUNTS`), with a label saying
-        from what to what and on which source."""
+        """GPU model, count, memory and interconnect as Microsoft's size page documents them (`AZURE_SPECS_FILE`);
+        each value the extract gives otherwise is corrected, with a label saying from what to what on which page."""
+        specs = self.specs_dir / AZURE_SPECS_FILE
+        if not specs.is_file():
+            raise CatalogError(f"{specs} not found: Azure's rows need Microsoft's documented GPU specs "
+                               "(the catalog is unchanged)")
+        documented = {d.instance_type: d for d in read_specs(specs)["azure"]}
         for r, spec, flags in self._priced_gpu_rows():
-            count, notes = number_text(r["AcceleratorCount"]), ""
-            corrected = AZURE_GPU_COUNTS.get(r["InstanceType"])
-            if corrected is not None and count != corrected[0]:
-                notes = Corrected.entry("all", column="gpu_count", was=count, now=corrected[0], on=corrected[1])
-                count = corrected[0]
+            values = {"gpu": spec.name, "gpu_count": number_text(r["AcceleratorCount"]),
+                      "gpu_memory_gib": str(_gpu_memory_gib(r["GpuInfo"], spec.memory_gib)),
+                      "interconnect": interconnect_of(r["InstanceType"])}
+            notes = []
+            # a `_Promo` size is its base size at a promotional price: the page documents the base size
+            doc = documented.get(r["InstanceType"].removesuffix("_Promo"))
+            for column, now in (_azure_documented(doc) if doc else {}).items():
+                if doc and now and not _same(values[column], now):
+                    notes.append(Corrected.entry("all", column=column, was=values[column], now=now, on=doc.source))
+                    values[column] = now
+            if Decimal(values["gpu_count"]) < 1:
+                flags.append(f"all:{Flag.FRACTIONAL_GPU}")
             yield self._offer(
-                region=r["Region"], instance_type=r["InstanceType"], gpu=spec.name, gpu_count=count, notes=notes,
-                gpu_memory_gib=str(_gpu_memory_gib(r["GpuInfo"], spec.memory_gib)),
+                region=r["Region"], instance_type=r["InstanceType"], notes=";".join([*notes, AZURE_AGE]), **values,
                 vcpus=number_text(r["vCPUs"]), memory_gib=number_text(r["MemoryGiB"]),
                 on_demand_hourly=r["Price"], spot_hourly=r["SpotPrice"], flags=";".join(flags),
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import json
 from decimal import Decimal
 
 import pytest
@@ -25,7 +26,20 @@ def _recorded(path: str, query: str, base: str) -> bytes | None:
         return (FIXTURES / "azure" / name).read_text().replace("{base}", base).encode()
     if path == f"/{COMMIT}/catalogs/v8/aws/vms.csv":
         return (FIXTURES / "skypilot" / "aws_vms.csv").read_bytes()
+    if path == f"/repos/skypilot-org/skypilot-catalog/commits/{COMMIT}":
+        return json.dumps(_GITHUB_COMMIT).encode()
     return None
+
+
+# GitHub REST API "Get a commit" (version 2022-11-28), the fields the refresher reads and their neighbours as the
+# documented response has them; the committer's date is when the catalog's fetchers committed what they read.
+_GITHUB_COMMIT = {
+    "sha": COMMIT, "url": f"https://api.github.com/repos/skypilot-org/skypilot-catalog/commits/{COMMIT}",
+    "commit": {"author": {"name": "github-actions[bot]", "date": "2026-11-28T07:41:09Z"},
+               "committer": {"name": "GitHub", "date": "2026-11-28T23:58:31-05:00"},
+               "message": "[Bot] Update AWS catalog"},
+    "files": [{"filename": "catalogs/v8/aws/vms.csv", "status": "modified"}],
+}
 
 
 @pytest.fixture
@@ -99,17 +113,29 @@ def test_a_dead_endpoint_leaves_the_catalog_as_it_was(catalog_dir):
 
 
 def test_skypilot_csv_at_a_pinned_commit_is_converted_and_its_sha256_recorded(server, catalog_dir):
-    lines = public.refresh_skypilot(COMMIT, ["aws"], catalog_dir, TODAY, http=_http(), base_url=server.base)
+    lines = public.refresh_skypilot(COMMIT, ["aws"], catalog_dir, TODAY, http=_http(), base_url=server.base,
+                                    api_url=server.base)
     rows = list(csv.DictReader((catalog_dir / "aws.csv").open()))
     assert {(r["instance_type"], r["zone"]) for r in rows} == \
         {("p4d.24xlarge", "use1-az1"), ("p4d.24xlarge", "use1-az2")}
-    assert all(r["as_of"] == "2026-12-03" and COMMIT in r["source_detail"] for r in rows)
+    # dated by the commit (in UTC: 2026-11-29), imported today
+    assert all(r["as_of"] == "2026-11-29" and r["imported"] == "2026-12-03" and COMMIT in r["source_detail"]
+               for r in rows)
+    assert f"/repos/skypilot-org/skypilot-catalog/commits/{COMMIT}" in server.hits
     import hashlib
 
     digest = hashlib.sha256((FIXTURES / "skypilot" / "aws_vms.csv").read_bytes()).hexdigest()
     assert any(digest in line for line in lines)
     log = (catalog_dir / "SOURCES.md").read_text()
-    assert f"{server.base}/{COMMIT}/catalogs/v8/aws/vms.csv | sha256 {digest} | 3 rows |" in log
+    assert f"{server.base}/{COMMIT}/catalogs/v8/aws/vms.csv (committed 2026-11-29) | sha256 {digest} | 3 rows |" in log
+
+
+def test_a_commit_github_cannot_date_leaves_the_rows_undated_not_dated_by_the_import(server, catalog_dir):
+    public.refresh_skypilot(COMMIT, ["aws"], catalog_dir, TODAY, http=_http(), base_url=server.base,
+                            api_url=f"{server.base}/nowhere")
+    rows = list(csv.DictReader((catalog_dir / "aws.csv").open()))
+    assert rows and all(r["as_of"] == "" and r["imported"] == "2026-12-03" for r in rows)
+    assert "(commit date unknown)" in (catalog_dir / "SOURCES.md").read_text()
 
 
 def test_a_truncated_skypilot_file_leaves_the_catalog_as_it_was(server, catalog_dir):

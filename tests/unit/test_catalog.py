@@ -40,7 +40,8 @@ def test_every_defect_is_reported_with_file_and_line(make_catalog):
         in messages
     assert f"{path}:{line_of['z']}: no price in any pricing model" in messages
     assert any(m.startswith(f"{path}:") and "duplicate offer aws/us-east-1//p4d.24xlarge/A100/8" in m for m in messages)
-    assert f"{path}:{line_of['w']}: as_of 'yesterday' is not YYYY-MM-DD (blank only for verified=no)" in messages
+    assert f"{path}:{line_of['w']}: as_of 'yesterday' is not YYYY-MM-DD (blank only with an imported " \
+        "date, or for verified=no)" in messages
     assert any(f"{path}:{line_of['w']}: flags 'cheap'" in m for m in messages)
     assert f"{path}:{line_of['w']}: source 'made-up' is not described in SOURCES.md" in messages
 

@@ -106,14 +106,14 @@ def test_a_catalog_directory_that_is_not_there(tmp_path):
 
 
 def test_import_from_a_missing_extract_folder(tmp_path):
-    line = user_error(cli("catalog", "import-skypilot", str(tmp_path / "nope"), "--as-of", "2026-12-02",
+    line = user_error(cli("catalog", "import-skypilot", str(tmp_path / "nope"), "--imported", "2026-12-02",
                           "--catalog-dir", str(_catalog_copy(tmp_path))))
     assert f"SkyPilot extract folder {tmp_path / 'nope'} not found" in line
-    assert "example: gpu-assist catalog import-skypilot catalogs/sources --as-of" in line
+    assert "example: gpu-assist catalog import-skypilot catalogs/sources --imported" in line
     (tmp_path / "empty").mkdir()
-    line = user_error(cli("catalog", "import-skypilot", str(tmp_path / "empty"), "--as-of", "2026-12-02"))
+    line = user_error(cli("catalog", "import-skypilot", str(tmp_path / "empty"), "--imported", "2026-12-02"))
     assert f"aws_gpu.csv not found in {tmp_path / 'empty'}" in line
-    assert "is not a date" in user_error(cli("catalog", "import-skypilot", "catalogs/sources", "--as-of", "2026-1"))
+    assert "is not a date" in user_error(cli("catalog", "import-skypilot", "catalogs/sources", "--imported", "2026-1"))
 
 
 def test_make_catalogs_with_a_missing_extract_says_so(tmp_path):

@@ -38,7 +38,7 @@ QUOTE_MODULES = {
     "gpu_assist.pricing.quote", "gpu_assist.pricing.price_table", "gpu_assist.pricing.compare", "gpu_assist.plural",
     "gpu_assist.facts", "gpu_assist.facts.fact", "gpu_assist.facts.catalog", "gpu_assist.facts.option",
     "gpu_assist.facts.notice", "gpu_assist.facts.empty_quote", "gpu_assist.facts.plan", "gpu_assist.facts.commitment",
-    "gpu_assist.catalog.data_prices", "gpu_assist.catalog.fabric", "gpu_assist.pricing.spot_risk",
+    "gpu_assist.catalog.data_prices", "gpu_assist.catalog.fabric", "gpu_assist.catalog.ages", "gpu_assist.pricing.spot_risk",
     "gpu_assist.render", "gpu_assist.render.money", "gpu_assist.render.notes", "gpu_assist.render.note_words",
     "gpu_assist.render.catalog_notes", "gpu_assist.render.quote_notes", "gpu_assist.render.plan_notes",
     "gpu_assist.render.text", "gpu_assist.render.tables", "gpu_assist.render.comparison",

@@ -148,7 +148,7 @@ def test_a_derived_spot_price_is_never_ranked_above_a_price_someone_set(context)
 
 def test_stale_prices_are_labelled_and_not_ranked(make_catalog):
     catalog = make_catalog(offer(instance_type="fresh", on_demand_hourly="40"),
-                           offer(instance_type="old", on_demand_hourly="10", as_of="2026-09-01"))
+                           offer(instance_type="old", on_demand_hourly="10", as_of="2026-05-01"))
     result = compare(refine(quote(parse_request("8xA100 1h", catalog.gpus), catalog, today=TODAY)))
     assert [r.instance_type for r in result.rows] == ["fresh"]
     assert result.untrusted[0].instance_type == "old"

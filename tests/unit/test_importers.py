@@ -108,7 +108,7 @@ def test_import_of_the_vendored_extract_reproduces_the_committed_catalogs(tmp_pa
     directory.mkdir()
     for name in ("gpus.csv", "fx.csv", "SOURCES.md"):
         (directory / name).write_bytes((CATALOGS / name).read_bytes())
-    assert main(["catalog", "import-skypilot", str(SOURCES), "--as-of", "2026-12-02",
+    assert main(["catalog", "import-skypilot", str(SOURCES), "--imported", "2026-12-02",
                  "--catalog-dir", str(directory)]) == 0
     assert len(capsys.readouterr().out.splitlines()) == len(EXTRACTS) == 17
     for provider in EXTRACTS:

@@ -22,6 +22,7 @@ from gpu_assist.facts import (
     Stale,
     Unverified,
 )
+from gpu_assist.catalog.ages import StaleFigure
 from gpu_assist.pricing.query_parser import parse_request
 from gpu_assist.pricing.quote import quote
 from gpu_assist.render.notes import said
@@ -199,10 +200,11 @@ def test_monthly_shows_only_when_it_beats_on_demand(make_catalog):
     assert _quote(catalog, "8xA100 72h monthly").cheapest(pricing_model="monthly").total == Decimal(3000)
 
 
-def test_stale_prices_are_labelled(make_catalog):
-    catalog = make_catalog(offer(as_of="2026-09-01"))
+def test_stale_prices_are_labelled_with_their_age_and_limit(make_catalog):
+    catalog = make_catalog(offer(as_of="2026-05-01"))
     notes = _quote(catalog, "8xA100 1h").options[0].notes
-    assert Stale("2026-09-01", 92) in notes and "stale: price as of 2026-09-01 (92 days old)" in said(notes)
+    assert [n for n in notes if isinstance(n, Stale)] == [StaleFigure("2026-05-01", 215, False, 180, True)]
+    assert "stale: price as of 2026-05-01 (215 days old; limit 180)" in said(notes)
 
 
 def test_default_keeps_the_cheapest_region_per_offer_and_all_regions_keeps_each(make_catalog):

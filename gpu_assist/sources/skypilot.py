@@ -99,7 +99,8 @@ _GCP_FAMILIES = [
 # GPU model, count, memory and interconnect of each Azure size, from Microsoft's size pages (SOURCES-azure.txt).
 AZURE_SPECS_FILE = "azure_gpu_specs.csv"
 # Azure's rows come from SkyPilot's older catalog v6, of unknown date: each says so, and where Microsoft's price is.
-AZURE_AGE = "all:from SkyPilot's older catalog (v6), date unknown, and `catalog refresh azure` gets Microsoft's current price"
+AZURE_AGE = ("all:from SkyPilot's older catalog (v6), date unknown, and `catalog refresh azure` gets Microsoft's "
+             "current price")
 _G2_L4_COUNT = {"4": 1, "8": 1, "12": 1, "16": 1, "32": 1, "24": 2, "48": 4, "96": 8}
 
 

@@ -72,10 +72,14 @@ def default_client() -> Any:
 
 def skus(client: Any) -> list[Any]:
     """Every Compute Engine SKU, following pages; any failure is a CatalogError and nothing is written."""
-    from google.api_core import exceptions
+    from google.api_core import exceptions, retry
 
+    # Google's generated client retries nothing by default: a throttled or unavailable page is asked again,
+    # 0.5 s, then twice as long, for at most a minute
+    again = retry.Retry(predicate=retry.if_exception_type(exceptions.TooManyRequests, exceptions.ServiceUnavailable),
+                        initial=0.5, multiplier=2.0, maximum=8.0, timeout=60.0)
     try:
-        return list(client.list_skus(request={"parent": COMPUTE_SERVICE, "currency_code": "USD"}))
+        return list(client.list_skus(request={"parent": COMPUTE_SERVICE, "currency_code": "USD"}, retry=again))
     except exceptions.GoogleAPIError as error:
         reason = getattr(error, "message", "") or type(error).__name__
         raise CatalogError(f"Cloud Billing Catalog API: {reason} (the catalog is unchanged)") from None

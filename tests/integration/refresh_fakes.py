@@ -1,7 +1,8 @@
 """The local servers the price sources' tests refresh against, each answering in its API's documented format from
 the recorded responses in tests/fixtures/<cloud>/ (see each README): Tencent Cloud's CVM API 2017-03-12
 (`DescribeZoneInstanceConfigInfos`), Alibaba Cloud's ECS API 2014-05-26 (`DescribeInstanceTypes`, `DescribePrice`),
-Huawei Cloud's ECS API v1 (`ListFlavors`), BSS API v2 (the ratings) and IAM v3 (the project lookup). Each can
+Huawei Cloud's ECS API v1 (`ListFlavors`), BSS API v2 (the ratings) and IAM v3 (the project lookup), and Google's
+Cloud Billing Catalog API v1 (`services.skus.list`, built from its documented format). Each can
 throttle its next `throttle` requests as its API does. Shared by each cloud's refresh tests and the refresh
 conformance suite."""
 
@@ -12,6 +13,8 @@ import json
 import urllib.parse
 
 from support import FIXTURES, free_port
+
+from gpu_assist.sources import gcp_billing
 
 _CVM_THROTTLED = {"Response": {"Error": {"Code": "RequestLimitExceeded", "Message": "request limit exceeded"},
                            "RequestId": "0b7a8f3c-1c2d-4e5f-8a9b-0c1d2e3f4a5b"}}
@@ -220,3 +223,62 @@ class _PricingHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+# Google's Cloud Billing Catalog API v1, `services.skus.list`: `{"skus": [Sku…], "nextPageToken"}`, each Sku with its
+# category (resourceFamily, resourceGroup, usageType), serviceRegions and pricingInfo's tiered unit price (Money:
+# units + nanos). The figures are GCP's public us-central1 rates as the bundled extracts give them.
+SKUS_PATH = f"/v1/{gcp_billing.COMPUTE_SERVICE}/skus"
+
+
+def _sku(sku_id: str, description: str, group: str, usage: str, price: str, *, family: str = "Compute",
+         unit: str = "h", regions: tuple[str, ...] = ("us-central1",)) -> dict:
+    units, _, fraction = price.partition(".")
+    return {
+        "name": f"{gcp_billing.COMPUTE_SERVICE}/skus/{sku_id}", "skuId": sku_id, "description": description,
+        "category": {"serviceDisplayName": "Compute Engine", "resourceFamily": family, "resourceGroup": group,
+                     "usageType": usage},
+        "serviceRegions": list(regions),
+        "pricingInfo": [{"summary": "", "effectiveTime": "2026-12-05T08:00:00.000Z", "currencyConversionRate": 1,
+                         "pricingExpression": {"usageUnit": unit, "displayQuantity": 1, "baseUnit": "s",
+                                               "baseUnitConversionFactor": 3600, "usageUnitDescription": "hour",
+                                               "tieredRates": [{"startUsageAmount": 0, "unitPrice": {
+                                                   "currencyCode": "USD", "units": units,
+                                                   "nanos": int(fraction.ljust(9, "0")[:9])}}]}}],
+        "serviceProviderName": "Google",
+    }
+
+
+PAGE_1 = [
+    _sku("A2C0-0001", "A2 Instance Core running in Americas", "CPU", "OnDemand", "0.031611"),
+    _sku("A2R0-0001", "A2 Instance Ram running in Americas", "RAM", "OnDemand", "0.004237", unit="GiBy.h"),
+    _sku("A100-0001", "Nvidia Tesla A100 GPU running in Americas", "GPU", "OnDemand", "2.933908"),
+    _sku("A2C0-0002", "Spot Preemptible A2 Instance Core running in Americas", "CPU", "Preemptible", "0.00975"),
+    _sku("A2R0-0002", "Spot Preemptible A2 Instance Ram running in Americas", "RAM", "Preemptible", "0.0013",
+         unit="GiBy.h"),
+    _sku("A100-0002", "Nvidia Tesla A100 GPU attached to Spot Preemptible VMs running in Americas", "GPU",
+         "Preemptible", "1.1"),
+    _sku("DISK-0001", "Storage PD Capacity", "SSD", "OnDemand", "0.17", family="Storage", unit="GiBy.mo"),
+]
+PAGE_2 = [
+    _sku("A2C0-0003", "Commitment v1: A2 Cpu in Americas for 1 Year", "CPU", "Commit1Yr", "0.019915"),
+    _sku("A2R0-0003", "Commitment v1: A2 Ram in Americas for 1 Year", "RAM", "Commit1Yr", "0.002669",
+         unit="GiBy.h"),
+    _sku("A100-0003", "Commitment v1: Nvidia Tesla A100 GPU in Americas for 1 Year", "GPU", "Commit1Yr", "1.848362"),
+    # A Dynamic Workload Scheduler rate, listed as OnDemand and before the real one: queued capacity, pruned
+    _sku("H100-0009", "Nvidia H100 80GB GPU attached to DWS Defined Duration VMs running in Americas", "GPU",
+         "OnDemand", "4.200761"),
+    _sku("H100-0001", "Nvidia H100 80GB GPU running in Americas", "GPU", "OnDemand", "11.06125"),
+    _sku("A3C0-0001", "A3 Instance Core running in Americas", "CPU", "OnDemand", "0.033"),
+    _sku("A3R0-0001", "A3 Instance Ram running in Americas", "RAM", "OnDemand", "0.00442", unit="GiBy.h"),
+]
+
+
+def gcp_skus(path: str, query: str, base: str) -> bytes | None:
+    """The Cloud Billing Catalog API v1's `services.skus.list` for Compute Engine, in two pages (serve with
+    `support.serving`)."""
+    if path != SKUS_PATH:
+        return None
+    if "pageToken=page-2" in query:
+        return json.dumps({"skus": PAGE_2}).encode()
+    return json.dumps({"skus": PAGE_1, "nextPageToken": "page-2"}).encode()

@@ -115,8 +115,8 @@ def test_a_store_and_a_catalog_made_before_the_move_keep_working(tmp_path: Path)
     _run([sys.executable, "-m", "gpu_assist", "catalog", "import-china", str(old / "catalogs" / "sources"),
           "--catalog-dir", str(catalogs)], env=before, cwd=old)
     after = {**env, "PYTHONPATH": str(REPO), "GPU_ASSIST_CATALOG_DIR": str(catalogs)}
+    _run([sys.executable, "-m", "gpu_assist", "requests"], env=after, cwd=REPO)  # a store verb brings it up to date
     assert _at_newest(_run([sys.executable, "-m", "gpu_assist", "db", "current"], env=after, cwd=REPO).stdout)
-    _run([sys.executable, "-m", "gpu_assist", "requests"], env=after, cwd=REPO)
     quoted = _run([sys.executable, "-m", "gpu_assist", "quote", "1xT4", "72h", "provider=tencent", "--format",
                    "json"], env=after, cwd=REPO).stdout
     assert {row["provider"] for row in json.loads(quoted)} == {"tencent"}

@@ -1,6 +1,6 @@
 """Every price source with a refresher (`catalog/providers.py` declares each provider's `catalog refresh` verb) keeps
 the same promises, each run against that source's local fake in its API's documented format (`refresh_fakes.py`,
-moto for EC2, the recorded Azure retail pages):
+moto for EC2, the recorded Azure retail pages, Google's SKU pages):
 - a refresh writes typed rows, each with its source and the day it was observed;
 - a refresh that fails keeps the last good catalog, byte for byte, and leaves no temporary file;
 - throttling is retried, and the refresh then completes;
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from refresh_fakes import CvmServer, EcsServer, HuaweiServer, PricingServer, aliyun_environment
+from refresh_fakes import SKUS_PATH, CvmServer, EcsServer, HuaweiServer, PricingServer, aliyun_environment, gcp_skus
 from support import CATALOGS, FIXTURES, SOURCES, TODAY, running, serving
 
 from gpu_assist.catalog import validate_directory
@@ -208,7 +208,41 @@ class Azure(Harness):
     without_keys = None  # type: ignore[assignment]
 
 
-HARNESSES = {"tencent": Tencent, "aliyun": Aliyun, "huawei": Huawei, "aws": Aws, "azure": Azure}
+class Gcp(Harness):
+    """Google's Cloud Billing Catalog through its own client over REST, an API key set; google-api-core's retry
+    rides out a throttled page, with its own pauses."""
+
+    verb, file, sdk, keys, backoff = "gcp", "gcp.csv", "google.cloud.billing_v1", "GPU_ASSIST_GCP_API_KEY", None
+
+    @contextlib.contextmanager
+    def fake(self, monkeypatch):
+        with serving(gcp_skus) as server:
+            yield server
+
+    def source(self, fake, catalog, sleep):
+        from gpu_assist.sources import gcp_billing
+
+        return gcp_billing.GcpBillingSource(catalog, TODAY,
+                                            gcp_billing.catalog_client(api_key="test-key", endpoint=fake.base))
+
+    def throttle(self, fake, times):
+        fake.faults[SKUS_PATH] = [429] * times
+
+    def fail(self, fake):
+        fake.broken.add("pageToken=page-2")
+
+    def throttled(self, fake):
+        return not fake.faults[SKUS_PATH]
+
+    def without_keys(self, monkeypatch, home):
+        from gpu_assist.sources import gcp_billing
+
+        monkeypatch.delenv(gcp_billing.API_KEY_VARIABLE, raising=False)
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(home / "absent.json"))
+        monkeypatch.setenv("CLOUDSDK_CONFIG", str(home / "gcloud"))
+
+
+HARNESSES = {"tencent": Tencent, "aliyun": Aliyun, "huawei": Huawei, "aws": Aws, "azure": Azure, "gcp": Gcp}
 VERBS = [p.refresh for p in REGISTRY if p.refresh]
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import json
 import os
 import shutil
 from decimal import Decimal
 
 import pytest
 from offline import LAPTOP, run_offline
+from refresh_fakes import SKUS_PATH, gcp_skus
 from support import CATALOGS, offer, serving
 
 from gpu_assist.cli import main
@@ -22,63 +22,11 @@ from gpu_assist.sources import gcp_billing
 from gpu_assist.sources.refresh import refresh
 
 TODAY = dt.date(2026, 12, 5)
-SKUS_PATH = f"/v1/{gcp_billing.COMPUTE_SERVICE}/skus"
-
-
-def _sku(sku_id: str, description: str, group: str, usage: str, price: str, *, family: str = "Compute",
-         unit: str = "h", regions: tuple[str, ...] = ("us-central1",)) -> dict:
-    units, _, fraction = price.partition(".")
-    return {
-        "name": f"{gcp_billing.COMPUTE_SERVICE}/skus/{sku_id}", "skuId": sku_id, "description": description,
-        "category": {"serviceDisplayName": "Compute Engine", "resourceFamily": family, "resourceGroup": group,
-                     "usageType": usage},
-        "serviceRegions": list(regions),
-        "pricingInfo": [{"summary": "", "effectiveTime": "2026-12-05T08:00:00.000Z", "currencyConversionRate": 1,
-                         "pricingExpression": {"usageUnit": unit, "displayQuantity": 1, "baseUnit": "s",
-                                               "baseUnitConversionFactor": 3600, "usageUnitDescription": "hour",
-                                               "tieredRates": [{"startUsageAmount": 0, "unitPrice": {
-                                                   "currencyCode": "USD", "units": units,
-                                                   "nanos": int(fraction.ljust(9, "0")[:9])}}]}}],
-        "serviceProviderName": "Google",
-    }
-
-
-PAGE_1 = [
-    _sku("A2C0-0001", "A2 Instance Core running in Americas", "CPU", "OnDemand", "0.031611"),
-    _sku("A2R0-0001", "A2 Instance Ram running in Americas", "RAM", "OnDemand", "0.004237", unit="GiBy.h"),
-    _sku("A100-0001", "Nvidia Tesla A100 GPU running in Americas", "GPU", "OnDemand", "2.933908"),
-    _sku("A2C0-0002", "Spot Preemptible A2 Instance Core running in Americas", "CPU", "Preemptible", "0.00975"),
-    _sku("A2R0-0002", "Spot Preemptible A2 Instance Ram running in Americas", "RAM", "Preemptible", "0.0013",
-         unit="GiBy.h"),
-    _sku("A100-0002", "Nvidia Tesla A100 GPU attached to Spot Preemptible VMs running in Americas", "GPU",
-         "Preemptible", "1.1"),
-    _sku("DISK-0001", "Storage PD Capacity", "SSD", "OnDemand", "0.17", family="Storage", unit="GiBy.mo"),
-]
-PAGE_2 = [
-    _sku("A2C0-0003", "Commitment v1: A2 Cpu in Americas for 1 Year", "CPU", "Commit1Yr", "0.019915"),
-    _sku("A2R0-0003", "Commitment v1: A2 Ram in Americas for 1 Year", "RAM", "Commit1Yr", "0.002669",
-         unit="GiBy.h"),
-    _sku("A100-0003", "Commitment v1: Nvidia Tesla A100 GPU in Americas for 1 Year", "GPU", "Commit1Yr", "1.848362"),
-    # A Dynamic Workload Scheduler rate, listed as OnDemand and before the real one: queued capacity, pruned
-    _sku("H100-0009", "Nvidia H100 80GB GPU attached to DWS Defined Duration VMs running in Americas", "GPU",
-         "OnDemand", "4.200761"),
-    _sku("H100-0001", "Nvidia H100 80GB GPU running in Americas", "GPU", "OnDemand", "11.06125"),
-    _sku("A3C0-0001", "A3 Instance Core running in Americas", "CPU", "OnDemand", "0.033"),
-    _sku("A3R0-0001", "A3 Instance Ram running in Americas", "RAM", "OnDemand", "0.00442", unit="GiBy.h"),
-]
-
-
-def _answer(path: str, query: str, base: str) -> bytes | None:
-    if path != SKUS_PATH:
-        return None
-    if "pageToken=page-2" in query:
-        return json.dumps({"skus": PAGE_2}).encode()
-    return json.dumps({"skus": PAGE_1, "nextPageToken": "page-2"}).encode()
 
 
 @pytest.fixture
 def server():
-    with serving(_answer) as recorded:
+    with serving(gcp_skus) as recorded:
         yield recorded
 
 

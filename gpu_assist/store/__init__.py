@@ -222,16 +222,18 @@ class Store:
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)})"
 
-    def insert_request(self, record: RequestRecord, *, actor: str, detail: str = "") -> None:
-        """A new request (`states.SUBMIT`), its spec in its JSON column."""
+    def insert_request(self, record: RequestRecord, *, actor: str, detail: str = "",
+                       delivery: str | None = None) -> None:
+        """A new request (`states.SUBMIT`), its spec in its JSON column; its audit row names `delivery` when given
+        (DeliveryRecorded, and no request, when that delivery has its row already)."""
         if record.kind != record.spec.kind or record.kind not in SUBMIT.kinds or record.state != SUBMIT.target:
             raise ValueError(f"a new request is a pending {', '.join(SUBMIT.kinds)}, not {record.kind} {record.state}")
         values = {column.name: getattr(record, column.name) for column in requests_table.columns}
         values.update(spec=to_json(record.spec), instance_ids=list(record.instance_ids), version=0)
-        with self.engine.begin() as connection:
+        with self._once(delivery), self.engine.begin() as connection:
             connection.execute(insert(requests_table).values(**values))
             self._audit(connection, record.id, actor, SUBMIT.action, "ok", None, SUBMIT.target, detail,
-                        record.created_at)
+                        record.created_at, delivery=delivery)
 
     def transition(self, request_id: str, step: Transition, *, actor: str, now: dt.datetime, detail: str = "",
                    action: str | None = None, condition: ColumnElement[bool] | None = None,

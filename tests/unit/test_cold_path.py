@@ -88,3 +88,18 @@ def test_a_cold_quote_imports_only_the_modules_it_uses(tmp_path, args, allowed):
     for attempt in ("without a cache", "from the compiled cache"):
         ours = {name for name in _imported(args, tmp_path, cache) if name.split(".")[0] == "gpu_assist"}
         assert not ours - allowed, f"{' '.join(args)} {attempt} now also imports {sorted(ours - allowed)}"
+
+
+@pytest.mark.slow  # starts subprocesses
+@pytest.mark.parametrize("verb", ["requests", "spend", "commit"])
+def test_a_store_verb_on_sqlite_loads_no_postgresql_and_no_clouds_code(tmp_path, monkeypatch, verb):
+    """What the team has asked and spent is read from a store at the newest schema alone: no Alembic, no PostgreSQL
+    dialect on SQLite, no cloud's provisioner or SDK (each is imported on its cloud's first use). Their timing is
+    bench/quote_speed.py's."""
+    monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'state.db'}")
+    _imported(["db", "upgrade"], tmp_path, str(tmp_path / "cache"))
+    imported = _imported([verb], tmp_path, str(tmp_path / "cache"))
+    assert "sqlalchemy.dialects.sqlite" in imported
+    assert not {name for name in imported if name.startswith(("sqlalchemy.dialects.postgresql", "psycopg", "alembic",
+                                                               "gpu_assist.clouds.launch", "boto", "alibabacloud",
+                                                               "tencentcloud", "huaweicloud"))}

@@ -10,7 +10,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
-from ..catalog import Catalog, load_catalog
+from ..catalog import Catalog, default_catalog_dir, load_catalog
 from ..errors import ConfigError
 from ..pricing.query import CURRENCIES
 
@@ -39,6 +39,15 @@ def currency_setting() -> str:
                           hint="it takes " + " or ".join(CURRENCIES) + " (unset: USD)",
                           example="GPU_ASSIST_CURRENCY=CNY gpu-assist quote 8xA100 72h")
     return value.strip().upper()
+
+
+def _directory_stamp() -> int | None:
+    """When the catalog directory last changed (a file renamed in or out), in nanoseconds; None when it cannot be
+    read (then loading it says why)."""
+    try:
+        return os.stat(default_catalog_dir()).st_mtime_ns
+    except OSError:
+        return None
 
 
 def _nvml_sampler() -> NvmlSampler:
@@ -76,6 +85,7 @@ class Context:
     approvals_factory: Callable[[Context], Approvals] | None = None
     currency: str = field(default_factory=currency_setting)
     _catalog: Catalog | None = None
+    _catalog_stamp: int | None = None  # the catalog directory's modification time when `_catalog` was read
     _sampler: NvmlSampler | None = None
     _approvals: Approvals | None = None
     _answers: collections.OrderedDict[Hashable, object] = field(default_factory=collections.OrderedDict)
@@ -125,4 +135,15 @@ class Context:
 
     @property
     def catalog(self) -> Catalog:
+        """The catalog; with the default loader, read again once its directory has changed (a jobs leader's refresh
+        renames a new file into it, `sources.freshness`), so a long-running server answers from fresh prices
+        without a restart, and its lifecycle prices launches from them too."""
+        if self.catalog_loader is load_catalog:
+            stamp = _directory_stamp()
+            if stamp != self._catalog_stamp:
+                with self._build_lock:
+                    if stamp != self._catalog_stamp:
+                        self._catalog, self._catalog_stamp = load_catalog(), stamp
+                        if self._approvals is not None:
+                            self._approvals.catalog = self._catalog
         return self._built("_catalog", self.catalog_loader)

@@ -7,7 +7,6 @@ first use of its approvals.
 
 from __future__ import annotations
 
-import importlib
 from typing import Callable
 
 from ..catalog import Catalog
@@ -19,30 +18,50 @@ from ..lifecycle.ports import Clouds, Launched, LaunchOutcome, Provisioner
 from ..lifecycle.specs import LaunchSpec
 from ..store import Store
 
-# The provisioner of each cloud the registry says gpu-assist launches on natively, as `module:class` under
-# `gpu_assist.clouds.launch`: imported on a cloud's first use, so a verb that only reads the store loads none.
-PROVISIONERS: dict[str, str] = {
-    "aws": "aws:AwsProvisioner", "tencent": "tencent:TencentProvisioner", "aliyun": "aliyun:AlibabaProvisioner",
-    "huawei": "huawei:HuaweiProvisioner"}
+def _aws(policy: Policy) -> Provisioner:
+    from ..clouds.launch.aws import AwsProvisioner
+
+    return AwsProvisioner(policy)
+
+
+def _tencent(policy: Policy) -> Provisioner:
+    from ..clouds.launch.tencent import TencentProvisioner
+
+    return TencentProvisioner(policy)
+
+
+def _aliyun(policy: Policy) -> Provisioner:
+    from ..clouds.launch.aliyun import AlibabaProvisioner
+
+    return AlibabaProvisioner(policy)
+
+
+def _huawei(policy: Policy) -> Provisioner:
+    from ..clouds.launch.huawei import HuaweiProvisioner
+
+    return HuaweiProvisioner(policy)
+
+
+# The provisioner of each cloud the registry says gpu-assist launches on natively, its module imported when it is
+# built: on the cloud's first use (`_OnFirstUse`), so a verb that only reads the store loads no cloud's code.
+PROVISIONERS: dict[str, Callable[[Policy], Provisioner]] = {
+    "aws": _aws, "tencent": _tencent, "aliyun": _aliyun, "huawei": _huawei}
 
 
 class _OnFirstUse:
-    """A cloud's provisioner, its module imported and the provisioner built on the first call to it."""
+    """A cloud's provisioner, built (its module imported) on the first call to it."""
 
     def __init__(self, name: str, policy: Policy):
         self.name, self.policy = name, policy
         self._built: Provisioner | None = None
 
     def __repr__(self) -> str:
-        return f"{PROVISIONERS[self.name]} (built on first use)"
+        return f"{self.name} provisioner (built on first use)"
 
     @property
     def provisioner(self) -> Provisioner:
         if self._built is None:
-            module, name = PROVISIONERS[self.name].split(":")
-            built: Callable[[Policy], Provisioner] = getattr(
-                importlib.import_module(f"gpu_assist.clouds.launch.{module}"), name)
-            self._built = built(self.policy)
+            self._built = PROVISIONERS[self.name](self.policy)
         return self._built
 
     def dry_run(self, spec: LaunchSpec) -> str:

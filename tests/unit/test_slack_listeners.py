@@ -36,6 +36,7 @@ from gpu_assist.store import Store
 from gpu_assist.team.watch import idle_key
 from slackbot import blocks
 from slackbot.app import SlackSettings, create_app, new_inbox, work_pool
+from slackbot.click_store import Clicks
 from slackbot.inbox import CLICK_LEASE, click_key
 
 LAUNCH = "launch 8xA100 4h region=us-east-1"
@@ -260,9 +261,9 @@ def _run_then_die(slack, mock, action_id: str, request_id: str, user: str) -> st
     action, name, now = payload["actions"][0], {blocks.APPROVE: "approve", blocks.REJECT: "reject"}[action_id], \
         slack.approvals.clock()
     key = click_key(payload, action)
-    assert slack.approvals.store.receive_click(key, name, {"payload": payload, "action": action},
-                                               owner="elsewhere:4242:1/dead", until=now, now=now,
-                                               actor=f"slack:{user}", request_id=request_id, detail=action_id)
+    assert Clicks(slack.approvals.store).receive(key, name, {"payload": payload, "action": action},
+                                                 owner="elsewhere:4242:1/dead", until=now, now=now,
+                                                 actor=f"slack:{user}", request_id=request_id, detail=action_id)
     slack.inbox.handlers[name](payload, action, lambda **_: None)  # its first run, up to where the process died
     return key
 

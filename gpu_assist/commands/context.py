@@ -17,6 +17,8 @@ from ..pricing.query import CURRENCIES
 if TYPE_CHECKING:
     from ..host.nvml import NvmlSampler
     from ..lifecycle.approvals import Approvals
+    from ..lifecycle.policy import Policy
+    from ..store import Store
 
 ANSWERS_KEPT = 256
 T = TypeVar("T")
@@ -63,9 +65,21 @@ def _aws_client(service: str, region: str | None) -> Any:
 
 
 def _configured_approvals(context: Context) -> Approvals:
-    from .lifecycle import configured_approvals  # SQLAlchemy, the policy and the clouds' provisioners: not a quote's
+    from .lifecycle import configured_approvals  # the lifecycle and the clouds' provisioners: not a quote's
 
-    return configured_approvals(context.catalog)
+    return configured_approvals(context.store, context.policy, context.catalog)
+
+
+def _configured_store() -> Store:
+    from ..store import Store  # SQLAlchemy: not a quote's
+
+    return Store()
+
+
+def _configured_policy() -> Policy:
+    from ..lifecycle.policy import load_policy
+
+    return load_policy()
 
 
 @dataclass
@@ -88,6 +102,8 @@ class Context:
     _catalog_stamp: int | None = None  # the catalog directory's modification time when `_catalog` was read
     _sampler: NvmlSampler | None = None
     _approvals: Approvals | None = None
+    _store: Store | None = None
+    _policy: Policy | None = None
     _answers: collections.OrderedDict[Hashable, object] = field(default_factory=collections.OrderedDict)
     _answers_lock: threading.Lock = field(default_factory=threading.Lock)
     _build_lock: threading.RLock = field(default_factory=threading.RLock)  # re-entrant: approvals needs the catalog
@@ -127,6 +143,22 @@ class Context:
     def approvals(self) -> Approvals:
         """The request lifecycle over the configured store (schema upgraded), policy and clouds."""
         return self._built("_approvals", lambda: (self.approvals_factory or _configured_approvals)(self))
+
+    @property
+    def store(self) -> Store:
+        """The request store (schema upgraded): the lifecycle's where one is injected or built already, else the
+        configured one opened alone, so a verb that only reads it (requests, spend) loads no lifecycle, clouds or
+        catalog; a lifecycle built later shares it."""
+        if self.approvals_factory is not None or self._approvals is not None:
+            return self.approvals.store
+        return self._built("_store", _configured_store)
+
+    @property
+    def policy(self) -> Policy:
+        """The team's policy: the lifecycle's where one is injected or built already, else the configured one."""
+        if self.approvals_factory is not None or self._approvals is not None:
+            return self.approvals.policy
+        return self._built("_policy", _configured_policy)
 
     @property
     def sampler(self) -> NvmlSampler:

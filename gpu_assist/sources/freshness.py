@@ -32,7 +32,9 @@ from ..catalog.regions import default_region
 from ..errors import ConfigError, GpuAssistError
 from ..lifecycle.policy import CONFIG_VARIABLE
 from ..pricing.query import parse_duration
+from .aws_public import AwsPublicPriceSource
 from .offer_row import read_rows
+from .public import AzureRetailSource
 from .refresh import PriceSource, refresh
 
 LEDGER = "refreshes.json"
@@ -40,14 +42,10 @@ EXAMPLE = '[catalog]\nrefresh = ["azure"]\nevery = "6h"\nmax_age = "3d"'
 
 
 def _azure(directory: Path, today: dt.date) -> PriceSource:
-    from .public import AzureRetailSource  # requests and rich: the leader's, not every reader's
-
     return AzureRetailSource(directory, today)
 
 
 def _aws_public(directory: Path, today: dt.date) -> PriceSource:
-    from .aws_public import AwsPublicPriceSource
-
     return AwsPublicPriceSource(directory, [default_region()])
 
 

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Callable, Protocol
 from sqlalchemy import text
 
 from gpu_assist.catalog import default_catalog_dir
-from gpu_assist.sources.freshness import load_schedule, refresh_due
+from gpu_assist.sources.freshness import load_schedule
+from gpu_assist.sources.scheduled import refresh_due
 
 from .workers import prune_deliveries
 

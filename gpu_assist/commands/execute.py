@@ -7,13 +7,17 @@ from __future__ import annotations
 import datetime as dt
 from functools import singledispatch
 
+from ..catalog import default_catalog_dir
 from ..catalog.regions import default_region
 from ..clouds.fleet import fleet_usage
 from ..errors import ParseError
 from ..plan.recommendation import recommend
 from ..plan.tco import total_cost_of_ownership
+from ..sources.freshness import SourceRefresh, load_schedule, read_ledger
 from .context import Context
 from .objects import (
+    CatalogCommand,
+    CatalogFreshness,
     Command,
     CommitCommand,
     ExtendCommand,
@@ -71,6 +75,14 @@ def _extend(command: ExtendCommand, context: Context, actor: str | None) -> Resu
 @_execute.register(CommitCommand)
 def _team(command: RequestsCommand | SpendCommand | CommitCommand, context: Context, actor: str | None) -> Result:
     return team_verbs.answer(command, context)
+
+
+@_execute.register(CatalogCommand)
+def _catalog(command: CatalogCommand, context: Context, actor: str | None) -> Result:
+    """The sources the team's config names, and any the leader refreshed before, from the shared directory."""
+    ledger = read_ledger(default_catalog_dir())
+    named = {name: SourceRefresh(name) for name in load_schedule().sources}
+    return CatalogFreshness(tuple(sorted({**named, **ledger}.values(), key=lambda s: s.source)), context.now())
 
 
 @_execute.register(QuoteCommand)

@@ -20,6 +20,7 @@ from ..plan.workload import parse_workload_words
 from ..pricing.query import parse_duration, parse_request_words
 from ..team.budgets import PROJECT
 from .objects import (
+    CatalogCommand,
     Command,
     ExtendCommand,
     HelpCommand,
@@ -175,8 +176,14 @@ def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
     return StopCommand(ids, region)
 
 
+def _parse_catalog(words: list[str], _gpus: GpuTable) -> CatalogCommand:
+    if words:
+        raise ParseError(f"catalog takes no words, not '{words[0][:40]}'", example="catalog")
+    return CatalogCommand()
+
+
 _VERBS: dict[str, Callable[[list[str], GpuTable], Command]] = {
     "quote": parse_quote, "recommend": parse_recommend, "tco": _parse_tco, "util": parse_util,
     "launch": _parse_launch, "stop": _parse_stop, "extend": _parse_extend, "requests": parse_requests,
-    "spend": parse_spend, "commit": parse_commit,
+    "spend": parse_spend, "commit": parse_commit, "catalog": _parse_catalog,
 }

@@ -1,13 +1,18 @@
 """The words of a team's price refreshes (`sources.freshness`): each source's observation date and last refresh,
-under `catalog status`, and the line the approval channel hears once when a source is older than its limit."""
+under `catalog status` and as `/gpu catalog` (registered on `text.render`; the Slack face imports this module), and
+the line the approval channel hears once when a source is older than its limit."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
 
+from typing import Any
+
+from ..commands.objects import CatalogFreshness
 from ..sources.freshness import SourceRefresh
 from .tables import text_table
+from .text import render
 
 
 def _days(seconds: float) -> str:
@@ -17,6 +22,14 @@ def _days(seconds: float) -> str:
 
 def _instant(value: dt.datetime | None) -> str:
     return f"{value:%Y-%m-%d %H:%M} UTC" if value else "never"
+
+
+@render.register(CatalogFreshness)
+def render_freshness(result: CatalogFreshness, **_options: Any) -> str:
+    if not result.sources:
+        return ("No price source is refreshed on this server: the team's config names none "
+                "([catalog] refresh, docs/deploying.md).")
+    return refresh_table({s.source: s for s in result.sources}, result.at)
 
 
 def refresh_table(ledger: Mapping[str, SourceRefresh], now: dt.datetime) -> str:

@@ -4,7 +4,7 @@ The `[catalog]` table of the team's config file (`GPU_ASSIST_CONFIG`, beside `[p
 and how often, and how old a source may get before the approval channel hears of it:
 
     [catalog]
-    refresh = ["azure"]   # refreshers the jobs leader runs (REFRESHERS)
+    refresh = ["azure"]   # refreshers the jobs leader runs (REFRESHER_NAMES)
     every = "6h"          # how often each runs
     max_age = "3d"        # a source observed longer ago than this is announced, once
 
@@ -14,6 +14,9 @@ as the loader checks, then one atomic rename, so a refresh that fails leaves the
 to `refreshes.json` in the same directory, also replaced by a rename: per source, the date its rows were observed,
 its last good refresh, its last attempt and that attempt's failure. Only the leader writes; every reader sees a
 whole file. Readers notice a new catalog by the directory's change (`Context.catalog`), without a restart.
+
+This module is the schedule and the bookkeeping, light enough for every reader; the refreshing itself (HTTP, the
+sources) is `sources.scheduled`, the leader's.
 """
 
 from __future__ import annotations
@@ -22,35 +25,20 @@ import datetime as dt
 import json
 import os
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import tomllib
 
-from ..catalog.regions import default_region
 from ..errors import ConfigError, GpuAssistError
 from ..lifecycle.policy import CONFIG_VARIABLE
 from ..pricing.query import parse_duration
-from .aws_public import AwsPublicPriceSource
-from .offer_row import read_rows
-from .public import AzureRetailSource
-from .refresh import PriceSource, refresh
 
 LEDGER = "refreshes.json"
+# The refreshers a leader may run without an account's keys (`sources.scheduled.REFRESHERS` builds them).
+REFRESHER_NAMES = ("azure", "aws-public")
 EXAMPLE = '[catalog]\nrefresh = ["azure"]\nevery = "6h"\nmax_age = "3d"'
-
-
-def _azure(directory: Path, today: dt.date) -> PriceSource:
-    return AzureRetailSource(directory, today)
-
-
-def _aws_public(directory: Path, today: dt.date) -> PriceSource:
-    return AwsPublicPriceSource(directory, [default_region()])
-
-
-# The refreshers a leader may run without an account's keys: name → the source over the catalog directory.
-REFRESHERS: dict[str, Callable[[Path, dt.date], PriceSource]] = {"azure": _azure, "aws-public": _aws_public}
 
 
 @dataclass(frozen=True)
@@ -94,10 +82,10 @@ def load_schedule(environ: Mapping[str, str] | None = None) -> CatalogSchedule:
     sources = table.get("refresh", [])
     if isinstance(sources, str) or not all(isinstance(s, str) for s in sources):
         raise ConfigError("[catalog] refresh takes a list of refreshers", example=EXAMPLE)
-    unknown = [s for s in sources if s not in REFRESHERS]
+    unknown = [s for s in sources if s not in REFRESHER_NAMES]
     if unknown:
         raise ConfigError(f"[catalog] refresh: no refresher '{unknown[0]}'",
-                          hint=f"refreshers a leader runs: {', '.join(REFRESHERS)}", example=EXAMPLE)
+                          hint=f"refreshers a leader runs: {', '.join(REFRESHER_NAMES)}", example=EXAMPLE)
     defaults = CatalogSchedule()
     return CatalogSchedule(tuple(sources), _seconds(table, "every", defaults.every_s),
                            _seconds(table, "max_age", defaults.max_age_s))
@@ -128,7 +116,7 @@ def _instant(text: str | None) -> dt.datetime | None:
     return dt.datetime.fromisoformat(text) if text else None
 
 
-def _write_ledger(directory: Path, ledger: Mapping[str, SourceRefresh]) -> None:
+def write_ledger(directory: Path, ledger: Mapping[str, SourceRefresh]) -> None:
     entries = {name: {"observed": s.observed.isoformat() if s.observed else None,
                       "refreshed_at": s.refreshed_at.isoformat() if s.refreshed_at else None,
                       "attempted_at": s.attempted_at.isoformat() if s.attempted_at else None, "error": s.error}
@@ -141,29 +129,6 @@ def _write_ledger(directory: Path, ledger: Mapping[str, SourceRefresh]) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-
-
-def refresh_due(schedule: CatalogSchedule, directory: Path, now: dt.datetime,
-                refreshers: Mapping[str, Callable[[Path, dt.date], PriceSource]] = REFRESHERS) -> list[SourceRefresh]:
-    """The leader's part of a round: each scheduled source whose last attempt is `every` ago or more is refreshed
-    into `directory`; a failure (its source away, rows that do not validate) keeps the last good file and date and
-    records the failure. The sources attempted, as they now stand."""
-    ledger, attempted = read_ledger(directory), []
-    for name in schedule.sources:
-        last = ledger.get(name) or SourceRefresh(name)
-        if last.attempted_at is not None and (now - last.attempted_at).total_seconds() < schedule.every_s:
-            continue
-        try:
-            report = refresh(refreshers[name](Path(directory), now.date()), Path(directory))
-            dates = [row.as_of for row in read_rows(report.path) if row.as_of]
-            state = SourceRefresh(name, max(dates, default=now.date()), now, now)
-        except Exception as error:  # noqa: BLE001 - any failure leaves the file; the next round tries again
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            state = replace(last, attempted_at=now, error=reason)
-        ledger[name] = state
-        _write_ledger(Path(directory), ledger)
-        attempted.append(state)
-    return attempted
 
 
 def stale(schedule: CatalogSchedule, ledger: Mapping[str, SourceRefresh], now: dt.datetime) -> list[SourceRefresh]:

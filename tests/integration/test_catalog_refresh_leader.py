@@ -3,8 +3,8 @@ refresh Azure every 6 hours; the leader's rounds (`slackbot.jobs.run_round`, an 
 Azure Retail Prices API, here a local server answering the recorded real-format pages (tests/fixtures/azure,
 API version 2023-01-01-preview, as `sources.public` asks), into the deployment's shared catalog directory. Another
 replica's context, built before, quotes the new price without a restart, and the CLI of the deployment (another
-process) lists the refresh; a refresh that fails keeps the last good file; `/metrics` has the age; the approval
-channel (tests/mock_slack.py) hears once that the source is too old."""
+process) and `/gpu catalog` list the refresh; a refresh that fails keeps the last good file; `/metrics` has the
+age; the approval channel (tests/mock_slack.py) hears once that the source is too old."""
 
 from __future__ import annotations
 
@@ -19,12 +19,15 @@ from support import CATALOGS, FIXTURES, Clock, offer, serving
 
 from gpu_assist.catalog import load_catalog
 from gpu_assist.commands import Context
+from gpu_assist.commands.execute import run
+from gpu_assist.commands.grammar import parse_command
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy
 from gpu_assist.lifecycle.ports import Clouds
 from gpu_assist.metrics import metrics_application
-from gpu_assist.sources import freshness, public
+from gpu_assist.sources import freshness, public, scheduled
 from gpu_assist.store import Store
+from slackbot import blocks
 from slackbot.catalog_watch import stale_round
 from slackbot.jobs import run_round
 
@@ -60,7 +63,7 @@ def deployment(make_catalog, tmp_path, monkeypatch, azure):
     for name, value in (("GPU_ASSIST_CATALOG_DIR", directory), ("GPU_ASSIST_CONFIG", config),
                         ("GPU_ASSIST_CACHE_DIR", tmp_path / "cache")):
         monkeypatch.setenv(name, str(value))
-    monkeypatch.setitem(freshness.REFRESHERS, "azure", lambda folder, today: public.AzureRetailSource(
+    monkeypatch.setitem(scheduled.REFRESHERS, "azure", lambda folder, today: public.AzureRetailSource(
         folder, today, http=public.session(retries=1, backoff_s=0), url=f"{azure.base}/api/retail/prices"))
     return directory
 
@@ -80,6 +83,10 @@ def leader(deployment, tmp_path, clock):
 def _eastus(context: Context) -> float:
     offers = context.catalog.offers
     return float(offers[(offers.provider == "azure") & (offers.region == "eastus")].on_demand_hourly.iloc[0])
+
+
+def test_every_refresher_a_config_may_name_is_one_the_leader_runs():
+    assert set(scheduled.REFRESHERS) == set(freshness.REFRESHER_NAMES)
 
 
 def test_the_leader_refreshes_on_schedule_and_another_replica_quotes_the_new_price(deployment, leader, clock, azure):
@@ -103,6 +110,17 @@ def test_the_leader_refreshes_on_schedule_and_another_replica_quotes_the_new_pri
     assert listed[0].split() == ["source", "observed", "age", "last", "refresh", "last", "attempt"]
     assert listed[1].split()[:2] == ["azure", clock().date().isoformat()] and listed[1].endswith(" ok")
     assert f"{clock():%Y-%m-%d %H:%M} UTC" in listed[1]
+    _, shown = blocks.message(run(parse_command("catalog", replica.catalog.gpus), replica))  # `/gpu catalog`
+    card = shown[0]["text"]["text"].strip("`")
+    assert "refreshed by the jobs leader:" in card
+    (line,) = [x for x in card.splitlines() if x.startswith("azure")]
+    assert line.split()[:4] == ["azure", clock().date().isoformat(), "18", "hours"] and line.endswith(" ok")
+
+
+def test_slack_says_when_no_source_is_refreshed(deployment, tmp_path, monkeypatch):
+    monkeypatch.delenv("GPU_ASSIST_CONFIG")
+    _, shown = blocks.message(run(parse_command("catalog", Context().catalog.gpus), Context()))
+    assert "No price source is refreshed on this server" in shown[0]["text"]["text"]
 
 
 def test_a_refresh_that_fails_keeps_the_last_good_catalog_and_says_so(deployment, leader, clock, azure):

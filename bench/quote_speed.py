@@ -131,7 +131,7 @@ STORE_VERBS = ("requests", "spend", "commit")
 def cold_store_verbs(runs: int = 10, base: str | None = None) -> dict:
     """`gpu-assist requests`, `spend` and `commit`, each a new process, on an empty SQLite store brought to the newest
     schema by one `db upgrade` first, interleaved with `python -c pass`; with `base` (a git revision) that revision's
-    `requests` too, so "before" and "after" come from one run."""
+    verbs too (`<verb>_before`), so "before" and "after" come from one run."""
     import tempfile
 
     command = _cli()
@@ -141,7 +141,9 @@ def cold_store_verbs(runs: int = 10, base: str | None = None) -> dict:
         commands = {verb: (command + [verb], env) for verb in STORE_VERBS}
         commands["python_pass"] = ([sys.executable, "-c", "pass"], None)
         if base:
-            commands["requests_before"] = ([sys.executable, "-c", _FROM_TREE, str(_base_tree(base)), "requests"], env)
+            tree = str(_base_tree(base))
+            commands.update({f"{verb}_before": ([sys.executable, "-c", _FROM_TREE, tree, verb], env)
+                             for verb in STORE_VERBS})
         return _interleaved(commands, runs)
 
 

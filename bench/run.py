@@ -64,6 +64,11 @@ def targets(results: dict) -> list[tuple[str, str, str, bool]]:
              f"{hundred['never_answered']} (+{hundred['busy']} busy) of {hundred['sent']}", "0",
              hundred["never_answered"] + hundred["busy"] == 0),
         ]
+    verbs = quote["cold_store_verbs"]
+    for verb in quote_speed.STORE_VERBS:
+        median = verbs[verb]["median_ms"]
+        rows.append((f"`gpu-assist {verb}` on an empty SQLite store, median (`python -c pass` "
+                     f"{verbs['python_pass']['median_ms']:.0f} ms)", f"{median:.0f} ms", "< 300 ms", median < 300))
     saturation = _open_level(results, 2, "saturation").get("answers_per_s", 0)
     rows.append(("Slack saturation, 2 workers", f"{saturation:.0f} answers/s", "≥ 500", saturation >= 500))
     worst = max(r["peak_rss_mib"] for c in results["open_loop"]["configs"] for r in c["rss"])

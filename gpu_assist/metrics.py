@@ -1,11 +1,12 @@
 """gpu-assist's figures in the Prometheus text format, where teams already look (Prometheus + Grafana).
 
-Two sources, read at each scrape: this machine's GPUs (the NVML poller's samples: use, memory, temperature, power,
-per-process memory, and which GPUs were idle through the poller's window) and, with a store, the team
-(`standing.TeamStanding`: running launches and their hourly cost, spend this month and committed to TTLs, each
-budget, pending requests, idle instances). `gpu-assist metrics serve --port N` serves them alone; the Slack
-server answers the same at `GET /metrics`. A store that cannot be read is `gpu_assist_store_up 0` and the GPU
-series still come, so a scrape never fails for one of its halves.
+Three sources, read at each scrape: this machine's GPUs (the NVML poller's samples: use, memory, temperature,
+power, per-process memory, and which GPUs were idle through the poller's window), the age of each price source the
+jobs leader refreshes (`sources.freshness`), and, with a store, the team (`standing.TeamStanding`: running launches
+and their hourly cost, spend this month and committed to TTLs, each budget, pending requests, idle instances).
+`gpu-assist metrics serve --port N` serves them alone; the Slack server answers the same at `GET /metrics`. A store
+that cannot be read is `gpu_assist_store_up 0` and the other series still come, so a scrape never fails for one of
+its parts.
 
 Names follow Prometheus's conventions: the `gpu_assist_` prefix, base units (bytes, watts, degrees Celsius,
 ratios 0–1), `_total` on counters. Money has no base unit: each amount is labelled with its currency.
@@ -13,8 +14,9 @@ ratios 0–1), `_total` on counters. Money has no base unit: each amount is labe
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import waitress
@@ -22,7 +24,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from .catalog import default_catalog_dir
 from .host.nvml import GpuSample, NvmlSampler, Poller, Snapshot, idle_gpus
+from .sources.freshness import SourceRefresh, read_ledger
 from .team.standing import TeamStanding
 
 log = logging.getLogger("gpu_assist.metrics")
@@ -118,17 +122,47 @@ def team_metrics(team: TeamStanding) -> list[Metric]:
             pending, idle, left_out]
 
 
+def catalog_metrics(ledger: Mapping[str, SourceRefresh], now: dt.datetime) -> list[Metric]:
+    """Each price source the jobs leader refreshes (`sources.freshness`): how old its rows are, and when its last
+    good refresh was; none before the first refresh."""
+    age = _gauge("catalog_age_seconds", "Time since a price source's rows were observed (the start of that day, UTC)",
+                 ("source",))
+    refreshed = _gauge("catalog_refreshed_timestamp_seconds", "When a price source was last refreshed without error",
+                       ("source",))
+    for name, state in sorted(ledger.items()):
+        seconds = state.age_s(now)
+        if seconds is not None:
+            age.add_metric([name], seconds)
+        if state.refreshed_at is not None:
+            refreshed.add_metric([name], state.refreshed_at.timestamp())
+    return [age, refreshed]
+
+
+def _catalog_ledger() -> Mapping[str, SourceRefresh]:
+    return read_ledger(default_catalog_dir())
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
 class GpuAssistCollector(Collector):
     """Collects at each scrape. `snapshots`: the poller's window (newest last); `team`: the standing now, or None
     where no store is configured. A failing team read is logged and counted, never raised into the scrape."""
 
     def __init__(self, snapshots: Callable[[], Sequence[Snapshot]],
-                 team: Callable[[], TeamStanding] | None = None):
-        self._snapshots, self._team = snapshots, team
+                 team: Callable[[], TeamStanding] | None = None, *,
+                 catalog: Callable[[], Mapping[str, SourceRefresh]] = _catalog_ledger,
+                 clock: Callable[[], dt.datetime] = _utc_now):
+        self._snapshots, self._team, self._catalog, self._clock = snapshots, team, catalog, clock
         self.store_failures = 0
 
     def collect(self) -> Iterator[Metric]:
         yield from gpu_metrics(self._snapshots())
+        try:
+            yield from catalog_metrics(self._catalog(), self._clock())
+        except (OSError, ValueError):  # an unreadable refresh ledger: the other series still come
+            log.exception("metrics: could not read the catalog's refresh ledger")
         if self._team is None:
             return
         up = _gauge("store_up", "1 where the last scrape read the request store")

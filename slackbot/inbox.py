@@ -26,6 +26,8 @@ from gpu_assist.lifecycle.identity import SLACK, actor
 from gpu_assist.lifecycle.records import REQUEST_ID
 from slackbot import blocks
 
+from .click_store import Clicks
+
 if TYPE_CHECKING:
     from slack_bolt import Ack, App
 
@@ -66,6 +68,10 @@ class Inbox:
     def store(self) -> Store:
         return self.context.approvals.store
 
+    @property
+    def clicks(self) -> Clicks:
+        return Clicks(self.store)
+
     def clock(self) -> dt.datetime:
         return self.context.approvals.clock()
 
@@ -92,7 +98,7 @@ class Inbox:
         now, owner = self.clock(), owners.new_owner()
         kept = {k: v for k, v in payload.items() if k != "token"}  # Slack's verification token is not kept
         try:
-            fresh = self.store.receive_click(click_key(payload, action), name, {"payload": kept, "action": action},
+            fresh = self.clicks.receive(click_key(payload, action), name, {"payload": kept, "action": action},
                                              owner=owner, until=now + CLICK_LEASE, now=now, actor=clicker,
                                              request_id=request_id, detail=f"{action['action_id']} {value}")
         except Exception:  # noqa: BLE001 - the database is away: nothing was recorded, say so
@@ -123,20 +129,20 @@ class Inbox:
         except Exception:  # noqa: BLE001 - a bug or the database away: the clicker hears it did not happen
             log.exception("the %s click failed", name)
             respond(response_type="ephemeral", replace_original=False, text=blocks.FAILED)
-        self.store.click_done(key, self.clock())
+        self.clicks.done(key, self.clock())
 
     def recover(self) -> int:
         """The jobs leader's part: run the clicks a dead or stuck owner left, as far as the pool has places (the
         rest wait for the next round); forget clicks done long ago. How many it took over."""
         now = self.clock()
-        self.store.forget_clicks(now - CLICKS_KEPT)
+        self.clicks.forget(now - CLICKS_KEPT)
         taken = 0
-        for click in self.store.clicks_left(now, owners.gone):
+        for click in self.clicks.left(now, owners.gone):
             reservation = self.pool.reserve()
             if reservation is None:
                 break
             owner = owners.new_owner()
-            if not self.store.take_click(click, owner=owner, until=now + CLICK_LEASE, now=now):
+            if not self.clicks.take(click, owner=owner, until=now + CLICK_LEASE, now=now):
                 reservation.cancel()
                 continue
             stored = click["payload"]

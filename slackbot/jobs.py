@@ -1,4 +1,5 @@
-"""The periodic jobs (expire, reap, reconcile) on exactly one process among all replicas and workers.
+"""The periodic jobs (expire, reap, reconcile, the team's price refreshes) on exactly one process among all
+replicas and workers.
 
 Every process runs `run_jobs_forever`, but only the leader does a round. Leadership is a lease the
 database (or the file system) gives back by itself when its holder dies, so no heartbeat is needed:
@@ -24,6 +25,10 @@ import uuid
 from typing import TYPE_CHECKING, Callable, Protocol
 
 from sqlalchemy import text
+
+from gpu_assist.catalog import default_catalog_dir
+from gpu_assist.sources.freshness import load_schedule
+from gpu_assist.sources.scheduled import refresh_due
 
 from .workers import prune_deliveries
 
@@ -129,6 +134,8 @@ def run_round(approvals: Approvals, number: int) -> None:
     pruned = prune_deliveries(approvals.store, approvals.clock())
     log.info("jobs round %d on pid %d: %d expired, %d reaped, %d reconciled, %d delivery claims pruned", number,
              os.getpid(), len(expired), len(reaped), len(reconciled), pruned)
+    for source in refresh_due(load_schedule(), default_catalog_dir(), approvals.clock()):
+        log.info("jobs round %d: refreshed %s: %s", number, source.source, source.error or "ok")
 
 
 def run_jobs_forever(context: Context, stop: threading.Event, interval_s: float = JOB_INTERVAL_S,

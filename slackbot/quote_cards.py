@@ -16,6 +16,7 @@ from gpu_assist.plan.recommendation import Recommendation
 from gpu_assist.pricing.compare import Comparison, ComparisonRow
 from gpu_assist.pricing.query import Query
 from gpu_assist.pricing.quote import Quote
+from gpu_assist.render import freshness as _freshness  # noqa: F401 - the text of /gpu catalog
 from gpu_assist.render import operations as _operations  # noqa: F401 - the text of what Slack shows
 from gpu_assist.render import plans as _plans  # noqa: F401 - the text of what Slack shows
 from gpu_assist.render.comparison import HEADERS, job_length, layout

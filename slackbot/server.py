@@ -43,6 +43,7 @@ from slackbot.blocks import BUSY
 from . import prefork
 from .app import create_app, new_inbox, work_pool
 from .inbox import Inbox
+from .catalog_watch import stale_round
 from .interruptions import interruption_round
 from .jobs import start_jobs
 from .listeners.deps import post_approval_card
@@ -249,7 +250,8 @@ def build_application(*, jobs: bool) -> WSGIApplication:
 def leader_round(settings: SlackSettings, context: Context, inbox: Inbox) -> Callable[[], None]:
     """The jobs leader's Slack round: the clicks a dead replica acknowledged but never ran (`inbox.recover`), the
     outcomes nobody announced yet (the reconciler finished them, or their decider died first:
-    `outcomes.announce_pending`), then the money side when there is an approval channel to post it to."""
+    `outcomes.announce_pending`), then the money side and stale prices (`catalog_watch`) when there is an approval
+    channel to post them to."""
     client = WebClient(token=settings.bot_token, base_url=settings.api_url)
 
     def round_() -> None:
@@ -259,6 +261,7 @@ def leader_round(settings: SlackSettings, context: Context, inbox: Inbox) -> Cal
         if settings.approval_channel:
             interruption_round(context, client, settings.approval_channel)
             watch_round(context, client, settings.approval_channel)
+            stale_round(context, client, settings.approval_channel)
 
     return round_
 

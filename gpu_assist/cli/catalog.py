@@ -30,6 +30,7 @@ from ..clouds.sdk.aws import explain, require_credentials
 from ..errors import CatalogError, GpuAssistError, ParseError
 from ..plural import plural
 from ..render.comparison import wrap
+from ..render.freshness import refresh_table
 from ..render.money import format_rate, restate_money
 from ..render.notes import words
 from ..render.tables import table, text_table
@@ -37,6 +38,7 @@ from ..sources import aws_account as aws_api
 from ..sources import aws_public, china, public, sanity, skypilot
 from ..sources.committed import WithCommittedPrices
 from ..sources.ecb import write_fx
+from ..sources.freshness import read_ledger
 from ..sources.refresh import PriceSource, refresh
 
 if TYPE_CHECKING:
@@ -258,6 +260,9 @@ def _report(args: argparse.Namespace, directory: Path) -> int:
             print("\n".join(wrap(billing_footnote(frame))))
         if "resale" in frame:
             _print_caught(frame)
+        refreshed = read_ledger(directory)
+        if refreshed:
+            print("\n" + refresh_table(refreshed, dt.datetime.now(dt.timezone.utc)))
     return 0
 
 

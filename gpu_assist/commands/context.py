@@ -10,13 +10,15 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
-from ..catalog import Catalog, load_catalog
+from ..catalog import Catalog, default_catalog_dir, load_catalog
 from ..errors import ConfigError
 from ..pricing.query import CURRENCIES
 
 if TYPE_CHECKING:
     from ..host.nvml import NvmlSampler
     from ..lifecycle.approvals import Approvals
+    from ..lifecycle.policy import Policy
+    from ..store import Store
 
 ANSWERS_KEPT = 256
 T = TypeVar("T")
@@ -41,6 +43,15 @@ def currency_setting() -> str:
     return value.strip().upper()
 
 
+def _directory_stamp() -> int | None:
+    """When the catalog directory last changed (a file renamed in or out), in nanoseconds; None when it cannot be
+    read (then loading it says why)."""
+    try:
+        return os.stat(default_catalog_dir()).st_mtime_ns
+    except OSError:
+        return None
+
+
 def _nvml_sampler() -> NvmlSampler:
     from ..host.nvml import NvmlSampler  # `util` alone reads the GPUs: a quote does not load the NVML sampler
 
@@ -54,9 +65,21 @@ def _aws_client(service: str, region: str | None) -> Any:
 
 
 def _configured_approvals(context: Context) -> Approvals:
-    from .lifecycle import configured_approvals  # SQLAlchemy, the policy and the clouds' provisioners: not a quote's
+    from .lifecycle import configured_approvals  # the lifecycle and the clouds' provisioners: not a quote's
 
-    return configured_approvals(context.catalog)
+    return configured_approvals(context.store, context.policy, context.catalog)
+
+
+def _configured_store() -> Store:
+    from ..store import Store  # SQLAlchemy: not a quote's
+
+    return Store()
+
+
+def _configured_policy() -> Policy:
+    from ..lifecycle.policy import load_policy
+
+    return load_policy()
 
 
 @dataclass
@@ -76,8 +99,11 @@ class Context:
     approvals_factory: Callable[[Context], Approvals] | None = None
     currency: str = field(default_factory=currency_setting)
     _catalog: Catalog | None = None
+    _catalog_stamp: int | None = None  # the catalog directory's modification time when `_catalog` was read
     _sampler: NvmlSampler | None = None
     _approvals: Approvals | None = None
+    _store: Store | None = None
+    _policy: Policy | None = None
     _answers: collections.OrderedDict[Hashable, object] = field(default_factory=collections.OrderedDict)
     _answers_lock: threading.Lock = field(default_factory=threading.Lock)
     _build_lock: threading.RLock = field(default_factory=threading.RLock)  # re-entrant: approvals needs the catalog
@@ -119,10 +145,37 @@ class Context:
         return self._built("_approvals", lambda: (self.approvals_factory or _configured_approvals)(self))
 
     @property
+    def store(self) -> Store:
+        """The request store (schema upgraded): the lifecycle's where one is injected or built already, else the
+        configured one opened alone, so a verb that only reads it (requests, spend) loads no lifecycle, clouds or
+        catalog; a lifecycle built later shares it."""
+        if self.approvals_factory is not None or self._approvals is not None:
+            return self.approvals.store
+        return self._built("_store", _configured_store)
+
+    @property
+    def policy(self) -> Policy:
+        """The team's policy: the lifecycle's where one is injected or built already, else the configured one."""
+        if self.approvals_factory is not None or self._approvals is not None:
+            return self.approvals.policy
+        return self._built("_policy", _configured_policy)
+
+    @property
     def sampler(self) -> NvmlSampler:
         """This machine's GPUs, read through NVML (`sampler_factory`)."""
         return self._built("_sampler", self.sampler_factory)
 
     @property
     def catalog(self) -> Catalog:
+        """The catalog; with the default loader, read again once its directory has changed (a jobs leader's refresh
+        renames a new file into it, `sources.freshness`), so a long-running server answers from fresh prices
+        without a restart, and its lifecycle prices launches from them too."""
+        if self.catalog_loader is load_catalog:
+            stamp = _directory_stamp()
+            if stamp != self._catalog_stamp:
+                with self._build_lock:
+                    if stamp != self._catalog_stamp:
+                        self._catalog, self._catalog_stamp = load_catalog(), stamp
+                        if self._approvals is not None:
+                            self._approvals.catalog = self._catalog
         return self._built("_catalog", self.catalog_loader)

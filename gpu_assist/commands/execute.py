@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import datetime as dt
 from functools import singledispatch
-from typing import Any
 
+from ..catalog import default_catalog_dir
 from ..catalog.regions import default_region
-from ..clouds.cost_explorer import actual_cost
 from ..clouds.fleet import fleet_usage
 from ..errors import ParseError
 from ..plan.recommendation import recommend
 from ..plan.tco import total_cost_of_ownership
-from ..team.budgets import standing
-from ..team.commitments import plan_commitments
-from ..team.periods import month_start
-from ..team.spending import SpendReport, spend_report
+from ..sources.freshness import SourceRefresh, load_schedule, read_ledger
 from .context import Context
 from .objects import (
+    CatalogCommand,
+    CatalogFreshness,
     Command,
     CommitCommand,
     ExtendCommand,
@@ -27,7 +25,6 @@ from .objects import (
     LaunchCommand,
     QuoteCommand,
     RecommendCommand,
-    RequestDetail,
     RequestsCommand,
     Result,
     SpendCommand,
@@ -36,6 +33,7 @@ from .objects import (
     UtilCommand,
 )
 from .quoting import quote_view
+from . import team_verbs
 
 
 def run(command: Command, context: Context, *, actor: str | None = None) -> Result:
@@ -73,30 +71,18 @@ def _extend(command: ExtendCommand, context: Context, actor: str | None) -> Resu
 
 
 @_execute.register(RequestsCommand)
-def _requests(command: RequestsCommand, context: Context, actor: str | None) -> Result:
-    store = context.approvals.store
-    if command.request_id is None:
-        return tuple(store.list(limit=20))
-    record = store.get(command.request_id)
-    if record is None:
-        raise ParseError(f"no request {command.request_id}", example="requests")
-    return RequestDetail(record, tuple(store.audit_trail(record.id)))
-
-
 @_execute.register(SpendCommand)
-def _spend(command: SpendCommand, context: Context, actor: str | None) -> Result:
-    return spend_of(command, context)
-
-
 @_execute.register(CommitCommand)
-def _commit(command: CommitCommand, context: Context, actor: str | None) -> Result:
-    """Commitments from the launches of the last `months` whole months, priced from the catalog's terms."""
-    approvals, now = context.approvals, context.now()
-    since = month_start(now)
-    for _ in range(command.months):
-        since = month_start(since - dt.timedelta(days=1))
-    return plan_commitments(approvals.store.spend_rows(since), context.catalog.offers_of_type, now,
-                            currency=approvals.policy.currency, months=command.months)
+def _team(command: RequestsCommand | SpendCommand | CommitCommand, context: Context, actor: str | None) -> Result:
+    return team_verbs.answer(command, context)
+
+
+@_execute.register(CatalogCommand)
+def _catalog(command: CatalogCommand, context: Context, actor: str | None) -> Result:
+    """The sources the team's config names, and any the leader refreshed before, from the shared directory."""
+    ledger = read_ledger(default_catalog_dir())
+    named = {name: SourceRefresh(name) for name in load_schedule().sources}
+    return CatalogFreshness(tuple(sorted({**named, **ledger}.values(), key=lambda s: s.source)), context.now())
 
 
 @_execute.register(QuoteCommand)
@@ -146,19 +132,3 @@ def _recommend(command: RecommendCommand, context: Context, today: dt.date) -> R
 @_answer.register(TcoCommand)
 def _tco(command: TcoCommand, context: Context, today: dt.date) -> Result:
     return total_cost_of_ownership(command.inputs, context.catalog)
-
-
-def spend_of(command: SpendCommand, context: Context) -> SpendReport:
-    """The spend report a command asks for: the store's launches priced over the period, with this month's
-    budgets and, for source=aws, Cost Explorer's actual cost by gpu-assist's request tag."""
-    approvals, now = context.approvals, context.now()
-    period = command.period.at(now)
-    policy = approvals.policy
-    records = approvals.store.spend_rows(min(period.start, month_start(now)))
-    budgets = tuple(standing(policy.budgets, records, now, default_project=policy.default_project)) \
-        if policy.budgets else ()
-    actual: Any = None
-    if command.source == "aws":
-        actual = actual_cost(context.aws_client("ce", "us-east-1"), period)
-    return spend_report(records, period, now, currency=policy.currency, default_project=policy.default_project,
-                        budgets=budgets, actual=actual, by=command.by)

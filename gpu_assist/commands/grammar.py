@@ -13,28 +13,25 @@ from ..catalog.gpus import GpuTable
 from ..errors import ParseError
 from ..facts import PricingModel
 from ..catalog.providers import LAUNCH_PROVIDERS, cloud_of, not_launchable
-from ..lifecycle.records import ENGINE_CLUSTER, REQUEST_ID
+from ..lifecycle.records import ENGINE_CLUSTER
 from ..lifecycle.specs import OptionId
 from ..plan.plans import PLAN_SORTS
 from ..plan.tco import parse_tco
 from ..plan.workload import parse_workload_words
 from ..pricing.query_parser import normalise, parse_duration, parse_request_words
 from ..team.budgets import PROJECT
-from ..team.periods import PERIOD_EXAMPLE, parse_period
-from ..team.spending import GROUPS
 from .objects import (
+    CatalogCommand,
     Command,
-    CommitCommand,
     ExtendCommand,
     HelpCommand,
     LaunchCommand,
     RecommendCommand,
-    RequestsCommand,
-    SpendCommand,
     StopCommand,
     TcoCommand,
     UtilCommand,
 )
+from .team_grammar import parse_commit, parse_requests, parse_spend, request_id
 from .quote_grammar import (
     QUOTE_OPTIONS,
     parse_max_price,
@@ -194,15 +191,7 @@ def _parse_extend(words: list[str], _gpus: GpuTable) -> ExtendCommand:
         raise ParseError("say which launch request and how much longer", example=example)
     if others[0].startswith("-"):
         raise ParseError(f"'{others[0]}': an extension is positive", example=example)
-    return ExtendCommand(_request_id(ids[0], example), parse_duration(others[0], example=example))
-
-
-def _request_id(word: str, example: str) -> str:
-    """A request id as `Store.new_id` makes them (`r-` and 12 hex digits), lower-cased; else ParseError."""
-    if not REQUEST_ID.match(word.lower()):
-        raise ParseError(f"'{word[:40]}' is not a request id", hint="request ids look like r-0123456789ab "
-                         "(`requests` lists the recent ones)", example=example)
-    return word.lower()
+    return ExtendCommand(request_id(ids[0], example), parse_duration(others[0], example=example))
 
 
 def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
@@ -216,51 +205,14 @@ def _parse_stop(rest: list[str], _gpus: GpuTable) -> StopCommand:
     return StopCommand(ids, region)
 
 
-def _parse_requests(rest: list[str], _gpus: GpuTable) -> RequestsCommand:
-    example = "requests r-0123456789ab"
-    if len(rest) > 1:
-        raise ParseError("requests takes nothing or one request id", example=example)
-    return RequestsCommand(_request_id(rest[0], example) if rest else None)
-
-
-def parse_spend(words: list[str], _gpus: GpuTable | None = None) -> SpendCommand:
-    """`spend [period] [by=group] [source=aws]`: the period read once, here, for a clock to place when it runs."""
-    values: dict[str, Any] = {}
-    for word in words:
-        key, has_value, value = word.lower().partition("=")
-        if key == "by" and value in GROUPS:
-            values["by"] = value
-        elif key == "by":
-            raise ParseError(f"cannot group spend by '{value[:40]}'", hint="by=" + ", by=".join(GROUPS),
-                             example="spend mtd by=project")
-        elif key == "source" and value in ("aws", "records"):
-            values["source"] = value
-        elif key == "source":
-            raise ParseError(f"unknown spend source '{value[:40]}'", hint="source=records (default) or source=aws",
-                             example="spend 7d source=aws")
-        elif not has_value and "period" not in values:
-            values["period"] = parse_period(key)
-        else:
-            raise ParseError(f"didn't understand '{word[:40]}'", hint="spend [period] [by=group] [source=aws]",
-                             example=PERIOD_EXAMPLE)
-    return SpendCommand(**values)
-
-
-def parse_commit(words: list[str], _gpus: GpuTable | None = None) -> CommitCommand:
-    """`commit [months=N]`: N whole months of history, 1 to 36 (default 3)."""
-    months = 3
-    for word in words:
-        key, _, value = word.lower().partition("=")
-        if key == "months" and value.isdigit() and 1 <= int(value) <= 36:
-            months = int(value)
-        else:
-            raise ParseError(f"didn't understand '{word[:40]}'", hint="commit [months=N], N from 1 to 36",
-                             example="commit months=6")
-    return CommitCommand(months)
+def _parse_catalog(words: list[str], _gpus: GpuTable) -> CatalogCommand:
+    if words:
+        raise ParseError(f"catalog takes no words, not '{words[0][:40]}'", example="catalog")
+    return CatalogCommand()
 
 
 _VERBS: dict[str, Callable[[list[str], GpuTable], Command]] = {
     "quote": parse_quote, "recommend": parse_recommend, "tco": _parse_tco, "util": parse_util,
-    "launch": _parse_launch, "stop": _parse_stop, "extend": _parse_extend, "requests": _parse_requests,
-    "spend": parse_spend, "commit": parse_commit,
+    "launch": _parse_launch, "stop": _parse_stop, "extend": _parse_extend, "requests": parse_requests,
+    "spend": parse_spend, "commit": parse_commit, "catalog": _parse_catalog,
 }

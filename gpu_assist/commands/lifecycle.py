@@ -1,7 +1,8 @@
 """The request lifecycle as a process builds it from its settings: the configured store, policy and clouds.
 
-A module of its own, off the quote path: it loads the request store (SQLAlchemy), the policy and every cloud's
-provisioner, which a quote needs none of; `Context` imports it on the first use of its approvals.
+A module of its own, off the quote path and off the store verbs' (`requests`, `spend` and `commit` read the
+context's store and policy alone): it loads the lifecycle and every cloud's provisioner; `Context` imports it on
+the first use of its approvals.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..clouds.launch.skypilot import engine
 from ..clouds.launch.tencent import TencentProvisioner
 from ..errors import PolicyError
 from ..lifecycle.approvals import Approvals
-from ..lifecycle.policy import Policy, load_policy
+from ..lifecycle.policy import Policy
 from ..lifecycle.ports import Clouds, Provisioner
 from ..store import Store
 
@@ -38,7 +39,6 @@ def clouds(policy: Policy) -> Clouds:
                   source=policy.source)
 
 
-def configured_approvals(catalog: Catalog) -> Approvals:
+def configured_approvals(store: Store, policy: Policy, catalog: Catalog) -> Approvals:
     """The lifecycle over the configured store (schema upgraded), the configured policy and its clouds."""
-    policy = load_policy()
-    return Approvals(Store(), policy, clouds(policy), catalog)
+    return Approvals(store, policy, clouds(policy), catalog)

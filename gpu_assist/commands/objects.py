@@ -19,6 +19,8 @@ from ..pricing.query import CURRENCIES, MAX_GPUS, PRICING_MODELS, Query, format_
 from ..team.periods import AskedPeriod
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from ..clouds.fleet import FleetReport
     from ..host.nvml import Snapshot
     from ..lifecycle.records import AuditEvent, RequestRecord
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from ..plan.workload import Workload
     from ..pricing.compare import Comparison
     from ..pricing.quote import Quote
+    from ..sources.freshness import SourceRefresh
     from ..team.commitments import CommitmentAdvice
     from ..team.spending import SpendReport
 
@@ -74,6 +77,7 @@ gpu-assist — GPU prices across clouds, for the whole job.
   spend 7d source=aws                    beside Cost Explorer's actual cost by gpu-assist's tag
   commit                                 reserved terms to buy, from the last 3 months of launches
   commit months=6                        from 6 whole months
+  catalog                                each price source's observed date and last refresh
 
   help                                   this text
 """
@@ -260,12 +264,25 @@ class CommitCommand:
 
 
 @dataclass(frozen=True)
+class CatalogCommand:
+    """`catalog`: the price sources a team's server refreshes, each with its observation date and last refresh."""
+
+
+@dataclass(frozen=True)
+class CatalogFreshness:
+    """Each price source the team's config names or the jobs leader has refreshed, as it stands at `at`."""
+
+    sources: tuple[SourceRefresh, ...]
+    at: dt.datetime
+
+
+@dataclass(frozen=True)
 class HelpCommand:
     text: str = HELP
 
 
 Command = QuoteCommand | RecommendCommand | TcoCommand | UtilCommand | LaunchCommand | StopCommand | \
-    ExtendCommand | RequestsCommand | SpendCommand | CommitCommand | HelpCommand
+    ExtendCommand | RequestsCommand | SpendCommand | CommitCommand | CatalogCommand | HelpCommand
 # A string, so that naming the results imports none of their modules (mypy reads it as the union).
 Result: TypeAlias = "Quote | Comparison | Recommendation | TcoResult | Snapshot | FleetReport | HelpCommand | " \
-    "RequestDetail | RequestRecord | tuple[RequestRecord, ...] | SpendReport | CommitmentAdvice"
+    "RequestDetail | RequestRecord | tuple[RequestRecord, ...] | SpendReport | CommitmentAdvice | CatalogFreshness"

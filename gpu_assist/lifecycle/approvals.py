@@ -6,7 +6,8 @@ override the policy allows): which kind of actor may take which step is `lifecyc
 both win, and only the winner goes on to carry it out (`gpu_assist.lifecycle.orchestration`). Every attempt, allowed or
 refused, is in the audit log; what a request would buy and cost is worked out first, by `gpu_assist.lifecycle.preview`.
 An attempt a face may run more than once (a Slack click run again after its process died) names its delivery, an
-opaque key: its decision row carries it, and a run that finds it recorded decides nothing and answers as it did.
+opaque key: its submit or decision row carries it, and a run that finds it recorded asks or decides nothing again
+and answers as it did (the request that delivery made, the decision it took).
 """
 
 from __future__ import annotations
@@ -50,31 +51,49 @@ class Approvals:
         return Orchestration(self.store, self.provisioner, self.clock)
 
     # ---- submit -----------------------------------------------------------------------------------------
-    def submit_launch(self, requester: str, command: LaunchIntent) -> RequestRecord:
-        """Price the launch, check policy, dry-run and quota, and store it as pending (or auto-approve it)."""
+    def submit_launch(self, requester: str, command: LaunchIntent, *, delivery: str | None = None) -> RequestRecord:
+        """Price the launch, check policy, dry-run and quota, and store it as pending (or auto-approve it).
+        `delivery`: see `_submit`."""
+        record = self.made_by(delivery)
+        if record is not None:
+            return self._auto_approved(record)
         now, words = self.clock(), command.words()
         spec = self._audited(lambda: plan_launch(command, self.catalog, self.policy, request_id=new_request_id(),
                                                  requester=requester, today=now.date()),
                              "launch", None, requester, words, now)
         spec = replace(spec, checks=Checks(self.provisioner.dry_run(spec), self.provisioner.quota(spec)))
-        return self.submit_planned(requester, spec, words)
+        return self.submit_planned(requester, spec, words, delivery=delivery)
 
-    def submit_planned(self, requester: str, spec: LaunchSpec, words: str) -> RequestRecord:
+    def submit_planned(self, requester: str, spec: LaunchSpec, words: str, *,
+                       delivery: str | None = None) -> RequestRecord:
         """A launch priced and checked against the policy already (`submit_launch`, or SkyPilot's gate, which
         prices the task SkyPilot sends), stored as pending; approved at once under the policy's auto-approve
-        amount unless its dry run failed or a budget stands in the way (then it waits for a person)."""
-        record = self._submit(requester, spec, words, self.clock(), estimated_cost=spec.estimated_total,
-                              hourly_price=spec.hourly * spec.instances)
-        auto = self.policy.auto_approve_below
-        if auto is not None and spec.estimated_total < auto and (spec.checks is None or spec.checks.dry_run == "ok"):
+        amount unless its dry run failed or a budget stands in the way (then it waits for a person). `delivery`:
+        see `_submit`."""
+        record = self.made_by(delivery) or self._submit(
+            requester, spec, words, self.clock(), delivery, estimated_cost=spec.estimated_total,
+            hourly_price=spec.hourly * spec.instances)
+        return self._auto_approved(record)
+
+    def _auto_approved(self, record: RequestRecord) -> RequestRecord:
+        """A pending launch approved under the policy's auto-approve amount, where its dry run passed (or none was
+        made); as it stands otherwise."""
+        planned, auto = record.spec, self.policy.auto_approve_below
+        if record.state == "pending" and auto is not None and isinstance(planned, LaunchSpec) \
+                and planned.estimated_total < auto and (planned.checks is None or planned.checks.dry_run == "ok"):
             try:
                 return self.approve(record.id, AUTO_APPROVE)
-            except PolicyError:  # over budget: it waits for a person (the refusal is audited)
+            except PolicyError:  # over budget, or decided meanwhile: it stands as it is (a refusal is audited)
                 pass
         return self.store.fetch(record.id)
 
-    def submit_stop(self, requester: str, instance_ids: list[str], region: str | None = None) -> RequestRecord:
-        """A request to stop instances; refused unless every one carries gpu-assist's request tag."""
+    def submit_stop(self, requester: str, instance_ids: list[str], region: str | None = None, *,
+                    delivery: str | None = None) -> RequestRecord:
+        """A request to stop instances; refused unless every one carries gpu-assist's request tag. `delivery`: see
+        `_submit`."""
+        earlier = self.made_by(delivery)
+        if earlier is not None:
+            return earlier
         now, words = self.clock(), f"stop {' '.join(instance_ids)}"
         placed = self.store.placement_of(instance_ids[0]) if instance_ids else None
         if not instance_ids or (placed is None and not all(cloud_of(i) for i in instance_ids)):
@@ -86,17 +105,21 @@ class Approvals:
                                now)
         spec = StopSpec(new_request_id(), tuple(instance_ids), where, tuple(sorted(set(owners.values()))),
                         provider=launched.provider)
-        return self._submit(requester, spec, words, now, instance_ids=spec.instance_ids)
+        return self._submit(requester, spec, words, now, delivery, instance_ids=spec.instance_ids)
 
-    def submit_extend(self, requester: str, launch_id: str, extra_s: int) -> RequestRecord:
+    def submit_extend(self, requester: str, launch_id: str, extra_s: int, *,
+                      delivery: str | None = None) -> RequestRecord:
         """A request to move a running launch's time to live `extra_s` later: priced at the launch's approved
-        hourly price, checked against the policy, decided like a launch."""
+        hourly price, checked against the policy, decided like a launch. `delivery`: see `_submit`."""
+        earlier = self.made_by(delivery)
+        if earlier is not None:
+            return earlier
         now, words = self.clock(), f"extend {launch_id} by {format_duration(extra_s)}"
         launch, waiting = self.store.get(launch_id), self.store.extensions_waiting(launch_id)
         spec = self._audited(lambda: plan_extension(launch, launch_id, extra_s, self.policy, waiting=waiting,
                                                     request_id=new_request_id()),
                              "extend", launch.id if launch else None, requester, words, now)
-        return self._submit(requester, spec, words, now, estimated_cost=spec.estimated_total)
+        return self._submit(requester, spec, words, now, delivery, estimated_cost=spec.estimated_total)
 
     def _audited(self, plan: Callable[[], T], kind: str, request_id: str | None, requester: str, words: str,
                  now: dt.datetime) -> T:
@@ -109,13 +132,27 @@ class Approvals:
                              detail=f"{words}: {error}")
             raise
 
-    def _submit(self, requester: str, spec: Spec, words: str, now: dt.datetime, **values: Any) -> RequestRecord:
-        """`spec`, stored as a new pending request; `values`: its estimate, approved hourly price, instances."""
-        self.store.insert_request(RequestRecord(
-            id=spec.request_id, kind=spec.kind, requester=requester, spec=spec, state=states.SUBMIT.target,
-            **{"estimated_cost": None, "currency": self.policy.currency, **values}, created_at=now,
-            expires_at=now + dt.timedelta(seconds=self.policy.expiry_s)), actor=requester, detail=words)
+    def _submit(self, requester: str, spec: Spec, words: str, now: dt.datetime, delivery: str | None,
+                **values: Any) -> RequestRecord:
+        """`spec`, stored as a new pending request; `values`: its estimate, approved hourly price, instances.
+
+        `delivery` (what asked: a Slack click, which its inbox may run again) is named by the submit's audit row, so
+        one delivery makes one request: a run that finds it made (`made_by`), or that loses the race to another
+        run of it (the store rolls this one's request back), answers with that request."""
+        try:
+            self.store.insert_request(RequestRecord(
+                id=spec.request_id, kind=spec.kind, requester=requester, spec=spec, state=states.SUBMIT.target,
+                **{"estimated_cost": None, "currency": self.policy.currency, **values}, created_at=now,
+                expires_at=now + dt.timedelta(seconds=self.policy.expiry_s)), actor=requester, detail=words,
+                delivery=delivery)
+        except DeliveryRecorded as recorded:
+            return self.store.fetch(recorded.event.request_id or spec.request_id)
         return self.store.fetch(spec.request_id)
+
+    def made_by(self, delivery: str | None) -> RequestRecord | None:
+        """The request `delivery` made already, if it made one."""
+        event = self.store.caused_by(delivery) if delivery is not None else None
+        return self.store.fetch(event.request_id) if event is not None and event.request_id else None
 
     def budget_standing(self, record: RequestRecord) -> list[BudgetStatus]:
         """The budgets a launch or an extension counts against, with it included (none without budgets, or for a

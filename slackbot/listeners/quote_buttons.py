@@ -1,9 +1,10 @@
 """The buttons of an answer card: Request launch on a quote's row, Request stop on the fleet's idle instance, More.
 
-Request launch and Request stop make a request through the approval path, each click once however Slack
-delivers it (`once_per_click`): its card goes to the approvers and the clicker hears where it stands. A Request
-launch button carries the quote row's option and duration (`blocks.launch_button_choice`), More the quote's own
-command and the first row to show (`blocks.read_more`), never words to parse again.
+Request launch and Request stop make a request through the approval path, each click once however often it is
+run (the click's inbox key names the submit, `Approvals._submit`): its card goes to the approvers and the clicker
+hears where it stands. A Request launch button carries the quote row's option and duration
+(`blocks.launch_button_choice`), More the quote's own command and the first row to show (`blocks.read_more`), never
+words to parse again.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from gpu_assist.lifecycle.identity import SLACK, actor
 from gpu_assist.pricing.compare import Comparison
 from slackbot import blocks
 
-from .deps import channel_of, once_per_click
+from ..inbox import click_key
+from .deps import channel_of
 
 if TYPE_CHECKING:
     from slack_bolt import App
@@ -41,9 +43,10 @@ class CardButtons:
         try:
             if action["action_id"].startswith(blocks.REQUEST_LAUNCH):
                 option, duration_s = blocks.launch_button_choice(action["value"])
-                record = approvals.submit_launch(requester, LaunchCommand(option, duration_s))
+                record = approvals.submit_launch(requester, LaunchCommand(option, duration_s),
+                                                 delivery=click_key(body, action))
             else:
-                record = approvals.submit_stop(requester, [action["value"]])
+                record = approvals.submit_stop(requester, [action["value"]], delivery=click_key(body, action))
         except GpuAssistError as error:
             respond(response_type="ephemeral", replace_original=False, text=blocks.not_requested(error))
             return
@@ -73,4 +76,4 @@ class CardButtons:
 def register(app: App, deps: Deps) -> None:
     buttons = CardButtons(deps)
     deps.inbox.listen(app, blocks.QUOTE_MORE, "more", buttons.more)
-    deps.inbox.listen(app, _REQUEST_BUTTON, "request", once_per_click(deps, buttons.request))
+    deps.inbox.listen(app, _REQUEST_BUTTON, "request", buttons.request)

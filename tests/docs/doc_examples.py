@@ -13,7 +13,7 @@ evaluates Python blocks; the evaluators here run the other kinds of block the pa
   Slack card (`slackbot.blocks.message`).
 - lines that start with a verb of the grammar (`quote 8xA100 72h  …`): the words after `gpu-assist`, run so.
 - ```python: run (Sybil's `PythonEvaluator`), each block on its own.
-- ```toml: a `[policy]` snippet, read by `load_policy` as a GPU_ASSIST_CONFIG file.
+- ```toml: a `[policy]` or `[catalog]` snippet, read by `load_policy` and `load_schedule` as a GPU_ASSIST_CONFIG file.
 
 Two comments on the line before a block (visible in the page's source, hidden in the built site) say more:
 
@@ -212,15 +212,17 @@ def check_slack_lines(block: Block) -> str | None:
 
 
 def check_policy(block: Block) -> str | None:
-    """A `[policy]` snippet is a policy gpu-assist reads."""
+    """A `[policy]` (or `[catalog]`) snippet is a config gpu-assist reads."""
     from gpu_assist.errors import GpuAssistError
     from gpu_assist.lifecycle.policy import load_policy
+    from gpu_assist.sources.freshness import load_schedule
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "gpu-assist.toml"
         path.write_text("\n".join(block.lines) + "\n", encoding="utf-8")
         try:
             load_policy({"GPU_ASSIST_CONFIG": str(path)})
+            load_schedule({"GPU_ASSIST_CONFIG": str(path)})
         except GpuAssistError as error:
             return f"the policy snippet is refused: {error}"
     return None

@@ -104,3 +104,18 @@ def test_the_lifecycle_with_every_provisioner_imports_no_skypilot():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                           env={**os.environ, "GPU_ASSIST_CATALOG_DIR": str(CATALOGS)})
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.slow  # starts subprocesses
+@pytest.mark.parametrize("verb", ["requests", "spend", "commit"])
+def test_a_store_verb_on_sqlite_loads_no_postgresql_and_no_clouds_code(tmp_path, monkeypatch, verb):
+    """What the team has asked and spent is read from a store at the newest schema alone: no Alembic, no PostgreSQL
+    dialect on SQLite, no cloud's provisioner or SDK (each is imported on its cloud's first use). Their timing is
+    bench/quote_speed.py's."""
+    monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'state.db'}")
+    _imported(["db", "upgrade"], tmp_path, str(tmp_path / "cache"))
+    imported = _imported([verb], tmp_path, str(tmp_path / "cache"))
+    assert "sqlalchemy.dialects.sqlite" in imported
+    assert not {name for name in imported if name.startswith(("sqlalchemy.dialects.postgresql", "psycopg", "alembic",
+                                                               "gpu_assist.clouds.launch", "boto", "alibabacloud",
+                                                               "tencentcloud", "huaweicloud"))}

@@ -142,7 +142,7 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_modules_import_each_other_in_a_loop():
     """0 import circles, lazy and type-checking imports counted: a loop closed through a function-level import is
-    still one (#30)."""
+    still one."""
     assert _circles(_graph()) == []
 
 
@@ -158,8 +158,9 @@ def _imports_in_functions() -> list[str]:
 
 
 def test_imports_inside_functions_stay_at_the_heavy_library_boundary():
-    """Imports go at the top of a module; at most 30 stay inside functions, where a face chooses a verb or a format
-    and where a heavy library (pandas, boto3, the SDKs, SQLAlchemy, ipywidgets, IPython) must stay off a light path
-    (#30). A new one is a design question, not a speed trick."""
+    """Imports go at the top of a module; at most 34 stay inside functions, where a face chooses a verb or a format
+    and where a heavy or optional library (pandas, boto3, the clouds' SDKs, Google's billing client, SkyPilot,
+    SQLAlchemy, ipywidgets, IPython) must stay off a light path. A new one is a design question, not a speed
+    trick."""
     inside = _imports_in_functions()
-    assert len(inside) <= 30, inside
+    assert len(inside) <= 34, inside

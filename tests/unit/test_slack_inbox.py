@@ -16,6 +16,7 @@ from gpu_assist.commands import Context
 from slackbot import blocks
 from gpu_assist.store import Store, clicks_table
 from slack_client import action_body
+from slackbot.click_store import Clicks
 from slackbot.inbox import CLICK_LEASE, Inbox, click_key
 from slackbot.response_url import ResponsePoster
 from slackbot.workers import WorkPool
@@ -83,9 +84,10 @@ def test_past_the_pools_places_the_clicker_is_told_busy_and_it_is_audited(lifecy
 def test_the_clicks_a_dead_owner_left_are_run_by_recover(lifecycle, mock_slack):
     payload, action = _click(mock_slack)
     now = lifecycle.clock()
-    assert lifecycle.store.receive_click(click_key(payload, action), "approve", {"payload": payload, "action": action},
-                                         owner="elsewhere:4242:1/dead", until=now + CLICK_LEASE, now=now,
-                                         actor="slack:U-BOB", request_id=None, detail="approve_request")
+    assert Clicks(lifecycle.store).receive(click_key(payload, action), "approve",
+                                           {"payload": payload, "action": action}, owner="elsewhere:4242:1/dead",
+                                           until=now + CLICK_LEASE, now=now, actor="slack:U-BOB", request_id=None,
+                                           detail="approve_request")
     inbox, ran = _inbox(lifecycle), []
     inbox.handlers["approve"] = lambda payload, action, respond: (ran.append(payload["user"]["id"]),
                                                                   respond(text="done"))

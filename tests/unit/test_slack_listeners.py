@@ -14,6 +14,7 @@ import datetime as dt
 import functools
 import json
 import socket
+import threading
 import time
 from decimal import Decimal
 from urllib.parse import parse_qs
@@ -35,7 +36,8 @@ from gpu_assist.store import Store
 from gpu_assist.team.watch import idle_key
 from slackbot import blocks
 from slackbot.app import SlackSettings, create_app, new_inbox, work_pool
-from slackbot.inbox import click_key
+from slackbot.click_store import Clicks
+from slackbot.inbox import CLICK_LEASE, click_key
 
 LAUNCH = "launch 8xA100 4h region=us-east-1"
 INSTANCE = "i-0123456789abcdef0"
@@ -262,9 +264,9 @@ def _run_then_die(slack, mock, action_id: str, request_id: str, user: str) -> st
     action, name, now = payload["actions"][0], {blocks.APPROVE: "approve", blocks.REJECT: "reject"}[action_id], \
         slack.approvals.clock()
     key = click_key(payload, action)
-    assert slack.approvals.store.receive_click(key, name, {"payload": payload, "action": action},
-                                               owner="elsewhere:4242:1/dead", until=now, now=now,
-                                               actor=f"slack:{user}", request_id=request_id, detail=action_id)
+    assert Clicks(slack.approvals.store).receive(key, name, {"payload": payload, "action": action},
+                                                 owner="elsewhere:4242:1/dead", until=now, now=now,
+                                                 actor=f"slack:{user}", request_id=request_id, detail=action_id)
     slack.inbox.handlers[name](payload, action, lambda **_: None)  # its first run, up to where the process died
     return key
 
@@ -416,3 +418,37 @@ def test_a_quote_with_its_data_is_carded_with_whole_totals_and_more_keeps_the_da
     more = _more_button(answer)
     command, _ = blocks.read_more(more["value"])
     assert command.job_data == parse_command(words, slack.context.catalog.gpus).job_data
+
+
+def test_a_launch_click_whose_owner_stalls_before_its_submit_requests_once_when_taken_over(slack, replica,
+                                                                                          mock_slack):
+    """The first run of a Request launch click is paused inside its submit (its dry run), as a process that died or
+    stalled after the click was recorded: the jobs leader takes the click over once its lease is over and makes the
+    request; when the first run goes on, it finds the request made and makes, and cards, nothing more."""
+    button = _launch_button(slack, mock_slack)
+    paused, go_on, dry_run = threading.Event(), threading.Event(), slack.approvals.provisioner.dry_run
+
+    def stalled_dry_run(spec):
+        paused.set()
+        assert go_on.wait(60), "the test never let the first run go on"
+        return dry_run(spec)
+
+    slack.approvals.provisioner.dry_run = stalled_dry_run
+    response_url = mock_slack.response_url()
+    _deliver(slack, action_body(button["action_id"], button["value"], user="U-CAROL", response_url=response_url))
+    assert paused.wait(60)
+    store, leader = slack.approvals.store, replica()
+    assert leader.inbox.recover() == 0  # its owner's lease is not over
+    later = dt.datetime.now(dt.timezone.utc) + CLICK_LEASE
+    leader.approvals.clock = lambda: later
+    assert leader.inbox.recover() == 1
+    leader.drained()
+    (request,) = store.list()  # not lost: the leader made it while the first run stood still
+    (card,) = _cards(mock_slack)
+    assert _card_id(card) == request.id and store.get(request.id).card_ts
+    go_on.set()
+    slack.drained()
+    assert [r.id for r in store.list()] == [request.id] and len(_cards(mock_slack)) == 1  # and made once
+    told = [post["text"] for post in _posts_to(mock_slack, response_url)]
+    assert told == [f"Request `{request.id}` is waiting for an approver."] * 2
+    assert [(e.action, e.outcome) for e in store.audit_trail(request.id)] == [("submit", "ok")]

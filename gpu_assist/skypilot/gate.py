@@ -121,7 +121,7 @@ class Gate:
             return LetThrough(labelled(request.task, engine, ttl_s=self._left(engine)), self._fetch(engine))
         requester = actor(SKYPILOT, request.user.name)
         uses_up = name in _USES_UP and not (options and options.dryrun)
-        with self._lock:  # one process's calls for one launch file one request (SkyPilot asks them in turn)
+        with self._lock:  # one process's calls for one launch in turn; replicas agree through `_filing`
             return self._launch(request, shape, requester, cluster, uses_up)
 
     def _launch(self, request: contract.UserRequest, shape: TaskShape, requester: str, cluster: str | None,
@@ -205,10 +205,20 @@ class Gate:
                                   detail=f"{text}: {error.message}")
             raise
         spec = replace(spec, cluster=name, fingerprint=shape.fingerprint)
-        record = approvals.submit_planned(requester, spec, spec.text)
-        if record.state == "pending":
+        record = approvals.submit_planned(requester, spec, spec.text, delivery=self._filing(requester, name))
+        if record.state == "pending" and record.id == spec.request_id:  # filed here, not by a replica first
             self.on_filed(record)
         return record
+
+    def _filing(self, requester: str, cluster: str) -> str:
+        """What one launch's filing is known by among every replica on the database: the user, the cluster and how
+        many of that cluster's requests are closed. Replicas asked about the same launch at once count the same
+        (whichever files first, its request is open), so the store keeps one request (`Approvals.submit_planned`'s
+        delivery); a launch after the last one closed counts one more, so it is a new request."""
+        before = sum(1 for record in self.approvals.store.list(limit=10_000)
+                     if record.requester == requester and record.state not in _OPEN
+                     and isinstance(record.spec, LaunchSpec) and record.spec.cluster == cluster)
+        return f"skypilot|{requester}|{cluster}|{before}"
 
     def _use(self, record: RequestRecord, cluster: str) -> RequestRecord:
         """The admission used by the launch of `cluster`: its time to live and the spend clock start now."""

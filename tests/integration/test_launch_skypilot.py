@@ -20,7 +20,7 @@ from gpu_assist.commands.lifecycle import clouds, configured_approvals
 from gpu_assist.commands.objects import LaunchCommand
 from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.lifecycle.approvals import Approvals
-from gpu_assist.lifecycle.policy import Policy
+from gpu_assist.lifecycle.policy import Policy, load_policy
 from gpu_assist.pricing.quote import quote
 from gpu_assist.store import Store
 from slackbot.blocks import launch_button_choice, quote_blocks
@@ -63,7 +63,8 @@ def test_a_gcp_launch_asked_on_the_cli_is_approved_once_launched_once_and_stoppe
     assert asked["state"] == "pending" and asked["spec"]["provider"] == "gcp"
     assert asked["spec"]["checks"]["dry_run"] == "ok" and api_server.launches() == []  # validated, nothing launched
 
-    approvals = configured_approvals(load_catalog(make_catalog(H100_ROW, load=False), cache_dir=None))
+    approvals = configured_approvals(Store(), load_policy(),
+                                     load_catalog(make_catalog(H100_ROW, load=False), cache_dir=None))
     done = approvals.approve(asked["id"], APPROVER)
     cluster = f"gpu-assist-{asked['id']}"
     assert done.state == "running" and done.instance_ids == (cluster,)

@@ -71,3 +71,31 @@ def test_an_admission_nobody_used_expires_with_the_approvals_validity(gate, cloc
     assert gate.approvals.orchestration.expire_due() == [waiting.record.id]
     again = _ask(gate, A100, "validate")  # the same launch asked again is a new request
     assert isinstance(again, Waiting) and again.record.id != waiting.record.id
+
+
+def test_two_replicas_asked_about_one_launch_at_once_file_one_request(gate, tmp_path, clock, monkeypatch):
+    """Two gate replicas on one database, each asked about the same launch: the second is held until the first
+    has filed, though it looked for an open request before the first filed (the interleaving is forced, not hoped
+    for). One request, one card; a later launch of the cluster, once that request is closed, is a new one."""
+    cards: list[str] = []
+    gate = Gate(gate.approvals, on_filed=lambda record: cards.append(record.id), ttl_s=8 * 3600)
+    other = Gate(Approvals(Store(gate.approvals.store.url), gate.approvals.policy, None,  # type: ignore[arg-type]
+                           gate.approvals.catalog, clock), on_filed=lambda record: cards.append(record.id),
+                 ttl_s=8 * 3600)
+    looked = other._open_requests
+    first: list[object] = []
+
+    def look_then_let_the_first_file(*args, **kwargs):
+        found = looked(*args, **kwargs)  # nothing open yet: this replica will file too
+        first.append(_ask(gate, A100, "launch", cluster="big"))
+        return found
+
+    monkeypatch.setattr(other, "_open_requests", look_then_let_the_first_file)
+    second = _ask(other, A100, "launch", cluster="big")
+    assert isinstance(first[0], Waiting) and isinstance(second, Waiting)
+    assert first[0].record.id == second.record.id and cards == [second.record.id]
+    assert [r.id for r in gate.approvals.store.list()] == [second.record.id]
+    gate.approvals.reject(second.record.id, "slack:U-BOB")
+    monkeypatch.undo()
+    again = _ask(other, A100, "launch", cluster="big")
+    assert isinstance(again, Waiting) and again.record.id != second.record.id

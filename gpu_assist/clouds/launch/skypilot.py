@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import math
+import hashlib
 import os
 import re
 import sys
@@ -40,6 +41,8 @@ from .launcher import Found, Launcher
 ENDPOINT_VARIABLE = "SKYPILOT_API_SERVER_ENDPOINT"
 REQUEST_LABEL, PROJECT_LABEL = "gpu-assist-request-id", "gpu-assist-project"
 _NO_LOCAL_SERVER = "SKYPILOT_DISABLE_LOCAL_API_SERVER"
+_TOKEN_VARIABLE = "SKYPILOT_SERVICE_ACCOUNT_TOKEN"
+_ASKED: dict[str, tuple[str, str]] = {}  # the endpoint and the token's digest the SDK's caches were filled for
 _CAPACITY = ("ResourcesUnavailableError",)  # SkyPilot tried the pinned region's zones and found none free
 _GONE = ("ClusterDoesNotExist",)             # already down: a stop or a reap has nothing left to do
 _LABEL_VALUE = re.compile(r"[^a-z0-9_-]")    # what every cloud SkyPilot labels takes in a label's value
@@ -60,9 +63,13 @@ def sdk() -> Any:
     except ImportError:
         raise ProvisionError("SkyPilot is not installed", hint="pip install 'gpu-assist[skypilot]'") from None
     common = sky.server.common
-    if common.get_server_url() != endpoint:  # the SDK keeps the first endpoint it read: the variable's is the one
+    # The SDK keeps the first endpoint it read and the server's answer to its first health check (a refusal of a
+    # token included) for the process: a new endpoint or token is asked afresh.
+    credentials = (endpoint, hashlib.sha256(os.environ.get(_TOKEN_VARIABLE, "").encode()).hexdigest())
+    if _ASKED.get("credentials") != credentials or common.get_server_url() != endpoint:
         for cached in (common.get_server_url, common.is_api_server_local, common.get_api_server_status_response):
             cached.cache_clear()
+        _ASKED["credentials"] = credentials
     return sky
 
 

@@ -10,7 +10,7 @@ import pytest
 from rich.cells import cell_len
 
 from gpu_assist.cli import main
-from gpu_assist.cli.parser import ABOUT
+from gpu_assist.cli.verbs import ABOUT
 
 pytestmark = pytest.mark.clock  # the CLI quotes on today's date: a stale price's label widens a line
 

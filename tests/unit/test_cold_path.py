@@ -28,7 +28,8 @@ HEAVY = {"pandas", "numpy", "rich", "boto3", "botocore", "slack_bolt", "slack_sd
 # `fabric` and `spot_risk`: a quote asked for spot ranks by its expected cost (the Spot Advisor's bands, read only
 # then; the modules themselves are plain Python, well under a millisecond).
 QUOTE_MODULES = {
-    "gpu_assist", "gpu_assist.errors", "gpu_assist.cli", "gpu_assist.cli.parser", "gpu_assist.cli.answers",
+    "gpu_assist", "gpu_assist.errors", "gpu_assist.cli", "gpu_assist.cli.parser", "gpu_assist.cli.verbs",
+    "gpu_assist.cli.answers",
     "gpu_assist.commands", "gpu_assist.commands.context", "gpu_assist.commands.quote_grammar",
     "gpu_assist.commands.quoting", "gpu_assist.commands.objects", "gpu_assist.pricing", "gpu_assist.pricing.job_data",
     "gpu_assist.pricing.amounts", "gpu_assist.team", "gpu_assist.team.periods", "gpu_assist.pricing.job_costs",

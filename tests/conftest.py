@@ -15,6 +15,7 @@ import time
 import urllib.request
 
 import pytest
+import sky_client_home  # noqa: F401 - SkyPilot's client home, set before any test imports `sky`
 from support import AWS_SECRET, CATALOGS, DB_PASSWORD, NOON, free_port
 
 from child_startup import clock_reads, loopback_only

@@ -89,6 +89,9 @@ PROVIDERS = tuple(BY_NAME)
 CHINA_PROVIDERS = tuple(p.name for p in REGISTRY if p.china)
 NATIVE_PROVIDERS = tuple(p.name for p in REGISTRY if p.launch is LaunchRoute.NATIVE)
 ENGINE_PROVIDERS = tuple(p.name for p in REGISTRY if p.launch is LaunchRoute.ENGINE)
+# Where the clusters SkyPilot's gate admitted live, whatever their cloud: the engine's API server (the router's key
+# for the engine itself, which brings them down at their time to live).
+GATE_CLUSTERS = "skypilot"
 LAUNCH_PROVIDERS = tuple(p.name for p in REGISTRY if p.launch is not LaunchRoute.NONE)
 GPU_INSTANCE_TYPES = tuple(dict.fromkeys(pattern for p in REGISTRY for pattern in p.gpu_types))
 REFRESH_VERBS = tuple(p.refresh for p in REGISTRY if p.refresh)

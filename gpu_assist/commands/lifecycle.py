@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..catalog import Catalog
-from ..catalog.providers import ENGINE_PROVIDERS, LAUNCH_PROVIDERS
+from ..catalog.providers import ENGINE_PROVIDERS, GATE_CLUSTERS, LAUNCH_PROVIDERS
 from ..clouds.launch.aliyun import AlibabaProvisioner
 from ..clouds.launch.aws import AwsProvisioner
 from ..clouds.launch.huawei import HuaweiProvisioner
@@ -35,8 +35,10 @@ def clouds(policy: Policy) -> Clouds:
     missing = [name for name in LAUNCH_PROVIDERS if name not in PROVISIONERS]
     if missing:
         raise PolicyError(f"no provisioner for {', '.join(missing)}", hint="add it to commands.lifecycle.PROVISIONERS")
-    return Clouds({name: PROVISIONERS[name](policy) for name in LAUNCH_PROVIDERS}, launches=policy.allowed_providers,
-                  source=policy.source)
+    by_provider = {name: PROVISIONERS[name](policy) for name in LAUNCH_PROVIDERS}
+    # the clusters SkyPilot's gate admitted: brought down through the engine, never launched through this key
+    by_provider[GATE_CLUSTERS] = engine(GATE_CLUSTERS)(policy)
+    return Clouds(by_provider, launches=policy.allowed_providers, source=policy.source)
 
 
 def configured_approvals(store: Store, policy: Policy, catalog: Catalog) -> Approvals:

@@ -21,6 +21,7 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..catalog.providers import GATE_CLUSTERS
 from ..errors import GpuAssistError, PolicyError
 from ..store import Store, requests_table
 from . import owners, states
@@ -232,12 +233,28 @@ class Orchestration:
                 self.store.transition(record.id, states.REAPED, actor=actor, now=self.clock(),
                                       condition=_owned_by(owner))
                 reaped.append(record.id)
-            for record in self.store.due("admitted", requests_table.c.ends_at, now):  # SkyPilot's autodown ended it
+            for record in self.store.due("admitted", requests_table.c.ends_at, now):
                 if self.store.transition(record.id, states.ADMISSION_ENDED, actor=actor, now=now,
-                                         stopped_at=record.ends_at, detail="its time to live ended: SkyPilot's "
-                                         "autodown takes the cluster down"):
+                                         stopped_at=record.ends_at, detail=self._end_admitted(record)):
                     reaped.append(record.id)
         return reaped
+
+    def _end_admitted(self, record: RequestRecord) -> str:
+        """Bring down the cluster SkyPilot's gate let through, at its time to live, when it carries this request's
+        label (`sky autostop --cancel` takes a cluster's autodown off, and SkyPilot asks no policy about that);
+        what happened, in the audit row's words. Without the engine's API server, or with the cluster gone or not
+        this request's, SkyPilot's autodown is what ends it."""
+        if not record.instance_ids or record.launched_at is None:
+            return "its time to live ended unused"
+        where = record.spec.region if isinstance(record.spec, LaunchSpec) else ""
+        launched = Launched(GATE_CLUSTERS, where, record.instance_ids)
+        try:
+            if set(self.provisioner.require_managed(launched).values()) != {record.id}:
+                return "its time to live ended: the cluster is not this request's; SkyPilot's autodown ends it"
+            self.provisioner.stop(launched)
+        except GpuAssistError as error:
+            return f"its time to live ended: SkyPilot's autodown takes the cluster down ({error.message})"
+        return f"its time to live ended: the cluster {', '.join(record.instance_ids)} was brought down"
 
 
 def _owned_by(owner: str) -> ColumnElement[bool]:

@@ -22,6 +22,8 @@ from gpu_assist.errors import ParseError, PolicyError
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy, load_policy
 from gpu_assist.pricing.quote import quote
+from gpu_assist.skypilot import contract
+from gpu_assist.skypilot.gate import Gate, LetThrough, Waiting
 from gpu_assist.store import Store
 from slackbot.blocks import launch_button_choice, quote_blocks
 
@@ -124,6 +126,34 @@ def test_a_cluster_its_autodown_already_ended_is_reaped_without_a_fault(team, ap
     del api_server.clusters[record.instance_ids[0]]  # SkyPilot's autodown came first
     team.clock.advance(hours=25)
     assert team.orchestration.reap() == [record.id] and team.store.fetch(record.id).state == "stopped"
+
+
+def test_a_cluster_the_gate_let_through_is_brought_down_at_its_time_to_live(team, api_server):
+    """`sky autostop --cancel` takes a cluster's autodown off, and SkyPilot asks no policy about it: the reaper
+    brings a cluster SkyPilot's gate admitted down itself, at the approved end, when it carries the request's label;
+    a cluster of the same user that is not the request's is left alone."""
+    gate = Gate(team, ttl_s=8 * 3600)
+    asked = gate.decide(_gate_request("launch", "carol-x"))
+    assert isinstance(asked, Waiting)
+    assert team.approve(asked.record.id, APPROVER).state == "admitted"
+    assert isinstance(gate.decide(_gate_request("launch", "carol-x")), LetThrough)
+    api_server.add_cluster("carol-x", "us-central1", {REQUEST_LABEL: asked.record.id})  # autodown cancelled
+    api_server.add_cluster("carol-y", "us-central1", {REQUEST_LABEL: "r-000000000000"})
+    team.clock.advance(hours=8, minutes=1)
+    assert team.orchestration.reap() == [asked.record.id]
+    assert "carol-x" not in api_server.clusters and "carol-y" in api_server.clusters
+    (ended,) = [e for e in team.store.audit_trail(asked.record.id) if e.to_state == "stopped"]
+    assert ended.detail == "its time to live ended: the cluster carol-x was brought down"
+
+
+def _gate_request(name: str, cluster: str) -> contract.UserRequest:
+    """SkyPilot's request for `sky launch -c CLUSTER` of 8×H100 on GCP, as its `UserRequest.encode()` writes it."""
+    task = "resources:\n  infra: gcp/us-central1\n  accelerators:\n    H100: 8\nrun: python train.py\n"
+    options = {"cluster_name": cluster, "idle_minutes_to_autostop": None, "down": False, "dryrun": False}
+    body = json.dumps(json.dumps({"task": task, "skypilot_config": "{}\n", "request_name": name,
+                                  "request_options": options, "at_client_side": False,
+                                  "user": "id: c1\nname: carol\n"})).encode()
+    return contract.read_request(body)
 
 
 def test_without_an_endpoint_nothing_is_launched_and_the_request_says_why(team, api_server, monkeypatch):

@@ -12,6 +12,7 @@ from decimal import Decimal
 import pytest
 from support import Clock
 
+from gpu_assist.commands.lifecycle import clouds
 from gpu_assist.lifecycle.approvals import Approvals
 from gpu_assist.lifecycle.policy import Policy
 from gpu_assist.skypilot import contract
@@ -38,10 +39,12 @@ def clock():
 
 
 @pytest.fixture
-def gate(tmp_path, catalog, clock):
+def gate(tmp_path, catalog, clock, monkeypatch):
     policy = Policy(approvers=frozenset({"slack:U-BOB"}), auto_approve_below=Decimal(100), expiry_s=3600)
-    approvals = Approvals(Store(f"sqlite:///{tmp_path / 'state.db'}"), policy, None, catalog, clock)  # type: ignore[arg-type]
-    return Gate(approvals, ttl_s=8 * 3600)  # nothing here is launched by gpu-assist: no provisioner
+    # the clouds as a process builds them, without SkyPilot's API server: the reaper leaves a cluster to its autodown
+    monkeypatch.delenv("SKYPILOT_API_SERVER_ENDPOINT", raising=False)
+    approvals = Approvals(Store(f"sqlite:///{tmp_path / 'state.db'}"), policy, clouds(policy), catalog, clock)
+    return Gate(approvals, ttl_s=8 * 3600)
 
 
 def test_an_auto_approved_launch_counts_from_its_launch_and_stops_at_its_time_to_live(gate, clock):
@@ -79,7 +82,7 @@ def test_two_replicas_asked_about_one_launch_at_once_file_one_request(gate, tmp_
     for). One request, one card; a later launch of the cluster, once that request is closed, is a new one."""
     cards: list[str] = []
     gate = Gate(gate.approvals, on_filed=lambda record: cards.append(record.id), ttl_s=8 * 3600)
-    other = Gate(Approvals(Store(gate.approvals.store.url), gate.approvals.policy, None,  # type: ignore[arg-type]
+    other = Gate(Approvals(Store(gate.approvals.store.url), gate.approvals.policy, gate.approvals.provisioner,
                            gate.approvals.catalog, clock), on_filed=lambda record: cards.append(record.id),
                  ttl_s=8 * 3600)
     looked = other._open_requests

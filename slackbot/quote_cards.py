@@ -11,7 +11,7 @@ from gpu_assist import facts
 from gpu_assist.catalog.providers import LAUNCH_PROVIDERS
 from gpu_assist.clouds.fleet import FleetReport
 from gpu_assist.commands.objects import QuoteCommand
-from gpu_assist.lifecycle.specs import OptionId
+from gpu_assist.lifecycle.specs import OptionId, launch_option
 from gpu_assist.plan.recommendation import Recommendation
 from gpu_assist.pricing.compare import Comparison, ComparisonRow
 from gpu_assist.pricing.query import Query
@@ -89,15 +89,13 @@ def quote_blocks(result: Quote, *, top: int = 5, launches: Launches = LAUNCH_PRO
 
 
 def _launch_button(row: ComparisonRow, index: int, request: Query, launches: Launches) -> Block | None:
-    """A "Request launch" accessory for a verified row of a launch cloud (native or SkyPilot's), its cheapest option."""
-    options = [o for m, o in row.cells if m in ("on-demand", "spot") and o.verified]
-    if row.provider not in launches or not options:
+    """A "Request launch" accessory for a verified row of a launch cloud (native or SkyPilot's): `launch_option`."""
+    option = launch_option(row, launches)
+    if option is None:
         return None
-    option = min(options, key=lambda o: o.total)
     return {"type": "button", "action_id": f"{REQUEST_LAUNCH}_{index}",
             "text": {"type": "plain_text", "text": f"Request launch ({option.pricing_model})"},
-            "value": launch_button_value(OptionId(option.instance_type, option.region, option.pricing_model,
-                                                  row.provider), request.duration_s)}
+            "value": launch_button_value(option, request.duration_s)}
 
 
 def comparison_blocks(result: Comparison, *, command: QuoteCommand | None = None, start: int = 0,

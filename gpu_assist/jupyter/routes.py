@@ -42,7 +42,10 @@ from ..errors import ConfigError, GpuAssistError, ParseError, PolicyError, Provi
 from ..lifecycle import states
 from ..lifecycle.identity import JUPYTER, actor
 from ..lifecycle.records import REQUEST_ID_FORM
+from ..lifecycle.specs import launch_option
 from ..pricing.compare import Comparison
+from ..pricing.query import format_duration
+from ..pricing.quote import Quote
 from ..render import json as render_json
 from ..render import operations as render_operations
 from ..render import plans as _plans  # noqa: F401 - registers the JSON of recommend's and tco's results
@@ -194,10 +197,19 @@ class QuoteHandler(_CommandHandler):
                              example="quote?q=8xA100+72h&view=compare")
         return replace(parse_quote(words_of(self._words()), self.context.catalog.gpus), view=view)
 
-    @staticmethod
-    def answer_json(result: Any) -> str:
-        answer = render_json.comparison_answer(result) if isinstance(result, Comparison) else \
-            render_json.quote_answer(result)
+    def answer_for(self, command: Command, asker: str) -> str:
+        """The answer, each comparison row with `launch`: the words after `launch` that ask for the row's option
+        for the quote's duration (`launch_option`, as Slack's card offers it), or null where the team does not
+        launch on its cloud."""
+        result = run(command, self.context, actor=asker)
+        if isinstance(result, Quote):
+            return json.dumps(render_json.quote_answer(result), ensure_ascii=False)
+        assert isinstance(result, Comparison)  # a quote's words give one of the two
+        answer = render_json.comparison_answer(result)
+        launches, duration = self.context.policy.allowed_providers, format_duration(result.request.duration_s)
+        for row, shown in zip((*result.rows, *result.untrusted), (*answer["rows"], *answer["untrusted"])):
+            option = launch_option(row, launches)
+            shown["launch"] = f"{option} {duration}" if option else None
         return json.dumps(answer, ensure_ascii=False)
 
 

@@ -13,10 +13,11 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Collection, Protocol
 
 from ..catalog.providers import LAUNCH_PROVIDERS
 from ..facts import Fact, PricingModel, StaleLaunchPrice
+from ..pricing.compare import ComparisonRow
 from ..pricing.query import Query, format_duration
 
 _TIME = "%Y-%m-%dT%H:%M:%SZ"  # how a time is written in a spec, and in the gpu-assist:expires-at tag
@@ -51,6 +52,18 @@ class OptionId:
             return None
         instance_type, region = (match[2].lower(), match[3].lower()) if provider == "aws" else (match[2], match[3])
         return cls(instance_type, region, PricingModel(match[4].lower()), provider)
+
+
+def launch_option(row: ComparisonRow, launches: Collection[str]) -> OptionId | None:
+    """What a comparison row's Request launch asks for, in every face that offers one, on a cloud the team
+    launches on (`launches`: the policy's allowed providers): the price the row ranks by where it is an on-demand
+    or spot one (spot only where the quote ranks by spot), else the row's cheapest verified on-demand or spot
+    option."""
+    options = [option for model, option in row.cells if model in ("on-demand", "spot") and option.verified]
+    if row.provider not in launches or not options:
+        return None
+    option = row.best if row.best in options else min(options, key=lambda o: o.total)
+    return OptionId(option.instance_type, option.region, option.pricing_model, row.provider)
 
 
 class LaunchIntent(Protocol):

@@ -21,6 +21,9 @@ export interface ComparisonRow {
   verified: boolean;
   notes: string[];
   markers: string[];
+  /** The words after `launch` that ask for this row's option for the quote's duration (the route's
+   * `launch_option`, as Slack's card offers it); null where the team does not launch on its cloud. */
+  launch?: string | null;
 }
 
 /** The quote route's comparison (gpu_assist/render/json.py `comparison_answer`). */
@@ -173,6 +176,19 @@ export class QuoteTab extends Widget {
     }
   }
 
+  /** Ask for a row's launch as the Jupyter user: a pending request an approver decides (Slack or the Requests tab). */
+  private async requestLaunch(words: string, control: HTMLButtonElement): Promise<void> {
+    control.disabled = true;
+    this.status.busy(`Asking to launch ${words}…`);
+    try {
+      const record = await requestAPI<{ id: string; state: string }>('launch', {}, { q: words });
+      this.status.busy(`Launch of ${words} asked: ${record.id} is ${record.state} (Requests tab)`);
+    } catch (error) {
+      control.disabled = false;
+      this.status.error(error);
+    }
+  }
+
   protected onAfterAttach(): void {
     if (!this.last) {
       void this.quote();
@@ -186,8 +202,9 @@ export class QuoteTab extends Widget {
       this.results.append(note(`No option matches: ${answer.empty_reason ?? 'try fewer filters'}`));
       return;
     }
+    const ask = (words: string, control: HTMLButtonElement): void => void this.requestLaunch(words, control);
     if (answer.rows.length) {
-      this.results.append(table(answer, answer.rows, 'Comparison, cheapest first'));
+      this.results.append(table(answer, answer.rows, 'Comparison, cheapest first', ask));
     }
     if (answer.more) {
       this.results.append(note(`${answer.more} more: top=all in a notebook cell shows them all`));
@@ -195,7 +212,7 @@ export class QuoteTab extends Widget {
     if (answer.untrusted.length) {
       this.results.append(
         element('h4', { class: 'gpu-assist-subheading' }, 'Unverified or stale — not ranked'),
-        table(answer, answer.untrusted, 'Unverified or stale prices')
+        table(answer, answer.untrusted, 'Unverified or stale prices', ask)
       );
     }
     for (const notice of answer.notices) {
@@ -209,7 +226,9 @@ export class QuoteTab extends Widget {
   }
 }
 
-function table(answer: Comparison, rows: ComparisonRow[], label: string): HTMLElement {
+type AskLaunch = (words: string, control: HTMLButtonElement) => void;
+
+function table(answer: Comparison, rows: ComparisonRow[], label: string, ask: AskLaunch): HTMLElement {
   const wrap = element('div', { class: 'gpu-assist-scroll' });
   const node = element('table', { class: 'gpu-assist-table gpu-assist-compare', 'aria-label': label });
   const head = element('tr', {},
@@ -223,14 +242,14 @@ function table(answer: Comparison, rows: ComparisonRow[], label: string): HTMLEl
   node.append(element('thead', {}, head));
   const body = element('tbody');
   for (const row of rows) {
-    body.append(rowOf(answer, row));
+    body.append(rowOf(answer, row, ask));
   }
   node.append(body);
   wrap.append(node);
   return wrap;
 }
 
-function rowOf(answer: Comparison, row: ComparisonRow): HTMLTableRowElement {
+function rowOf(answer: Comparison, row: ComparisonRow, ask: AskLaunch): HTMLTableRowElement {
   const cheapest = row.rank === 1;
   const node = element('tr', {
     class: 'gpu-assist-option' + (cheapest ? ' gpu-assist-cheapest' : '') + (row.verified ? '' : ' gpu-assist-unverified'),
@@ -256,6 +275,15 @@ function rowOf(answer: Comparison, row: ComparisonRow): HTMLTableRowElement {
       'cheapest'));
   }
   offer.append(element('div', { class: 'gpu-assist-note gpu-assist-narrow-block' }, row.where));
+  const launch = row.launch;
+  if (launch) {
+    const control: HTMLButtonElement = button('Request launch', () => ask(launch, control), {
+      class: 'jp-mod-styled gpu-assist-button gpu-assist-launch',
+      'aria-label': `Request launch of ${row.provider} ${row.instance_type}`,
+      title: `Ask an approver to launch ${launch}`
+    });
+    offer.append(element('div', { class: 'gpu-assist-actions' }, control));
+  }
   node.append(offer);
   const best = row.totals[row.best];
   node.append(element('td', { class: 'num gpu-assist-narrow gpu-assist-total' },

@@ -15,6 +15,7 @@ import io
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -246,6 +247,27 @@ def test_the_quote_tabs_rows_are_the_clis_comparison_for_8xa100_72h(lab, chromiu
     assert [r["totals"] for r in shown] == [{m: float(c[m]) if c[m] else None for m in columns} for c in cli]
     assert len(shown) > 10 and {r["best"] for r in spot} == {"spot"}
     assert offered == ["", *PROVIDERS]
+
+
+def test_a_quote_rows_request_launch_files_a_pending_request_as_the_user(lab, chromium, shots):
+    """Request launch sits on each row of a cloud the team launches on (the policy's allowed providers: AWS
+    here), and asks for the price that row ranks by (on-demand here) for the quote's duration, as Slack's card
+    does: a pending request of the Jupyter user, which an approver decides."""
+    with sidebar(lab, chromium, shots, "carol", width=WIDE) as (page, panel):
+        quote = panel.locator("#gpu-assist-quote")
+        quote.locator("tr.gpu-assist-option").first.wait_for(timeout=WAIT_MS)
+        aws = quote.locator("tr.gpu-assist-option[data-provider='aws']").first
+        others = quote.locator("tr.gpu-assist-option:not([data-provider='aws']) button.gpu-assist-launch").count()
+        aws.locator("button.gpu-assist-launch").click()
+        status = quote.locator(".gpu-assist-status", has_text="is pending")
+        status.wait_for(timeout=WAIT_MS)
+        said = status.inner_text()
+        shots(panel, "quote-launch")
+    asked = re.search(r"Launch of (aws:\S+ 72h) asked: (r-[0-9a-f]{12}) is pending", said)
+    assert asked and others == 0, said
+    detail = _api(lab, "bob", f"gpu-assist/api/requests?q={asked[2]}")
+    assert (detail["state"], detail["requester"]) == ("pending", "jupyter:carol")
+    assert detail["spec"]["instance_type"] == asked[1].split(":")[1]
 
 
 def test_the_wide_sidebar_shows_every_pricing_model_side_by_side(lab, chromium, shots):

@@ -14,6 +14,7 @@ from decimal import Decimal
 import pytest
 from support import CATALOGS, SOURCES, TODAY
 
+import gpu_assist.clouds.sdk
 import gpu_assist.sources
 from gpu_assist.catalog import validate_directory
 from gpu_assist.catalog.providers import CHINA_PROVIDERS
@@ -236,9 +237,12 @@ def test_catalog_status_shows_each_chinese_provider_with_sources_and_verified_sh
                                            ("huawei", "huaweicloudsdkcore.auth.provider")])
 def test_a_refresh_without_its_sdk_says_which_extra_to_install(provider, sdk, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, sdk, None)  # as if the `china` extra were not installed
-    # the importer imports its SDK at its top: imported afresh, as in a process without the extra
-    monkeypatch.delitem(sys.modules, f"gpu_assist.sources.{provider}", raising=False)
-    monkeypatch.delattr(gpu_assist.sources, provider, raising=False)
+    # the importer and the cloud's SDK adapter import the SDK at their top: imported afresh, as in a process
+    # without the extra, whichever test of this process imported them first
+    for package, module in ((gpu_assist.sources, f"gpu_assist.sources.{provider}"),
+                            (gpu_assist.clouds.sdk, f"gpu_assist.clouds.sdk.{provider}")):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+        monkeypatch.delattr(package, provider, raising=False)
     assert main(["catalog", "refresh", provider, "--catalog-dir", str(CATALOGS)]) == 2
     err = capsys.readouterr().err
     assert f"catalog refresh {provider} needs its cloud's SDK" in err and "gpu-assist[china]" in err

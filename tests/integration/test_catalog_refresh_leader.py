@@ -151,6 +151,7 @@ def test_metrics_give_each_refreshed_sources_age(deployment, leader, clock):
 def test_the_approval_channel_hears_once_when_a_source_is_too_old(deployment, leader, clock, azure, mock_slack):
     context = Context(now=clock, approvals_factory=lambda _c: leader)
     client = WebClient(token="xoxb-test", base_url=mock_slack.api_url)
+    mock_slack.clear()  # the mock is the session's: only what this test posts counts
     run_round(leader, 1)
     azure.broken.add("/api/retail/prices")  # Azure away from now on
     for _ in range(20):  # five days of rounds, every 6 hours: too old after three

@@ -59,14 +59,16 @@ def test_a_gcp_launch_asked_on_the_cli_is_approved_once_launched_once_and_stoppe
     monkeypatch.setenv("GPU_ASSIST_DB_URL", f"sqlite:///{tmp_path / 'state.db'}")
     monkeypatch.setenv("GPU_ASSIST_APPROVERS", f"{APPROVER},{OTHER_APPROVER}")
     monkeypatch.setenv("GPU_ASSIST_ALLOWED_PROVIDERS", "aws,gcp")
-    monkeypatch.setenv("GPU_ASSIST_CATALOG_DIR", str(make_catalog(H100_ROW, load=False)))
+    # priced today, by the wall clock the CLI dates by: a list price past its age limit would not be launched
+    today = {**H100_ROW, "as_of": dt.datetime.now(dt.timezone.utc).date().isoformat()}
+    monkeypatch.setenv("GPU_ASSIST_CATALOG_DIR", str(make_catalog(today, load=False)))
     assert main(["launch", "8xH100", "24h", "provider=gcp", "--as", "carol", "--format", "json"]) == 0
     asked = json.loads(capsys.readouterr().out)
     assert asked["state"] == "pending" and asked["spec"]["provider"] == "gcp"
     assert asked["spec"]["checks"]["dry_run"] == "ok" and api_server.launches() == []  # validated, nothing launched
 
     approvals = configured_approvals(Store(), load_policy(),
-                                     load_catalog(make_catalog(H100_ROW, load=False), cache_dir=None))
+                                     load_catalog(make_catalog(today, load=False), cache_dir=None))
     done = approvals.approve(asked["id"], APPROVER)
     cluster = f"gpu-assist-{asked['id']}"
     assert done.state == "running" and done.instance_ids == (cluster,)

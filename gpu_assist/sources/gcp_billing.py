@@ -18,8 +18,10 @@ told not to probe the metadata server (`NO_GCE_CHECK`, docs/security.md).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
+import warnings
 from collections.abc import Iterable, Iterator
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -47,13 +49,23 @@ _COLUMNS = {"OnDemand": "on_demand_hourly", "Preemptible": "spot_hourly", "Commi
 _MICRO = Decimal("0.000001")
 
 
+@contextlib.contextmanager
+def _quiet_imports() -> Iterator[None]:
+    """Google's libraries warn when imported that this Python version will lose their support (a FutureWarning,
+    from a date on): the user asked for prices, and the warning says nothing about them."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning, module=r"google\.")
+        yield
+
+
 def catalog_client(*, api_key: str | None = None, endpoint: str | None = None, credentials: Any = None) -> Any:
     """Google's CloudCatalogClient over REST: with `api_key`, else `credentials`, else application-default
     credentials; `endpoint` (`http://127.0.0.1:8080` in tests) else Google's."""
     if not metadata_allowed("gcp"):  # before google.auth is imported: it would ping metadata.google.internal first
         os.environ.setdefault("NO_GCE_CHECK", "true")
-    from google.api_core.client_options import ClientOptions
-    from google.cloud import billing_v1
+    with _quiet_imports():
+        from google.api_core.client_options import ClientOptions
+        from google.cloud import billing_v1
 
     options = ClientOptions(api_endpoint=endpoint, api_key=api_key)
     return billing_v1.CloudCatalogClient(transport="rest", client_options=options, credentials=credentials)
@@ -61,7 +73,8 @@ def catalog_client(*, api_key: str | None = None, endpoint: str | None = None, c
 
 def default_client() -> Any:
     """The client a user's `catalog refresh gcp` uses: their API key if set, else their ADC."""
-    import google.auth.exceptions
+    with _quiet_imports():
+        import google.auth.exceptions
 
     try:
         return catalog_client(api_key=os.environ.get(API_KEY_VARIABLE) or None)
@@ -72,7 +85,8 @@ def default_client() -> Any:
 
 def skus(client: Any) -> list[Any]:
     """Every Compute Engine SKU, following pages; any failure is a CatalogError and nothing is written."""
-    from google.api_core import exceptions, retry
+    with _quiet_imports():
+        from google.api_core import exceptions, retry
 
     # Google's generated client retries nothing by default: a throttled or unavailable page is asked again,
     # 0.5 s, then twice as long, for at most a minute

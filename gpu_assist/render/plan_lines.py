@@ -8,6 +8,7 @@ from collections import Counter
 from functools import singledispatch
 
 from .. import facts as f
+from ..catalog.regions import PLACEHOLDER_REGIONS
 from ..facts import Fact
 from ..plan.plans import PLAN_SORTS, NoRate, OtherPackings, Plan
 from ..plan.recommendation import Recommendation
@@ -159,6 +160,26 @@ def beside_line(plan: Plan) -> str:
     """A plan named beside the shown ones: why it is named, then what it is."""
     what = "the fastest" if any(isinstance(r, f.Fastest) for r in plan.reasons) else \
         "a Capacity Block" if any(isinstance(r, f.CapacityBlock) for r in plan.reasons) else "also"
-    instances = plan.instance_type if plan.instances == 1 else f"{plan.instances:,}× {plan.instance_type}"
-    return f"{what}: {plan.gpu_count:,}×{plan.gpu}, {plan.provider} {plan.zone or plan.region} {instances} " \
+    zone = f" ({zone_id(plan)})" if zone_id(plan) else ""
+    return f"{what}: {plan.gpu_count:,}×{plan.gpu}, {plan.provider} {where(plan)}{zone} {instance(plan)} " \
            f"{plan.pricing_model}, {format_hours(plan.hours)}, {cost(plan.hourly, plan.total, plan.currency)}"
+
+
+def instance(plan: Plan) -> str:
+    """What a plan buys: its instance type, and how many of it."""
+    return plan.instance_type if plan.instances == 1 else f"{plan.instances:,}× {plan.instance_type}"
+
+
+def where(plan: Plan) -> str:
+    """Where a plan runs, as a buyer can use it: the region (an AWS zone ID, `use1-az6`, is said beside it,
+    never alone in its place: `zone_id`), a placeholder region a dash, as the plan's reasons say why."""
+    if plan.region in PLACEHOLDER_REGIONS:
+        return "-"
+    if plan.zone and plan.provider == "aws":
+        return plan.region
+    return plan.zone or plan.region
+
+
+def zone_id(plan: Plan) -> str:
+    """The AWS zone a plan's spot price is for, by its ID (the same zone in every account); else nothing."""
+    return plan.zone if plan.zone and plan.provider == "aws" and plan.zone != plan.region else ""

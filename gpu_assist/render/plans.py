@@ -8,8 +8,6 @@ from dataclasses import asdict
 from functools import partial
 from typing import Any
 
-from ..catalog.regions import PLACEHOLDER_REGIONS
-from ..plan.plans import Plan
 from ..plan.recommendation import Recommendation
 from ..plan.tco import TcoResult
 from ..plural import plural
@@ -20,7 +18,7 @@ from .money import format_hours, format_money, format_plan_cost, round_money
 from .notes import words
 from .sizing import memory_needed_line, memory_parts
 from .plan_explain import explained, rejected_line
-from .plan_lines import beside_line, left_out_line, ranking_rule, reasons_line, shared
+from .plan_lines import beside_line, instance, left_out_line, ranking_rule, reasons_line, shared, where, zone_id
 from .tables import table, text_table, width
 from .tabular import plan_table
 from .text import EASY_WIDTHS, HARD_WIDTHS, narrowing
@@ -38,8 +36,8 @@ def _plan_rows(result: Recommendation, color: bool) -> list[str]:
     table for the reasons line, where a marketplace's long host names fold as words do."""
     apart = width() < 100
     budget = result.workload.budget is not None
-    rows = [[str(rank), f"{plan.gpu_count:,}×{plan.gpu}", plan.provider, _where(plan),
-             *([] if apart else [_instance(plan)]),
+    rows = [[str(rank), f"{plan.gpu_count:,}×{plan.gpu}", plan.provider, where(plan),
+             *([] if apart else [instance(plan)]),
              plan.pricing_model, format_hours(plan.hours), format_plan_cost(plan, format_total),
              *([_yes_no(plan.within_budget)] if budget else [])] for rank, plan in enumerate(result.plans, 1)]
     headers = ["#", "GPUs", "provider", "where", *([] if apart else ["instance"]), "pricing", "time", "total",
@@ -53,32 +51,13 @@ def _plan_rows(result: Recommendation, color: bool) -> list[str]:
     lines = [table_lines[0]]
     for plan, row_lines in zip(result.plans, _rows(table_lines[1:])):
         lines += row_lines
-        zone = _zone(plan)
-        placed = (f"{_instance(plan)} in {zone}" if zone else _instance(plan)) if apart else \
+        zone = zone_id(plan)
+        placed = (f"{instance(plan)} in {zone}" if zone else instance(plan)) if apart else \
             (f"zone {zone}" if zone else "")
         reasons = "; ".join(filter(None, [placed, reasons_line(plan)]))
         if reasons:
             lines += wrap(f"    {reasons}", "    ")
     return lines
-
-
-def _instance(plan: Plan) -> str:
-    return plan.instance_type if plan.instances == 1 else f"{plan.instances:,}× {plan.instance_type}"
-
-
-def _where(plan: Plan) -> str:
-    """Where a plan runs, as a buyer can use it: the region (an AWS zone ID, `use1-az6`, goes on the plan's
-    reasons line, never alone in its place), a placeholder region said to be one."""
-    if plan.region in PLACEHOLDER_REGIONS:
-        return "-"
-    if plan.zone and plan.provider == "aws":
-        return plan.region
-    return plan.zone or plan.region
-
-
-def _zone(plan: Plan) -> str:
-    """The AWS zone a plan's spot price is for, by its ID (the same zone in every account)."""
-    return plan.zone if plan.zone and plan.provider == "aws" and plan.zone != plan.region else ""
 
 
 def _rows(body: list[str]) -> list[list[str]]:

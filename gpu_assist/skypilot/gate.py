@@ -215,9 +215,9 @@ class Gate:
         many of that cluster's requests are closed. Replicas asked about the same launch at once count the same
         (whichever files first, its request is open), so the store keeps one request (`Approvals.submit_planned`'s
         delivery); a launch after the last one closed counts one more, so it is a new request."""
-        before = sum(1 for record in self.approvals.store.list(limit=10_000)
-                     if record.requester == requester and record.state not in _OPEN
-                     and isinstance(record.spec, LaunchSpec) and record.spec.cluster == cluster)
+        before = sum(1 for record in self.approvals.store.list(states=states.TERMINAL, limit=10_000)
+                     if record.requester == requester and isinstance(record.spec, LaunchSpec)
+                     and record.spec.cluster == cluster)
         return f"skypilot|{requester}|{cluster}|{before}"
 
     def _use(self, record: RequestRecord, cluster: str) -> RequestRecord:

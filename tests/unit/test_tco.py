@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
 from gpu_assist.commands.quote_grammar import words_of
 from gpu_assist.errors import ParseError
+from gpu_assist.plan.street_prices import STREET_PRICES
 from gpu_assist.plan.tco import cheapest_cloud_rate, parse_tco, total_cost_of_ownership
 from gpu_assist.render.notes import words
 
@@ -163,3 +165,11 @@ def test_every_street_price_cites_its_source():
 def test_bad_tco_input(catalog, text, message):
     with pytest.raises(ParseError, match=message):
         parse_tco(words_of(text), catalog.gpus)
+
+
+def test_every_street_price_traces_to_the_catalogs_sources():
+    """A yardstick price is a published figure like any other: catalogs/SOURCES.md lists each one with its source
+    and date, as the module holds it."""
+    listed = (Path(__file__).resolve().parents[2] / "catalogs" / "SOURCES.md").read_text(encoding="utf-8")
+    for price in STREET_PRICES.values():
+        assert f"| {price.gpu} | ${price.usd:,} | {price.source} | {price.said} | {price.as_of} |" in listed
